@@ -1,0 +1,83 @@
+"""The universum sentinel label: how universum trials travel through ``y``.
+
+Universum trials (non-examples) share ``X`` and ``y`` with labelled trials so that they flow
+through a scikit-learn Pipeline unchanged. They carry a sentinel label: the integer ``-2``
+(:data:`UNIVERSUM`) for numeric labels, the string ``"universum"`` (:data:`UNIVERSUM_STR`) for
+string labels, or whatever an estimator's ``universum_label`` parameter says.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+UNIVERSUM = -2
+UNIVERSUM_STR = "universum"
+
+
+def resolve_universum_label(y: np.ndarray, universum_label=None):
+    """Return the sentinel that marks universum trials in ``y``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels, numeric or strings.
+    universum_label : int, str or None
+        The sentinel to use. ``None`` picks :data:`UNIVERSUM` for numeric ``y`` and
+        :data:`UNIVERSUM_STR` otherwise.
+    """
+    if universum_label is not None:
+        return universum_label
+    y = np.asarray(y)
+    if y.dtype.kind in "iufb":
+        return UNIVERSUM
+    return UNIVERSUM_STR
+
+
+def universum_mask(y, universum_label=None) -> np.ndarray:
+    """Boolean mask of the universum trials in ``y``.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        Labels with universum trials marked by the sentinel.
+    universum_label : int, str or None
+        The sentinel (see :func:`resolve_universum_label`).
+
+    Returns
+    -------
+    mask : ndarray of bool, shape (n_samples,)
+    """
+    y = np.asarray(y)
+    label = resolve_universum_label(y, universum_label)
+    if y.dtype.kind in "iufb":
+        if isinstance(label, str):
+            return np.zeros(y.shape, dtype=bool)
+        return y == label
+    return np.array([v == label for v in y.ravel()], dtype=bool).reshape(y.shape)
+
+
+def split_universum(X, y, universum_label=None):
+    """Split trials into labelled ones and universum ones.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, ...)
+        Trials (feature vectors or epochs).
+    y : array-like of shape (n_samples,)
+        Labels with universum trials marked by the sentinel.
+    universum_label : int, str or None
+        The sentinel (see :func:`resolve_universum_label`).
+
+    Returns
+    -------
+    X_labelled, y_labelled, X_universum : ndarray
+        The labelled trials, their labels, and the universum trials.
+    """
+    X = np.asarray(X)
+    y = np.asarray(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(
+            f"X and y have inconsistent numbers of trials: {X.shape[0]} and {y.shape[0]}."
+        )
+    mask = universum_mask(y, universum_label)
+    return X[~mask], y[~mask], X[mask]

@@ -1,0 +1,1 @@
+"""Universum classifiers (scikit-learn estimators)."""

@@ -1,0 +1,1 @@
+"""Feature extractors for epochs arrays ``(n_trials, n_channels, n_times)``."""

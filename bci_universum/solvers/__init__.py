@@ -1,0 +1,1 @@
+"""Numba solvers: module-level ``@njit(cache=True)`` kernels on contiguous float64 arrays."""

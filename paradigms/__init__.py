@@ -1,0 +1,1 @@
+"""Protocols and people: trial timelines, paradigms, the display, the session runner, the CLI."""

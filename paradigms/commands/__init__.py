@@ -1,0 +1,1 @@
+"""Subcommands of ``bci-universum``: one module each, discovered by :mod:`paradigms.cli`."""

@@ -1,0 +1,22 @@
+"""Shared test configuration: loopback-only LSL, offscreen Qt, the real-data folder."""
+
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import pytest
+
+from acquisition.lsl_config import configure_lsl
+from bci_universum.datasets import data_path
+
+# liblsl reads its configuration once: loopback before any test touches LSL.
+configure_lsl("loopback")
+
+
+@pytest.fixture(scope="session")
+def data_dir():
+    """The folder of real recordings; skips the test when it is absent."""
+    path = data_path()
+    if path is None:
+        pytest.skip("real recordings not found: set BCI_UNIVERSUM_DATA to the data folder")
+    return path
