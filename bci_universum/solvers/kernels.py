@@ -1,0 +1,81 @@
+"""Kernel functions shared by every kernel machine of the project.
+
+The parameters follow scikit-learn's ``SVC``: ``kernel`` in {"linear", "rbf", "poly", "sigmoid",
+"precomputed"} or a callable ``kernel(X, Y) -> (n_X, n_Y)`` matrix; ``gamma`` in {"scale",
+"auto"} or a positive float; ``degree`` and ``coef0`` for "poly" and "sigmoid".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from sklearn.metrics.pairwise import pairwise_kernels
+
+KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
+
+
+def check_kernel(kernel) -> None:
+    """Raise ``ValueError`` unless ``kernel`` is a known kernel name or a callable."""
+    if callable(kernel):
+        return
+    if kernel not in KERNELS:
+        raise ValueError(f"Unknown kernel {kernel!r}; expected one of {KERNELS} or a callable.")
+
+
+def resolve_gamma(gamma, X: np.ndarray) -> float:
+    """Return the numeric ``gamma`` for data ``X`` (``"scale"``: 1 / (n_features · Var X))."""
+    if isinstance(gamma, str):
+        if gamma == "scale":
+            var = float(np.asarray(X, dtype=float).var())
+            return 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+        if gamma == "auto":
+            return 1.0 / X.shape[1]
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive float, got {gamma!r}.")
+    gamma = float(gamma)
+    if not gamma > 0:
+        raise ValueError(f"gamma must be positive, got {gamma}.")
+    return gamma
+
+
+def kernel_matrix(
+    X: np.ndarray,
+    Y: np.ndarray | None = None,
+    kernel: str | Callable = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> np.ndarray:
+    """Kernel matrix ``k(X_i, Y_j)`` as a C-contiguous float64 array.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_X, n_features)
+    Y : ndarray of shape (n_Y, n_features) or None
+        ``None`` means ``Y = X``.
+    kernel : str or callable
+        See the module docstring. With ``"precomputed"``, ``X`` already is the kernel matrix and
+        is returned as it is.
+    gamma : float
+        Numeric kernel width (see :func:`resolve_gamma`).
+    degree, coef0 : int, float
+        Parameters of the polynomial and sigmoid kernels.
+
+    Returns
+    -------
+    K : ndarray of shape (n_X, n_Y)
+    """
+    check_kernel(kernel)
+    if kernel == "precomputed":
+        return np.ascontiguousarray(X, dtype=np.float64)
+    if callable(kernel):
+        K = kernel(X, X if Y is None else Y)
+    else:
+        params = {
+            "linear": {},
+            "rbf": {"gamma": gamma},
+            "poly": {"gamma": gamma, "degree": degree, "coef0": coef0},
+            "sigmoid": {"gamma": gamma, "coef0": coef0},
+        }[kernel]
+        K = pairwise_kernels(X, Y, metric=kernel, **params)
+    return np.ascontiguousarray(K, dtype=np.float64)
