@@ -1,0 +1,1 @@
+"""Seeded simulators of neural data (EEG, spike trains) as pure functions, no LSL."""

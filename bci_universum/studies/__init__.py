@@ -1,0 +1,1 @@
+"""Reproductions of the seed papers' experiments, runnable from the CLI and the benchmarks."""
