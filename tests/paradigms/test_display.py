@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+from paradigms.display import HeadlessPresenter, QtPresenter, make_presenter
+
+pytestmark = pytest.mark.gui
+
+
+@pytest.fixture(scope="module")
+def presenter():
+    p = QtPresenter(size=(400, 300))
+    yield p
+    p.close()
+
+
+def _red(img):
+    return (img[..., 0] > 150) & (img[..., 1] < 80) & (img[..., 2] < 80)
+
+
+def _green(img):
+    return (img[..., 1] > 100) & (img[..., 0] < 80) & (img[..., 2] < 80)
+
+
+def test_each_screen_renders_something_distinct(presenter):
+    shots = {}
+    for screen, condition in [
+        ("blank", None),
+        ("fixation", None),
+        ("cue", "cue/left"),
+        ("cue", "universum/rest"),
+        ("feedback", None),
+    ]:
+        t = presenter.show(screen, condition)
+        assert t > 0
+        shots[(screen, condition)] = presenter.grab()
+    blank = shots[("blank", None)]
+    assert blank.shape == (300, 400, 3)
+    assert blank.max() < 30, "blank screen must be black"
+    for key, img in shots.items():
+        if key != ("blank", None):
+            lit = (img.max(axis=2) > 100).mean()
+            assert lit > 0.002, f"screen {key} is blank"
+            assert not np.array_equal(img, blank)
+    # the universum cue (a box) and the left arrow look different
+    assert not np.array_equal(shots[("cue", "cue/left")], shots[("cue", "universum/rest")])
+
+
+def test_cue_arrow_points_to_its_side(presenter):
+    presenter.show("cue", "cue/left")
+    left = _red(presenter.grab())
+    presenter.show("cue", "cue/right")
+    right = _red(presenter.grab())
+    w = left.shape[1]
+    assert left[:, : w // 2].sum() > 5 * left[:, w // 2 :].sum()
+    assert right[:, w // 2 :].sum() > 5 * right[:, : w // 2].sum()
+
+
+def test_feedback_bar_follows_value(presenter):
+    presenter.show("feedback")
+    presenter.set_feedback(0.8)
+    pos = _green(presenter.grab())
+    presenter.set_feedback(-0.3)
+    neg = _green(presenter.grab())
+    w = pos.shape[1]
+    assert pos[:, w // 2 :].sum() > 0 and pos[:, : w // 2 - 2].sum() == 0
+    assert neg[:, : w // 2].sum() > 0 and neg[:, w // 2 + 2 :].sum() == 0
+    assert pos.sum() > neg.sum()
+    presenter.set_feedback(5.0)
+    assert presenter.feedback == 1.0
+
+
+def test_headless_presenter_same_interface():
+    p = make_presenter(display=False)
+    assert isinstance(p, HeadlessPresenter)
+    t1 = p.show("fixation")
+    t2 = p.show("cue", "cue/right")
+    assert t2 >= t1
+    assert [h[1:] for h in p.history] == [("fixation", None), ("cue", "cue/right")]
+    p.set_feedback(-3)
+    assert p.feedback == -1.0
+    with pytest.raises(ValueError, match="Unknown screen"):
+        p.show("popup")
