@@ -1,0 +1,216 @@
+"""Session configuration from a TOML file.
+
+A session file names the subject, the stream, the classes and universum conditions, the trial
+timeline, the pipeline and where recordings go. Every key has a default; unknown keys and
+values of the wrong type are refused with an error naming the key::
+
+    [session]
+    subject = "01"
+    session = "01"
+    output = "recordings"
+
+    [stream]
+    name = "bci-universum-eeg"
+    markers = "bci-universum-markers"
+
+    [paradigm]
+    classes = ["left", "right"]
+    universum = ["rest"]
+    trials_per_class = 20
+    universum_trials = 20
+    speed = 1.0
+
+    [timeline]
+    fixation = 2.0
+    cue = 3.0
+    cue_duration = 0.5
+    end = 9.0
+    pause = [2.0, 4.0]
+
+    [pipeline]
+    name = "tangent-usvm"
+    band = [8.0, 30.0]
+    window = [0.5, 2.5]
+
+    [online]
+    window = 1.0
+    update_rate = 16.0
+    smoothing = 0.8
+    trials_per_class = 10
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from .timeline import Phase, Timeline
+
+
+@dataclass
+class SessionSection:
+    subject: str = "01"
+    session: str = "01"
+    output: str = "recordings"
+    lsl_mode: str = "loopback"
+
+
+@dataclass
+class StreamSection:
+    name: str = "bci-universum-eeg"
+    markers: str = "bci-universum-markers"
+    timeout: float = 10.0
+
+
+@dataclass
+class ParadigmSection:
+    classes: list = field(default_factory=lambda: ["left", "right"])
+    universum: list = field(default_factory=lambda: ["rest"])
+    trials_per_class: int = 20
+    universum_trials: int = 20
+    speed: float = 1.0
+    seed: int = 0
+
+
+@dataclass
+class TimelineSection:
+    fixation: float = 2.0
+    cue: float = 3.0
+    cue_duration: float = 0.5
+    end: float = 9.0
+    pause: list = field(default_factory=lambda: [2.0, 4.0])
+
+
+@dataclass
+class PipelineSection:
+    name: str = "tangent-usvm"
+    band: list = field(default_factory=lambda: [8.0, 30.0])
+    window: list = field(default_factory=lambda: [0.5, 2.5])
+
+
+@dataclass
+class OnlineSection:
+    window: float = 1.0
+    update_rate: float = 16.0
+    smoothing: float = 0.8
+    trials_per_class: int = 10
+
+
+@dataclass
+class SessionConfig:
+    """A whole session file; see the module docstring for the keys."""
+
+    session: SessionSection = field(default_factory=SessionSection)
+    stream: StreamSection = field(default_factory=StreamSection)
+    paradigm: ParadigmSection = field(default_factory=ParadigmSection)
+    timeline: TimelineSection = field(default_factory=TimelineSection)
+    pipeline: PipelineSection = field(default_factory=PipelineSection)
+    online: OnlineSection = field(default_factory=OnlineSection)
+
+    def __post_init__(self):
+        p = self.paradigm
+        if not p.classes or len(set(p.classes)) != len(p.classes):
+            raise ValueError(f"[paradigm] classes must be distinct names, got {p.classes}.")
+        for key in ("trials_per_class", "universum_trials"):
+            if getattr(p, key) < 0:
+                raise ValueError(f"[paradigm] {key} must be ≥ 0, got {getattr(p, key)}.")
+        if not p.speed > 0:
+            raise ValueError(f"[paradigm] speed must be positive, got {p.speed}.")
+        if self.session.lsl_mode not in ("loopback", "lab"):
+            raise ValueError(
+                f"[session] lsl_mode must be 'loopback' or 'lab', got {self.session.lsl_mode!r}."
+            )
+        for section, key in (("pipeline", "band"), ("pipeline", "window"), ("timeline", "pause")):
+            value = getattr(getattr(self, section), key)
+            ordered = value[0] <= value[1] if key == "pause" else value[0] < value[1]
+            if len(value) != 2 or not ordered:
+                raise ValueError(
+                    f"[{section}] {key} must be [low, high] in increasing order, got {value}."
+                )
+        self.timeline_object()  # validates the timeline
+
+    @property
+    def class_markers(self) -> tuple[str, ...]:
+        """``cue/<class>`` markers of the labelled classes."""
+        return tuple(f"cue/{c}" for c in self.paradigm.classes)
+
+    @property
+    def universum_markers(self) -> tuple[str, ...]:
+        """``universum/<name>`` markers of the universum conditions."""
+        return tuple(f"universum/{u}" for u in self.paradigm.universum)
+
+    def timeline_object(self, feedback: bool = False) -> Timeline:
+        """The trial timeline these settings describe (at real-time speed)."""
+        t = self.timeline
+        task_start = t.cue + t.cue_duration
+        task = (
+            Phase("feedback", task_start, "feedback", "feedback/start")
+            if feedback
+            else Phase("task", task_start, "fixation")
+        )
+        return Timeline(
+            (
+                Phase("blank", 0.0, "blank"),
+                Phase("fixation", t.fixation, "fixation", "trial/start", beep=True),
+                Phase("cue", t.cue, "cue", "{condition}"),
+                task,
+            ),
+            duration=t.end,
+            pause=(t.pause[0], t.pause[1]),
+        )
+
+
+def _section(cls, name: str, values: dict):
+    if not isinstance(values, dict):
+        raise ValueError(f"[{name}] must be a table, got {type(values).__name__}.")
+    known = {f.name: f for f in fields(cls)}
+    defaults = cls()
+    kwargs = {}
+    for key, value in values.items():
+        if key not in known:
+            raise ValueError(f"Unknown key [{name}] {key}; known keys: {sorted(known)}.")
+        expected = type(getattr(defaults, key))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
+            raise ValueError(f"[{name}] {key} must be of type {expected.__name__}, got {value!r}.")
+        kwargs[key] = value
+    return cls(**kwargs)
+
+
+def load_config(path: str | Path | None = None) -> SessionConfig:
+    """Read a session file; ``None`` gives the defaults.
+
+    Parameters
+    ----------
+    path : str, Path or None
+        TOML file.
+
+    Returns
+    -------
+    config : SessionConfig
+    """
+    if path is None:
+        return SessionConfig()
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Session file {path} does not exist.")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
+    sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
+    unknown = set(data) - set(sections)
+    if unknown:
+        raise ValueError(
+            f"Unknown section(s) {sorted(unknown)} in {path}; known: {sorted(sections)}."
+        )
+    return SessionConfig(
+        **{name: _section(cls, name, data.get(name, {})) for name, cls in sections.items()}
+    )

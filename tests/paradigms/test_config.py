@@ -1,0 +1,58 @@
+import pytest
+
+from paradigms.config import SessionConfig, load_config
+
+
+def test_defaults_give_the_thesis_timeline():
+    cfg = load_config(None)
+    assert cfg.class_markers == ("cue/left", "cue/right")
+    assert cfg.universum_markers == ("universum/rest",)
+    tl = cfg.timeline_object()
+    assert [p.onset for p in tl.phases] == [0.0, 2.0, 3.0, 3.5]
+    assert tl.duration == 9.0
+    assert cfg.timeline_object(feedback=True).phases[-1].screen == "feedback"
+
+
+def test_file_overrides(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(
+        '[session]\nsubject = "07"\n[paradigm]\nclasses = ["left", "right", "feet"]\n'
+        "trials_per_class = 5\nspeed = 4\n[timeline]\nend = 8\npause = [1, 1]\n"
+    )
+    cfg = load_config(f)
+    assert cfg.session.subject == "07"
+    assert cfg.paradigm.classes == ["left", "right", "feet"]
+    assert cfg.paradigm.speed == 4.0 and isinstance(cfg.paradigm.speed, float)
+    assert cfg.timeline_object().duration == 8.0
+    assert cfg.timeline_object().pause == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("[paradigm]\nclases = []\n", r"Unknown key \[paradigm\] clases"),
+        ("[nonsense]\na = 1\n", "Unknown section"),
+        (
+            '[paradigm]\ntrials_per_class = "ten"\n',
+            r"\[paradigm\] trials_per_class must be of type int",
+        ),
+        ("[paradigm]\nclasses = []\n", "classes must be distinct"),
+        ('[paradigm]\nclasses = ["a", "a"]\n', "classes must be distinct"),
+        ("[paradigm]\nspeed = 0\n", "speed must be positive"),
+        ('[session]\nlsl_mode = "wan"\n', "lsl_mode"),
+        ("[pipeline]\nband = [30, 8]\n", r"\[pipeline\] band"),
+        ("[timeline]\ncue = 10\n", "not before the trial ends"),
+        ("[paradigm\n", "not valid TOML"),
+    ],
+)
+def test_bad_files(tmp_path, text, match):
+    f = tmp_path / "bad.toml"
+    f.write_text(text)
+    with pytest.raises(ValueError, match=match):
+        load_config(f)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_config(tmp_path / "nope.toml")
+    assert isinstance(SessionConfig(), SessionConfig)
