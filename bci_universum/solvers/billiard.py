@@ -180,7 +180,7 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
     Parameters
     ----------
     G : ndarray of shape (m, m)
-        Training Gram matrix (``G + λI`` for soft boundaries).
+        Training Gram matrix (``G + λI`` for soft boundaries), symmetric.
     y : ndarray of shape (m,)
         Labels in {−1, +1}.
     gamma, beta, alpha, d, v, a : ndarray of shape (m,)
@@ -205,6 +205,8 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
     m = G.shape[0]
     refresh_every = max(256, m)
     n_used = 0
+    gamma_new = np.empty(m)
+    d_new = np.empty(m)
     while True:
         xi_sum = state[S_XI_SUM]
         xi_max = state[S_XI_MAX]
@@ -233,36 +235,45 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
             state[S_REDRAWS] += 1
             continue
 
-        # Move (eq. 23): γ' = (γ + τβ)/‖·‖, d' = Gγ'.
-        gv = gamma @ v
+        # Move (eq. 23): γ' = (γ + τβ)/‖·‖ and d' = Gγ', along the old direction.
+        gv = 0.0
+        for i in range(m):
+            gv += gamma[i] * v[i]
         n1 = np.sqrt(1.0 + 2.0 * tau * gv + tau * tau)
-        gamma_new = (gamma + tau * beta) / n1
-        d_new = (d + tau * v) / n1
+        gd = 0.0
+        for i in range(m):
+            gamma_new[i] = (gamma[i] + tau * beta[i]) / n1
+            d_new[i] = (d[i] + tau * v[i]) / n1
+            gd += gamma[i] * d_new[i]
 
-        # Reflect in the wall just hit (eq. 24), one kernel column, then renormalise β.
+        # Reflect in the wall just hit (eq. 24): one kernel row (G is symmetric), renormalise β.
         scale = 2.0 * v[c] / G[c, c]
         beta[c] -= scale
-        v -= scale * G[:, c]
-        nb = np.sqrt(max(beta @ v, 0.0))
-        beta /= nb
-        v /= nb
+        bv = 0.0
+        for i in range(m):
+            v[i] -= scale * G[c, i]
+            bv += beta[i] * v[i]
+        nb = np.sqrt(max(bv, 0.0))
+        for i in range(m):
+            beta[i] /= nb
+            v[i] /= nb
 
-        # Segment midpoint ζ on the sphere and chord length ξ.
-        gd = gamma @ d_new
+        # Segment midpoint ζ = (γ + γ')/‖·‖ on the sphere, chord length ξ, p = ⟨ζ, w⟩.
         n2 = np.sqrt(max(2.0 + 2.0 * gd, 1e-300))
-        zeta = (gamma + gamma_new) / n2
-        g_zeta = (d + d_new) / n2
         xi = np.sqrt(max(2.0 - 2.0 * gd, 0.0))
+        p = 0.0
+        for i in range(m):
+            p += (gamma[i] + gamma_new[i]) / n2 * a[i]
 
         # Length-weighted running mean on the sphere: α ← α ⊕_μ ζ, μ = Ξ/(Ξ + ξ).
-        p = zeta @ a
         mu = 0.0 if xi_sum + xi == 0.0 else xi_sum / (xi_sum + xi)
         r1 = rho1(p, mu)
         r2 = rho2(p, mu)
-        alpha *= r1
-        alpha += r2 * zeta
-        a *= r1
-        a += r2 * g_zeta
+        for i in range(m):
+            alpha[i] = r1 * alpha[i] + r2 * (gamma[i] + gamma_new[i]) / n2
+            a[i] = r1 * a[i] + r2 * (d[i] + d_new[i]) / n2
+            gamma[i] = gamma_new[i]
+            d[i] = d_new[i]
 
         if state[S_BOUNCES] > 0:
             state[S_P_MIN] = min(state[S_P_MIN], p)
@@ -270,8 +281,6 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
         state[S_XI_SUM] = xi_sum + xi
         state[S_LAST] = c
         state[S_BOUNCES] += 1
-        gamma[:] = gamma_new
-        d[:] = d_new
         if int(state[S_BOUNCES]) % refresh_every == 0:
             _refresh(G, gamma, beta, alpha, d, v, a)
 
