@@ -198,6 +198,10 @@ class BayesPointMachine(ClassifierMixin, BaseEstimator):
         self.support_ = labelled
         if self.kernel == "precomputed":
             G = np.ascontiguousarray(X[np.ix_(labelled, labelled)])
+            if not np.allclose(G, G.T, rtol=1e-10, atol=1e-12 * np.abs(G).max()):
+                raise ValueError(
+                    "With kernel='precomputed', X must be a symmetric training Gram matrix."
+                )
             self.support_vectors_ = np.empty((labelled.size, 0))
             self.gamma_ = 0.0
         else:

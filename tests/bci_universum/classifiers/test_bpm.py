@@ -222,6 +222,8 @@ def test_bad_inputs():
         bpm.fit(X_nan, y)
     with pytest.raises(ValueError, match="square training Gram"):
         BayesPointMachine(kernel="precomputed").fit(X, y)
+    with pytest.raises(ValueError, match="symmetric training Gram"):
+        BayesPointMachine(kernel="precomputed").fit(X @ (X + 1).T, y)
     bpm.fit(X, y)
     with pytest.raises(ValueError, match="features"):
         bpm.predict(X[:, :3])
