@@ -45,7 +45,7 @@ def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     classes, y_index = np.unique(y, return_inverse=True)
     if classes.size < 2:
         raise ValueError(
-            f"The labelled trials contain a single class ({classes.tolist()}); a binary "
+            f"The labelled trials contain only one class ({classes.tolist()}); a binary "
             "classifier needs two classes besides the universum trials."
         )
     if classes.size > 2:
