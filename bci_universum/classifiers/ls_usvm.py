@@ -85,7 +85,9 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         square kernel matrix of all training trials (labelled and universum) and ``X`` in
         ``decision_function`` is the kernel between test and training trials.
     gamma : {"scale", "auto"} or float, default="scale"
-        Kernel coefficient of "rbf", "poly" and "sigmoid"; ``"scale"`` uses all training trials.
+        Kernel coefficient of "rbf", "poly" and "sigmoid"; ``"scale"`` is
+        ``1 / (n_features · Var X)`` over the labelled trials, so that adding universum trials
+        does not change the kernel.
     degree : int, default=3
         Degree of the "poly" kernel.
     coef0 : float, default=0.0
@@ -109,6 +111,8 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         ``-1``).
     support_vectors_ : ndarray of shape (n_labelled + n_universum, n_features)
         All training trials (the solution is not sparse); empty for a precomputed kernel.
+    gamma_ : float
+        The numeric kernel coefficient used (0 for a precomputed kernel).
     n_universum_ : int
         Number of universum trials used (0 when ``C_universum == 0``).
     n_features_in_ : int
@@ -197,10 +201,10 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
                     f"training trials; got shape {X_all.shape}."
                 )
             K = X_all[np.ix_(support, support)]
-            self._gamma = 0.0
+            self.gamma_ = 0.0
         else:
             X_all = np.concatenate([X_l, X_u], axis=0)
-            self._gamma = resolve_gamma(self.gamma, X_all) if len(X_all) else 1.0
+            self.gamma_ = resolve_gamma(self.gamma, X_l)
             K = self._kernel(X_all, X_all)
 
         n_l, n_u = len(X_l), len(X_u)
@@ -221,7 +225,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
 
     def _kernel(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return kernel_matrix(
-            X, Y, kernel=self.kernel, gamma=self._gamma, degree=self.degree, coef0=self.coef0
+            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
 
     def decision_function(self, X) -> np.ndarray:

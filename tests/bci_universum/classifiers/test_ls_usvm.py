@@ -193,7 +193,7 @@ def _bad_input_cases():
         ({}, X_inf, yu, "infinity"),
         ({}, Xu[:, 0], yu, "2D array"),
         ({}, Xu, yu[:-1], "inconsistent numbers of samples"),
-        ({}, Xu, np.where(yu == UNIVERSUM, UNIVERSUM, 1), "single class"),
+        ({}, Xu, np.where(yu == UNIVERSUM, UNIVERSUM, 1), "(single|one) class"),
         ({}, Xu, np.full(len(yu), UNIVERSUM), "universum label"),
         ({}, Xu, three, "Only binary classification is supported"),
         ({"C": -1.0}, Xu, yu, "C must be a positive"),
@@ -221,3 +221,12 @@ def test_bad_predict_input_is_rejected():
         clf.predict(np.full((2, X.shape[1]), np.nan))
     with pytest.raises(ValueError, match="X_universum cannot be used"):
         LeastSquaresUniversumSVC(kernel="precomputed").fit(X @ X.T, y, X_universum=Z)
+
+
+def test_scale_gamma_uses_labelled_trials_only():
+    X, y, Z = _problem(seed=10)
+    Z = 5.0 * Z  # a universum with another variance must not change the kernel
+    clf = LeastSquaresUniversumSVC(C_universum=0.0).fit(*_with_universum(X, y, Z))
+    assert clf.gamma_ == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    plain = LeastSquaresUniversumSVC().fit(X, y)
+    np.testing.assert_allclose(clf.decision_function(Z), plain.decision_function(Z), atol=1e-12)
