@@ -16,7 +16,7 @@ from bci_universum.studies.ocr_digits import (
     run_ocr_study,
 )
 
-CONFIG = replace(QUICK_CONFIG, classifiers=("SVM", "LS-SVM", "U_ls-SVM"))
+CONFIG = QUICK_CONFIG
 
 
 def _cells(row: str) -> list[str]:
