@@ -9,12 +9,14 @@ Coordinates are visited in a random order each pass, with liblinear-style shrink
 stops the solve when ``max PG − min PG ≤ tol`` (projected gradient, over all variables).
 
 The offset is exact, not the augmented-feature approximation of liblinear: for a fixed offset
-``b`` the primal ``min_w ½‖w‖² + Σ_i upper_i·max(0, −p_i − y_i(⟨w, x_i⟩ + b))`` has the dual
-above *without* the equality and with ``p_i + y_i b`` as linear term, and by Danskin's theorem the
-derivative of the optimal value in ``b`` is ``−Σ_i y_i α_i(b)``, a non-increasing function of
-``−b``. The offset is found as the root of ``Σ_i y_i α_i(b)`` (bracketing, then the Illinois
-variant of regula falsi, with each inner solve warm-started from the previous ``α``). At that root
-``(w, b)`` is the optimum of the problem with the equality, so the result agrees with SMO.
+``b`` the primal ``g(b) = min_w ½‖w‖² + Σ_i upper_i·max(0, −p_i − y_i(⟨w, x_i⟩ + b))`` has the
+dual above *without* the equality and with ``p_i + y_i b`` as linear term; ``g`` is convex in
+``b`` with derivative ``−Σ_i y_i α_i(b)`` (Danskin). The offset is bracketed by the sign of that
+derivative, then ``g`` is minimised over the bracket by Brent's bounded method, each inner solve
+warm-started from the previous ``α``. The minimiser ``(w, b)`` is the optimum of the problem with
+the equality, so the result agrees with SMO to the accuracy of the inner solves. Near the optimal
+``b`` the fixed-offset problems can be degenerate (many more variables than features) and need
+many passes at tight tolerances; SMO is then the better choice.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import warnings
 
 import numpy as np
 from numba import njit
+from scipy.optimize import minimize_scalar
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
@@ -185,48 +188,45 @@ def dcd_solve(
 
 
 def _root_offset(args, max_outer: int = 200):
-    """Offset ``b`` with ``Σ y α(b) = 0``: bracket by doubling, then Illinois regula falsi."""
+    """Offset minimising the primal over ``b``: bracket by the sign of ``Σ y α(b)``, then Brent.
+
+    The optimal value ``g(b)`` is convex with derivative ``−Σ y α(b)``. Signs are used only to
+    bracket the minimum; inside the bracket the primal value at ``(w(b), b)`` is minimised, which
+    stays reliable where ``α(b)`` is not unique (a kink of ``g`` at the optimum).
+    """
+    y, p, upper, index, X, _, alpha, w = args[:8]
     total = 0
     ok = True
+    best = {"value": np.inf}
 
-    def h(b):
+    def solve(b):
         nonlocal total, ok
         value, epochs, converged = _solve_at(b, *args)
         total += epochs
         ok = ok and converged
-        return value
+        hinge = np.maximum(0.0, -(p + y * b) - y * (X[index] @ w))
+        primal = 0.5 * float(w @ w) + float(np.sum(upper[upper < np.inf] * hinge[upper < np.inf]))
+        if primal < best["value"]:
+            best.update(value=primal, b=b, alpha=alpha.copy(), w=w.copy())
+        return value, primal
 
-    lo, h_lo = 0.0, h(0.0)
-    if h_lo == 0.0:
-        return 0.0, total, ok
-    # Σ y α(b) is non-increasing in b: step towards the sign change
-    step = 1.0 if h_lo > 0 else -1.0
-    hi, h_hi = lo + step, h(lo + step)
-    while h_hi * h_lo > 0 and abs(step) < 1e12:
-        lo, h_lo = hi, h_hi
-        step *= 2.0
-        hi, h_hi = lo + step, h(lo + step)
-    if h_hi == 0.0:
-        return hi, total, ok
-    side = 0
-    b = hi
-    for _ in range(max_outer):
-        if abs(hi - lo) <= 1e-10 * (1.0 + abs(b)):
-            break
-        b = (lo * h_hi - hi * h_lo) / (h_hi - h_lo)
-        if not min(lo, hi) < b < max(lo, hi):
-            b = 0.5 * (lo + hi)
-        h_b = h(b)
-        if h_b == 0.0:
-            break
-        if h_b * h_hi < 0:
+    h_lo = solve(0.0)[0]
+    lo = 0.0
+    if h_lo != 0.0:
+        # Σ y α(b) is non-increasing in b: step towards the sign change
+        step = 1.0 if h_lo > 0 else -1.0
+        hi, h_hi = lo + step, solve(lo + step)[0]
+        while h_hi * h_lo > 0 and abs(step) < 1e12:
             lo, h_lo = hi, h_hi
-            hi, h_hi = b, h_b
-            side = 0
-        else:
-            hi, h_hi = b, h_b
-            if side == 1:
-                h_lo *= 0.5
-            side = 1
-    # b is always the last offset evaluated, so alpha and w belong to it
-    return b, total, ok
+            step *= 2.0
+            hi, h_hi = lo + step, solve(lo + step)[0]
+        a, c = min(lo, hi), max(lo, hi)
+        minimize_scalar(
+            lambda b: solve(b)[1],
+            bounds=(a, c),
+            method="bounded",
+            options={"xatol": 1e-10 * (1.0 + max(abs(a), abs(c))), "maxiter": max_outer},
+        )
+    alpha[:] = best["alpha"]
+    w[:] = best["w"]
+    return best["b"], total, ok
