@@ -6,12 +6,13 @@ its expected failures (check name → reason) to ``EXPECTED_FAILED_CHECKS`` unde
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from bci_universum.classifiers import UniversumSVC
+from bci_universum.classifiers import LeastSquaresUniversumSVC, UniversumSVC
 
-ESTIMATORS = [UniversumSVC()]
+ESTIMATORS = [UniversumSVC(), LeastSquaresUniversumSVC()]
 
 EXPECTED_FAILED_CHECKS: dict[str, dict[str, str]] = {
     "UniversumSVC": {},
+    "LeastSquaresUniversumSVC": {},
 }
 
 
