@@ -42,7 +42,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import SVC
 
 from .._universum import UNIVERSUM
-from ..classifiers.ls_usvm import LeastSquaresUniversumSVC
+from ..classifiers import LeastSquaresUniversumSVC, UniversumSVC
 
 UNIVERSA = ("U_3", "U_mean")
 CLASSIFIERS = ("SVM", "U-SVM", "LS-SVM", "U_ls-SVM")
@@ -200,8 +200,6 @@ def _make(family: str, params: dict):
         return LeastSquaresUniversumSVC(kernel="precomputed", C_universum=0.0, **params)
     if family == "U_ls-SVM":
         return LeastSquaresUniversumSVC(kernel="precomputed", **params)
-    from ..classifiers.usvm import UniversumSVC
-
     return UniversumSVC(kernel="precomputed", **params)
 
 
