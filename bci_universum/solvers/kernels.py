@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numba import njit
 from sklearn.metrics.pairwise import pairwise_kernels
 
 KERNELS = ("linear", "rbf", "poly", "sigmoid", "precomputed")
@@ -79,3 +80,69 @@ def kernel_matrix(
         }[kernel]
         K = pairwise_kernels(X, Y, metric=kernel, **params)
     return np.ascontiguousarray(K, dtype=np.float64)
+
+
+# Integer codes of the built-in kernels for the numba solvers (``kernel_row``).
+KERNEL_CODES = {"linear": 0, "rbf": 1, "poly": 2, "sigmoid": 3, "precomputed": 4}
+
+
+@njit(cache=True)
+def kernel_row(
+    point: int,
+    X: np.ndarray,
+    sq_norms: np.ndarray,
+    kernel_code: int,
+    gamma: float,
+    degree: float,
+    coef0: float,
+    out: np.ndarray,
+) -> None:
+    """Write ``k(X[point], X[t])`` for every row ``t`` of ``X`` into ``out`` (numba).
+
+    ``sq_norms`` holds the squared row norms of ``X`` (used by "rbf"); ``kernel_code`` is one of
+    :data:`KERNEL_CODES` except "precomputed". Values equal :func:`kernel_matrix` to rounding.
+    """
+    dots = np.dot(X, X[point])
+    n = X.shape[0]
+    if kernel_code == 0:
+        out[:n] = dots
+    elif kernel_code == 1:
+        base = sq_norms[point]
+        for t in range(n):
+            d2 = base + sq_norms[t] - 2.0 * dots[t]
+            out[t] = np.exp(-gamma * (d2 if d2 > 0.0 else 0.0))
+        out[point] = 1.0
+    elif kernel_code == 2:
+        for t in range(n):
+            out[t] = (gamma * dots[t] + coef0) ** degree
+    else:
+        for t in range(n):
+            out[t] = np.tanh(gamma * dots[t] + coef0)
+
+
+def kernel_diagonal(
+    X: np.ndarray,
+    kernel: str | Callable = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 0.0,
+) -> np.ndarray:
+    """The diagonal ``k(X_i, X_i)`` without forming the kernel matrix.
+
+    Parameters are those of :func:`kernel_matrix`; with ``"precomputed"``, ``X`` is the square
+    kernel matrix and its diagonal is returned.
+    """
+    check_kernel(kernel)
+    X = np.asarray(X, dtype=np.float64)
+    if kernel == "precomputed":
+        return np.ascontiguousarray(np.diag(X))
+    if callable(kernel):
+        return np.array([float(np.asarray(kernel(x[None], x[None]))[0, 0]) for x in X])
+    sq = np.einsum("ij,ij->i", X, X)
+    if kernel == "linear":
+        return sq
+    if kernel == "rbf":
+        return np.ones(X.shape[0])
+    if kernel == "poly":
+        return (gamma * sq + coef0) ** degree
+    return np.tanh(gamma * sq + coef0)

@@ -1,0 +1,145 @@
+"""Shared base of the binary universum classifiers (hinge and least-squares U-SVM).
+
+Universum trials travel in ``y`` under a sentinel label (see :mod:`bci_universum._universum`);
+as a convenience ``fit`` also accepts them as ``X_universum=``. This module holds what every
+binary universum classifier does the same way: validation, the split into labelled and universum
+trials, the ±1 label encoding, ``predict`` from the sign of ``decision_function``, a ``score``
+that ignores universum trials, and the scikit-learn tags.
+
+A subclass implements ``fit`` (calling :meth:`BaseBinaryUniversumClassifier._validate_fit_data`
+first) and ``decision_function`` (positive values mean ``classes_[1]``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import accuracy_score
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._universum import universum_mask
+
+
+def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Encode labelled trials of a two-class problem as ±1.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_labelled,)
+        Labels of the labelled trials only (no universum sentinel).
+
+    Returns
+    -------
+    classes : ndarray of shape (2,)
+        The sorted class labels; ``classes[1]`` is encoded as +1.
+    y_signed : ndarray of float64, shape (n_labelled,)
+        −1 for ``classes[0]``, +1 for ``classes[1]``.
+
+    Raises
+    ------
+    ValueError
+        With fewer than two classes, or with more than two (binary-only estimators).
+    """
+    check_classification_targets(y)
+    classes, y_index = np.unique(y, return_inverse=True)
+    if classes.size < 2:
+        raise ValueError(
+            f"The labelled trials contain only one class ({classes.tolist()}); a binary "
+            "classifier needs two classes besides the universum trials."
+        )
+    if classes.size > 2:
+        raise ValueError(
+            "Only binary classification is supported. The labelled trials contain "
+            f"{classes.size} classes {classes.tolist()}; use a multiclass universum classifier "
+            "or a one-vs-rest wrapper."
+        )
+    return classes, np.where(y_index == 1, 1.0, -1.0)
+
+
+class BaseBinaryUniversumClassifier(ClassifierMixin, BaseEstimator):
+    """Base class of binary classifiers trained with labelled and universum trials.
+
+    Subclasses define ``universum_label`` as an ``__init__`` parameter (``None`` = the default
+    sentinel, ``-2`` for numeric labels and ``"universum"`` for string labels).
+    """
+
+    def _validate_fit_data(
+        self, X, y, X_universum=None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Validate training data, set ``classes_`` and ``n_features_in_``, split the universum.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Labelled and universum trials.
+        y : array-like of shape (n_samples,)
+            Labels; universum trials carry ``self.universum_label``.
+        X_universum : array-like of shape (n_universum, n_features) or None
+            Extra universum trials, appended after those marked in ``y``.
+
+        Returns
+        -------
+        X_labelled : ndarray of float64, shape (n_labelled, n_features)
+        y_signed : ndarray of float64, shape (n_labelled,)
+            ±1 encoding of the labelled trials (+1 is ``classes_[1]``).
+        X_universum : ndarray of float64, shape (n_universum_total, n_features)
+            Possibly empty.
+        """
+        X, y = validate_data(self, X, y, dtype=np.float64, order="C")
+        mask = universum_mask(y, self.universum_label)
+        if mask.all():
+            raise ValueError(
+                "All trials carry the universum label "
+                f"{self.universum_label if self.universum_label is not None else 'sentinel'}; "
+                "at least two labelled classes are needed."
+            )
+        self.classes_, y_signed = encode_binary_labels(y[~mask])
+        X_u = X[mask]
+        if X_universum is not None:
+            extra = validate_data(self, X_universum, reset=False, dtype=np.float64, order="C")
+            X_u = np.concatenate([X_u, extra], axis=0)
+        return np.ascontiguousarray(X[~mask]), y_signed, np.ascontiguousarray(X_u)
+
+    def predict(self, X) -> np.ndarray:
+        """Predict class labels: ``classes_[1]`` where ``decision_function(X) > 0``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        scores = self.decision_function(X)
+        return self.classes_[(scores > 0).astype(int)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, possibly with universum trials (sentinel label).
+        sample_weight : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        score : float
+        """
+        check_is_fitted(self)
+        y = np.asarray(y)
+        keep = ~universum_mask(y, self.universum_label)
+        if not keep.any():
+            raise ValueError("score needs labelled trials; all trials are universum trials.")
+        X_kept = X.iloc[keep] if hasattr(X, "iloc") else np.asarray(X)[keep]
+        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+        return accuracy_score(y[keep], self.predict(X_kept), sample_weight=weights)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags

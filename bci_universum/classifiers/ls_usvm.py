@@ -1,0 +1,250 @@
+"""Least-squares universum SVM (U_ls-SVM): a closed-form universum classifier.
+
+The U_ls-SVM (Sinz 2007, §2.2.1.2) fits ``h(x) = Σ_i α_i k(x̃_i, x) + b`` with a squared loss
+that pulls labelled trials onto their labels ``±1`` and universum trials onto ``0``::
+
+    min ½‖w‖² + (C/2) Σ_i (y_i − h(x_i))² + (C_U/2) Σ_j h(z_j)²
+
+Its dual is the bordered linear system (eq. 2.20)::
+
+    [ 0   1ᵀ    ] [ b ]   [ 0 ]
+    [ 1   K + D ] [ α ] = [ t ]     t = (y; 0_q),  D = diag(1/C · 1_m, 1/C_U · 1_q)
+
+solved here with a Cholesky factor of ``K + D`` and the Schur complement for ``b``. With
+``C_universum = 0`` (or without universum trials) the universum block is dropped and the model
+is the plain LS-SVM.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import numpy as np
+import scipy.linalg
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._universum import universum_mask
+from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ._base import BaseBinaryUniversumClassifier
+
+
+def solve_ls_usvm(
+    K: np.ndarray, targets: np.ndarray, ridge: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """Solve the bordered U_ls-SVM system ``[0 1ᵀ; 1 K+diag(ridge)] [b; α] = [0; targets]``.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel matrix over labelled then universum trials.
+    targets : ndarray of shape (n,)
+        ±1 for labelled trials, 0 for universum trials.
+    ridge : ndarray of shape (n,)
+        ``1/C`` for labelled trials, ``1/C_U`` for universum trials (all positive).
+
+    Returns
+    -------
+    alpha : ndarray of shape (n,)
+        Dual coefficients; they sum to zero.
+    b : float
+        The offset.
+    """
+    A = K + np.diag(ridge)
+    rhs = np.column_stack([targets, np.ones_like(targets)])
+    try:
+        factor = scipy.linalg.cho_factor(A, lower=True, check_finite=False)
+        u, v = scipy.linalg.cho_solve(factor, rhs, check_finite=False).T
+    except np.linalg.LinAlgError:
+        # K + D is not positive definite: the kernel is not PSD (e.g. sigmoid).
+        u, v = scipy.linalg.solve(A, rhs, assume_a="sym", check_finite=False).T
+    schur = v.sum()
+    if not np.isfinite(schur) or abs(schur) <= np.finfo(float).eps * np.abs(v).sum():
+        raise ValueError(
+            "The U_ls-SVM system is singular (the kernel matrix is not positive "
+            "semi-definite); use another kernel or larger regularisation (smaller C)."
+        )
+    b = u.sum() / schur
+    return u - b * v, float(b)
+
+
+class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
+    """Least-squares universum SVM (U_ls-SVM) for two classes, solved in closed form.
+
+    Labelled trials are fitted to ``±1`` and universum trials to ``0`` with a squared loss, in
+    an RKHS with an offset (Sinz 2007, eq. 2.17–2.20). The solution is dense: every training
+    trial, labelled or universum, carries a dual coefficient.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Weight of the squared loss on labelled trials (> 0).
+    C_universum : float, default=1.0
+        Weight of the squared loss on universum trials (≥ 0). ``0`` gives the plain LS-SVM.
+    kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable, default="rbf"
+        Kernel, as in :class:`sklearn.svm.SVC`. With ``"precomputed"``, ``X`` in ``fit`` is the
+        square kernel matrix of all training trials (labelled and universum) and ``X`` in
+        ``decision_function`` is the kernel between test and training trials.
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel coefficient of "rbf", "poly" and "sigmoid"; ``"scale"`` is
+        ``1 / (n_features · Var X)`` over the labelled trials, so that adding universum trials
+        does not change the kernel.
+    degree : int, default=3
+        Degree of the "poly" kernel.
+    coef0 : float, default=0.0
+        Independent term of the "poly" and "sigmoid" kernels.
+    universum_label : int, str or None, default=None
+        Label marking universum trials in ``y``; ``None`` means ``-2`` for numeric labels and
+        ``"universum"`` for string labels.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        The two labelled classes; ``classes_[1]`` is the positive one. Never the universum label.
+    dual_coef_ : ndarray of shape (1, n_labelled + n_universum)
+        α over the labelled trials followed by the universum trials (``Σ α = 0``).
+    intercept_ : ndarray of shape (1,)
+        The offset ``b``.
+    coef_ : ndarray of shape (1, n_features)
+        ``w = Σ α_i x̃_i``; only with ``kernel="linear"``.
+    support_ : ndarray of shape (n_labelled + n_universum,)
+        Index of each training trial in ``X`` (universum trials given as ``X_universum`` get
+        ``-1``).
+    support_vectors_ : ndarray of shape (n_labelled + n_universum, n_features)
+        All training trials (the solution is not sparse); empty for a precomputed kernel.
+    gamma_ : float
+        The numeric kernel coefficient used (0 for a precomputed kernel).
+    n_universum_ : int
+        Number of universum trials used (0 when ``C_universum == 0``).
+    n_features_in_ : int
+        Number of features seen in ``fit``.
+
+    See Also
+    --------
+    bci_universum.classifiers.UniversumSVC : the hinge-loss universum SVM.
+
+    References
+    ----------
+    .. [1] F. Sinz, "A priori knowledge from non-examples", Diploma thesis, Universität
+       Tübingen, 2007, §2.2.1.2.
+    """
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        C_universum: float = 1.0,
+        kernel="rbf",
+        gamma="scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        universum_label=None,
+    ):
+        self.C = C
+        self.C_universum = C_universum
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.universum_label = universum_label
+
+    def _check_params(self) -> None:
+        if not isinstance(self.C, Real) or not np.isfinite(self.C) or self.C <= 0:
+            raise ValueError(f"C must be a positive finite number, got {self.C!r}.")
+        if (
+            not isinstance(self.C_universum, Real)
+            or not np.isfinite(self.C_universum)
+            or self.C_universum < 0
+        ):
+            raise ValueError(
+                f"C_universum must be a non-negative finite number, got {self.C_universum!r}."
+            )
+        check_kernel(self.kernel)
+
+    def fit(self, X, y, X_universum=None):
+        """Fit the U_ls-SVM on labelled and universum trials.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Labelled and universum trials (the square training kernel matrix with
+            ``kernel="precomputed"``).
+        y : array-like of shape (n_samples,)
+            Two class labels; universum trials carry ``universum_label``.
+        X_universum : array-like of shape (n_universum, n_features) or None
+            Extra universum trials (not with ``kernel="precomputed"``).
+
+        Returns
+        -------
+        self : LeastSquaresUniversumSVC
+            The fitted estimator.
+        """
+        self._check_params()
+        precomputed = self.kernel == "precomputed"
+        if precomputed and X_universum is not None:
+            raise ValueError(
+                "X_universum cannot be used with kernel='precomputed'; mark the universum "
+                "trials in y and pass the kernel matrix over all training trials."
+            )
+        X_l, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+        mask = universum_mask(np.asarray(y), self.universum_label)
+        n_marked = int(mask.sum())
+        support = np.concatenate(
+            [np.flatnonzero(~mask), np.flatnonzero(mask), np.full(len(X_u) - n_marked, -1)]
+        )
+        if self.C_universum == 0:
+            X_u, support = X_u[:0], support[: len(X_l)]
+
+        if precomputed:
+            X_all = np.asarray(X, dtype=np.float64)
+            if X_all.shape[0] != X_all.shape[1]:
+                raise ValueError(
+                    "With kernel='precomputed', X must be the square kernel matrix of the "
+                    f"training trials; got shape {X_all.shape}."
+                )
+            K = X_all[np.ix_(support, support)]
+            self.gamma_ = 0.0
+        else:
+            X_all = np.concatenate([X_l, X_u], axis=0)
+            self.gamma_ = resolve_gamma(self.gamma, X_l)
+            K = self._kernel(X_all, X_all)
+
+        n_l, n_u = len(X_l), len(X_u)
+        targets = np.concatenate([y_signed, np.zeros(n_u)])
+        ridge = np.full(n_l + n_u, 1.0 / self.C)
+        if n_u:
+            ridge[n_l:] = 1.0 / self.C_universum
+        alpha, b = solve_ls_usvm(K, targets, ridge)
+
+        self.dual_coef_ = alpha[np.newaxis, :]
+        self.intercept_ = np.array([b])
+        self.support_ = support
+        self.support_vectors_ = np.empty((0, X_all.shape[1])) if precomputed else X_all
+        self.n_universum_ = n_u
+        if self.kernel == "linear":
+            self.coef_ = self.dual_coef_ @ X_all
+        return self
+
+    def _kernel(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
+        return kernel_matrix(
+            X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
+        )
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed distance-like score ``h(x)``; positive means ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Trials (with ``kernel="precomputed"``: kernel between them and the training trials,
+            shape (n_samples, n_training_trials)).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        if self.kernel == "precomputed":
+            K = X[:, self.support_]
+        else:
+            K = self._kernel(X, self.support_vectors_)
+        return K @ self.dual_coef_[0] + self.intercept_[0]

@@ -1,0 +1,348 @@
+"""Hinge-loss universum SVM (U-SVM, Weston et al. 2006) and its cone variant (U_c-SVM).
+
+The primal (notes ``universum-svm.md`` §4, with the errata of §18 applied)::
+
+    min_{w,b}  ½‖w‖² + C Σ_i max(0, 1 − y_i f(x_i)) + C_U Σ_j max(0, |f(z_j)| − ε_j)
+
+with ``f(x) = ⟨w, φ(x)⟩ + b``. Each universum trial ``z_j`` enters the dual twice, with labels
++1 and −1, linear term ``ε_j`` and bound ``C_U``; both copies share one kernel row. The U_c-SVM
+(``cone=True``, §8) uses ``ε_j = ρ·√k(z_j, z_j)`` with ``ρ = epsilon``; for kernels with a
+constant unit diagonal (RBF) it equals the U-SVM.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._universum import universum_mask
+from ..solvers.kernels import check_kernel, kernel_diagonal, kernel_matrix, resolve_gamma
+from ..solvers.linear_dcd import dcd_solve
+from ..solvers.smo import smo_solve
+from ._base import BaseBinaryUniversumClassifier
+
+# "auto" uses dual coordinate descent for linear problems with at least this many variables
+_DCD_MIN_VARIABLES = 10_000
+
+
+class UniversumSVC(BaseBinaryUniversumClassifier):
+    """Hinge-loss universum support vector classifier (U-SVM / U_c-SVM), binary.
+
+    Universum trials travel in ``y`` under the sentinel label (``-2``, or ``"universum"`` for
+    string labels; see ``universum_label``) or through ``fit(..., X_universum=...)``. With
+    ``C_universum=0`` or without universum trials this is the soft-margin SVM of
+    :class:`sklearn.svm.SVC`.
+
+    Parameters
+    ----------
+    C : float, default=1.0
+        Cost of the hinge loss of the labelled trials (> 0).
+    C_universum : float, default=1.0
+        Cost of the ε-insensitive loss of the universum trials (≥ 0; ``np.inf`` = hard tube).
+    epsilon : float, default=0.05
+        Half-width ε of the insensitive tube around the decision boundary (≥ 0); with
+        ``cone=True`` the factor ρ of the per-trial width ``ρ·√k(z, z)``.
+    kernel : {"linear", "rbf", "poly", "sigmoid", "precomputed"} or callable, default="rbf"
+        As in :class:`sklearn.svm.SVC`. With ``"precomputed"``, ``X`` is the kernel matrix
+        between the trials of ``fit`` (labelled and universum, in the order of ``y``).
+    gamma : {"scale", "auto"} or float, default="scale"
+        Kernel width; ``"scale"`` is ``1 / (n_features · X.var())`` over the labelled trials.
+    degree : int, default=3
+        Degree of the polynomial kernel.
+    coef0 : float, default=0.0
+        Independent term of the polynomial and sigmoid kernels.
+    cone : bool, default=False
+        Use the U_c-SVM tube ``ε_j = epsilon·√k(z_j, z_j)``.
+    fit_intercept : bool, default=True
+        Learn an offset ``b``. ``False`` drops the dual equality constraint (needed for the
+        hard-margin / projected-kernel equivalence).
+    tol : float, default=1e-3
+        Stopping tolerance on the KKT violation.
+    max_iter : int, default=-1
+        SMO: cap on updates (``-1``: ``max(10⁷, 100·n_variables)``). DCD: cap on passes per
+        inner solve (``-1``: 1000).
+    cache_size : float, default=200
+        Kernel-row cache of the SMO solver, in megabytes.
+    shrinking : bool, default=True
+        Use the shrinking heuristic.
+    solver : {"auto", "smo", "dcd"}, default="auto"
+        ``"dcd"`` (linear kernel only) is dual coordinate descent on ``w`` with an exact offset;
+        ``"auto"`` picks it for linear problems with ≥ 10 000 dual variables, else SMO.
+    universum_label : int, str or None, default=None
+        Label of universum trials in ``y`` (``None``: ``-2`` or ``"universum"``).
+    random_state : int, RandomState or None, default=None
+        Seed of the visiting order of ``"dcd"`` (SMO is deterministic).
+    verbose : bool, default=False
+        Print a summary of the solver run.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Class labels (without the universum sentinel); ``decision_function > 0`` means
+        ``classes_[1]``.
+    support_ : ndarray of shape (n_SV,)
+        Indices (into the trials of ``fit``) of the labelled support vectors.
+    support_vectors_ : ndarray of shape (n_SV, n_features)
+        The labelled support vectors (empty for a precomputed kernel).
+    dual_coef_ : ndarray of shape (1, n_SV)
+        ``y_i α_i`` of the labelled support vectors.
+    universum_support_ : ndarray of shape (n_USV,)
+        Indices of the universum trials with a non-zero coefficient, into the trials of ``fit``
+        followed by the rows of ``X_universum``.
+    universum_support_vectors_ : ndarray of shape (n_USV, n_features)
+    universum_dual_coef_ : ndarray of shape (1, n_USV)
+        ``β_j = α_j⁺ − α_j⁻`` of those universum trials.
+    intercept_ : ndarray of shape (1,)
+        The offset ``b``.
+    coef_ : ndarray of shape (1, n_features)
+        ``w`` (linear kernel only).
+    n_support_ : ndarray of shape (2,)
+        Labelled support vectors per class.
+    n_iter_ : int
+        Solver iterations.
+    objective_ : float
+        Dual objective ``½αᵀQα + pᵀα`` at the solution (minimisation form).
+    gamma_ : float
+        The numeric kernel width used.
+    n_features_in_ : int
+
+    Notes
+    -----
+    The dual is solved by :func:`bci_universum.solvers.smo.smo_solve` (or
+    :func:`bci_universum.solvers.linear_dcd.dcd_solve`). References: J. Weston, R. Collobert,
+    F. Sinz, L. Bottou, V. Vapnik, "Inference with the Universum", ICML 2006; F. Sinz, "A priori
+    knowledge from non-examples", diploma thesis, Tübingen 2007.
+    """
+
+    def __init__(
+        self,
+        C=1.0,
+        C_universum=1.0,
+        epsilon=0.05,
+        kernel="rbf",
+        gamma="scale",
+        degree=3,
+        coef0=0.0,
+        cone=False,
+        fit_intercept=True,
+        tol=1e-3,
+        max_iter=-1,
+        cache_size=200,
+        shrinking=True,
+        solver="auto",
+        universum_label=None,
+        random_state=None,
+        verbose=False,
+    ):
+        self.C = C
+        self.C_universum = C_universum
+        self.epsilon = epsilon
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.cone = cone
+        self.fit_intercept = fit_intercept
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        self.shrinking = shrinking
+        self.solver = solver
+        self.universum_label = universum_label
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_params(self) -> None:
+        def number(name, value, low, allow_equal, allow_inf=False):
+            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
+            ok = ok and not np.isnan(value) and (allow_inf or np.isfinite(value))
+            ok = ok and (value >= low if allow_equal else value > low)
+            if not ok:
+                sign = ">=" if allow_equal else ">"
+                raise ValueError(f"{name} must be a number {sign} {low}, got {value!r}.")
+
+        number("C", self.C, 0, False)
+        number("C_universum", self.C_universum, 0, True, allow_inf=True)
+        number("epsilon", self.epsilon, 0, True)
+        number("tol", self.tol, 0, False)
+        number("cache_size", self.cache_size, 0, False)
+        check_kernel(self.kernel)
+        if self.kernel == "poly":
+            number("degree", self.degree, 0, True)
+        if self.solver not in ("auto", "smo", "dcd"):
+            raise ValueError(f"solver must be 'auto', 'smo' or 'dcd', got {self.solver!r}.")
+        if self.solver == "dcd" and self.kernel != "linear":
+            raise ValueError(f"solver='dcd' needs kernel='linear', got kernel={self.kernel!r}.")
+        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter == 0:
+            raise ValueError(f"max_iter must be -1 or a positive integer, got {self.max_iter!r}.")
+
+    def fit(self, X, y, X_universum=None):
+        """Fit the U-SVM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Labelled and universum trials (the kernel matrix if ``kernel="precomputed"``).
+        y : array-like of shape (n_samples,)
+            Two class labels, and the universum sentinel for universum trials.
+        X_universum : array-like of shape (n_universum, n_features) or None
+            Extra universum trials (not with a precomputed kernel). Cross-validation slices
+            it like ``X`` when it has as many rows as ``X``; prefer the sentinel label.
+
+        Returns
+        -------
+        self : UniversumSVC
+        """
+        self._check_params()
+        precomputed = self.kernel == "precomputed"
+        if precomputed and X_universum is not None:
+            raise ValueError(
+                "X_universum cannot be used with kernel='precomputed'; mark universum trials "
+                "in y and pass the kernel matrix over all trials."
+            )
+        X_lab, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+        mask = universum_mask(np.asarray(y), self.universum_label)
+        n_train = mask.shape[0]
+        # positions in the trials of fit: X rows, then the rows of X_universum
+        pos_lab = np.flatnonzero(~mask)
+        pos_u = np.concatenate([np.flatnonzero(mask), np.arange(n_train, n_train + len(X_u))])
+        if precomputed and self.n_features_in_ != n_train:
+            raise ValueError(
+                "A precomputed kernel must be square over the training trials, got shape "
+                f"({n_train}, {self.n_features_in_})."
+            )
+        m = X_lab.shape[0]
+        q = X_u.shape[0] if self.C_universum > 0 else 0
+        pos = np.concatenate([pos_lab, pos_u[:q]])
+        self.gamma_ = 0.0 if precomputed else resolve_gamma(self.gamma, X_lab)
+        kernel_args = {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0}
+        if precomputed:
+            K_train = np.asarray(X, dtype=np.float64)
+            points = np.ascontiguousarray(K_train[np.ix_(pos, pos)])
+            diag_u = np.diag(points)[m:]
+        else:
+            points = np.concatenate([X_lab, X_u[:q]])
+            diag_u = kernel_diagonal(X_u[:q], self.kernel, **kernel_args) if self.cone else None
+        eps = np.full(q, float(self.epsilon))
+        if self.cone and q:
+            if np.any(diag_u < 0):
+                raise ValueError("cone=True needs k(z, z) >= 0 for every universum trial.")
+            eps = self.epsilon * np.sqrt(diag_u)
+        y_var = np.concatenate([y_signed, np.ones(q), -np.ones(q)])
+        p_var = np.concatenate([-np.ones(m), eps, eps])
+        upper = np.concatenate(
+            [np.full(m, float(self.C)), np.full(2 * q, float(self.C_universum))]
+        )
+        index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
+
+        solver = self.solver
+        if solver == "auto":
+            linear_big = self.kernel == "linear" and y_var.size >= _DCD_MIN_VARIABLES
+            solver = "dcd" if linear_big else "smo"
+        if solver == "dcd":
+            result = dcd_solve(
+                y_var,
+                p_var,
+                upper,
+                points,
+                index=index,
+                equality=self.fit_intercept,
+                tol=self.tol,
+                max_iter=1000 if self.max_iter < 0 else self.max_iter,
+                shrinking=self.shrinking,
+                random_state=self.random_state,
+            )
+        else:
+            result = smo_solve(
+                y_var,
+                p_var,
+                upper,
+                points,
+                index=index,
+                kernel=self.kernel,
+                equality=self.fit_intercept,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                cache_size=self.cache_size,
+                shrinking=self.shrinking,
+                **kernel_args,
+            )
+        self._store_solution(result, y_signed, m, q, points, pos, precomputed)
+        self.solver_ = solver
+        if self.verbose:
+            print(
+                f"UniversumSVC[{solver}]: {m} labelled, {q} universum trials, "
+                f"{result.n_iter} iterations, objective {result.objective:.6g}, "
+                f"{'converged' if result.converged else 'NOT converged'}"
+            )
+        return self
+
+    def _store_solution(self, result, y_signed, m, q, points, pos, precomputed):
+        alpha = result.alpha
+        coef_lab = y_signed * alpha[:m]
+        beta = alpha[m : m + q] - alpha[m + q :]
+        sv = np.flatnonzero(alpha[:m] > 0)
+        usv = np.flatnonzero(beta != 0)
+        self.support_ = pos[sv]
+        self.dual_coef_ = coef_lab[sv][None, :]
+        self.universum_support_ = pos[m + usv]
+        self.universum_dual_coef_ = beta[usv][None, :]
+        n_features = 0 if precomputed else points.shape[1]
+        self.support_vectors_ = points[sv] if not precomputed else np.empty((0, n_features))
+        self.universum_support_vectors_ = (
+            points[m + usv] if not precomputed else np.empty((0, n_features))
+        )
+        self.n_support_ = np.array([np.sum(y_signed[sv] < 0), np.sum(y_signed[sv] > 0)])
+        self.intercept_ = np.array([result.intercept])
+        self.n_iter_ = result.n_iter
+        self.objective_ = result.objective
+        self.converged_ = result.converged
+        if precomputed:
+            self._expansion_index = np.concatenate([self.support_, self.universum_support_])
+            self._expansion_points = None
+        else:
+            self._expansion_index = None
+            self._expansion_points = np.concatenate(
+                [self.support_vectors_, self.universum_support_vectors_]
+            )
+        self._expansion_coef = np.concatenate([self.dual_coef_[0], self.universum_dual_coef_[0]])
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Primal weights ``w`` of shape (1, n_features); only for ``kernel="linear"``."""
+        check_is_fitted(self)
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel.")
+        return (self._expansion_coef @ self._expansion_points)[None, :]
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed distance-like score ``f(x)``; positive values mean ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Trials; with ``kernel="precomputed"`` the kernel between these trials and the
+            trials of ``fit``, shape (n_samples, n_training_trials).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        if self.kernel == "precomputed":
+            K = X[:, self._expansion_index]
+        elif self._expansion_coef.size == 0:
+            K = np.zeros((X.shape[0], 0))
+        else:
+            K = kernel_matrix(
+                X, self._expansion_points, self.kernel, self.gamma_, self.degree, self.coef0
+            )
+        return K @ self._expansion_coef + self.intercept_[0]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self.kernel == "precomputed"
+        return tags

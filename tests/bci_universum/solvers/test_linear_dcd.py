@@ -1,0 +1,106 @@
+"""Linear dual coordinate descent against the SMO solver and cvxopt."""
+
+import numpy as np
+import pytest
+from cvxopt import matrix, solvers
+from sklearn.exceptions import ConvergenceWarning
+
+from bci_universum.solvers import dcd_solve, smo_solve
+
+
+def _problem(seed, m=50, q=15, d=30):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
+    Z = 0.5 * rng.normal(size=(q, d))
+    points = np.concatenate([X, Z])
+    y_var = np.concatenate([y, np.ones(q), -np.ones(q)])
+    p = np.concatenate([-np.ones(m), np.full(2 * q, 0.1)])
+    upper = np.concatenate([np.full(m, 1.0), np.full(2 * q, 0.5)])
+    index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
+    return points, y_var, p, upper, index
+
+
+@pytest.mark.parametrize("equality", [True, False])
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_dcd_agrees_with_smo(seed, equality):
+    points, y, p, upper, index = _problem(seed)
+    ref = smo_solve(
+        y, p, upper, points, index=index, kernel="linear", tol=1e-10, equality=equality
+    )
+    res = dcd_solve(
+        y,
+        p,
+        upper,
+        points,
+        index=index,
+        tol=1e-8,
+        max_iter=20000,
+        equality=equality,
+        random_state=seed,
+    )
+    assert res.converged
+    w_ref = points[index].T @ (y * ref.alpha)
+    f_ref = points @ w_ref + ref.intercept
+    f = points @ res.coef + res.intercept
+    # the offset is optimised (not the augmented-feature approximation): decision values agree
+    # to 1e-3 of their scale with it, 1e-5 without it
+    rel = 1e-3 if equality else 1e-5
+    np.testing.assert_allclose(f, f_ref, atol=rel * np.abs(f_ref).max())
+    np.testing.assert_allclose(res.coef, points[index].T @ (y * res.alpha), atol=1e-12)
+    if equality:
+        assert abs(res.intercept - ref.intercept) < 1e-3
+    else:
+        assert res.intercept == 0.0
+        assert abs(res.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+
+
+def test_dcd_without_offset_matches_cvxopt():
+    points, y, p, upper, index = _problem(7)
+    K = (points @ points.T)[np.ix_(index, index)]
+    Q = np.outer(y, y) * K
+    n = len(y)
+    solvers.options.update(show_progress=False, abstol=1e-12, reltol=1e-12, feastol=1e-12)
+    sol = solvers.qp(
+        matrix(Q),
+        matrix(p),
+        matrix(np.vstack([-np.eye(n), np.eye(n)])),
+        matrix(np.concatenate([np.zeros(n), upper])),
+    )
+    a = np.array(sol["x"]).ravel()
+    ref = 0.5 * a @ Q @ a + p @ a
+    res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=20000, equality=False)
+    assert abs(res.objective - ref) <= 1e-7 * abs(ref)
+
+
+def test_visiting_order_does_not_change_the_solution():
+    points, y, p, upper, index = _problem(8)
+    kw = {"index": index, "tol": 1e-9, "max_iter": 20000}
+    a = dcd_solve(y, p, upper, points, random_state=0, **kw)
+    b = dcd_solve(y, p, upper, points, random_state=1, shrinking=False, **kw)
+    np.testing.assert_allclose(a.coef, b.coef, atol=1e-4)
+    assert abs(a.intercept - b.intercept) < 1e-4
+
+
+def test_cap_warns():
+    points, y, p, upper, index = _problem(9)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
+        res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1, equality=False)
+    assert not res.converged
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"tol": -1.0}, "tol must be positive"),
+        ({"max_iter": 0}, "max_iter must be positive"),
+        ({"points": np.ones(3)}, "2-D"),
+        ({"upper": np.array([1.0, -2.0])}, "upper bounds"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = {"y": np.array([1.0, -1.0]), "p": -np.ones(2), "upper": np.ones(2)}
+    args["points"] = kwargs.pop("points", np.eye(2))
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        dcd_solve(args.pop("y"), args.pop("p"), args.pop("upper"), args.pop("points"), **args)

@@ -1,0 +1,176 @@
+"""The numba SMO solver against scikit-learn's SVC and cvxopt's generic QP solver."""
+
+import warnings
+
+import numpy as np
+import pytest
+from cvxopt import matrix, solvers
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+
+from bci_universum.solvers import smo_solve
+from bci_universum.solvers.kernels import kernel_matrix
+
+
+def _problem(seed, m=40, q=15, d=4):
+    """Two overlapping classes plus universum points; the U-SVM box dual over m + 2q variables."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=m) > 0, 1.0, -1.0)
+    Z = 0.5 * rng.normal(size=(q, d))
+    points = np.concatenate([X, Z])
+    C, C_u, eps = rng.uniform(0.5, 5.0), rng.uniform(0.1, 2.0), rng.uniform(0.0, 0.3)
+    y_var = np.concatenate([y, np.ones(q), -np.ones(q)])
+    p = np.concatenate([-np.ones(m), np.full(2 * q, eps)])
+    upper = np.concatenate([np.full(m, C), np.full(2 * q, C_u)])
+    index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
+    return points, y_var, p, upper, index, eps
+
+
+def _cvxopt_objective(K, y, p, upper, equality):
+    Q = np.outer(y, y) * K
+    n = len(y)
+    solvers.options.update(
+        show_progress=False, abstol=1e-12, reltol=1e-12, feastol=1e-12, maxiters=200
+    )
+    G = matrix(np.vstack([-np.eye(n), np.eye(n)]))
+    h = matrix(np.concatenate([np.zeros(n), upper]))
+    A, b = (matrix(y[None, :]), matrix(0.0)) if equality else (None, None)
+    sol = solvers.qp(matrix(Q), matrix(p), G, h, A, b)
+    a = np.array(sol["x"]).ravel()
+    return 0.5 * a @ Q @ a + p @ a
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plain_svm_matches_sklearn_svc(kernel, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 5))
+    y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=120) > 0, 1.0, -1.0)
+    params = {"gamma": 0.3, "degree": 3, "coef0": 1.0}
+    res = smo_solve(y, -np.ones(120), np.full(120, 2.0), X, kernel=kernel, tol=1e-7, **params)
+    svc = SVC(C=2.0, kernel=kernel, tol=1e-7, **params).fit(X, y)
+    X_test = rng.normal(size=(60, 5))
+    f = kernel_matrix(X_test, X, kernel, **params) @ (y * res.alpha) + res.intercept
+    f_ref = svc.decision_function(X_test)
+    assert res.converged
+    np.testing.assert_allclose(f, f_ref, atol=1e-5 * np.abs(f_ref).max())
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_universum_dual_matches_cvxopt_and_kkt_holds(seed):
+    points, y, p, upper, index, eps = _problem(seed)
+    kernel = "rbf" if seed % 2 else "linear"
+    equality = seed % 3 != 0
+    res = smo_solve(
+        y, p, upper, points, index=index, kernel=kernel, gamma=0.5, tol=1e-9, equality=equality
+    )
+    K = kernel_matrix(points, kernel=kernel, gamma=0.5)[np.ix_(index, index)]
+    ref = _cvxopt_objective(K, y, p, upper, equality)
+    assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+    alpha = res.alpha
+    assert np.all(alpha >= 0) and np.all(alpha <= upper)
+    if equality:
+        assert abs(y @ alpha) < 1e-10 * alpha.sum()
+    else:
+        assert res.intercept == 0.0
+
+    # decision values on the kernel points
+    m = int(np.sum(p < 0))
+    q = (len(y) - m) // 2
+    Kp = kernel_matrix(points, kernel=kernel, gamma=0.5)
+    coef = np.zeros(len(points))
+    np.add.at(coef, index, y * alpha)
+    f = Kp @ coef + res.intercept
+    tol, C = 1e-6, upper[0]
+    margin = y[:m] * f[:m]
+    a_l = alpha[:m]
+    assert np.all(margin[a_l <= 0] >= 1 - tol)
+    assert np.all(margin[a_l >= C] <= 1 + tol)
+    free = (a_l > 0) & (a_l < C)
+    assert np.all(np.abs(margin[free] - 1) <= tol)
+    # universum points (notes §4): inside the tube both copies are 0, outside one is at C_U
+    fz, a_plus, a_minus, C_u = f[m:], alpha[m : m + q], alpha[m + q :], upper[m]
+    inside = np.abs(fz) < eps - tol
+    assert np.all(a_plus[inside] == 0) and np.all(a_minus[inside] == 0)
+    above, below = fz > eps + tol, fz < -eps - tol
+    assert np.all(a_minus[above] == C_u) and np.all(a_plus[above] == 0)
+    assert np.all(a_plus[below] == C_u) and np.all(a_minus[below] == 0)
+    if eps > 0:
+        assert np.all(np.minimum(a_plus, a_minus) == 0)
+
+
+def test_cache_shrinking_precomputed_and_callable_give_the_same_solution():
+    points, y, p, upper, index, _ = _problem(3, m=80, q=30)
+    kw = {"index": index, "gamma": 0.4, "tol": 1e-9}
+    ref = smo_solve(y, p, upper, points, kernel="rbf", **kw)
+    K = kernel_matrix(points, kernel="rbf", gamma=0.4)
+    variants = [
+        smo_solve(y, p, upper, points, kernel="rbf", cache_size=1e-6, **kw),  # 2 cached rows
+        smo_solve(y, p, upper, points, kernel="rbf", shrinking=False, **kw),
+        smo_solve(y, p, upper, K, kernel="precomputed", **kw),
+        smo_solve(y, p, upper, points, kernel=lambda A, B: A @ B.T, **kw),
+    ]
+    for res in variants[:3]:
+        assert abs(res.objective - ref.objective) <= 1e-9 * abs(ref.objective)
+        assert abs(res.intercept - ref.intercept) <= 1e-6
+    lin = smo_solve(y, p, upper, points, kernel="linear", **kw)
+    assert abs(variants[3].objective - lin.objective) <= 1e-9 * abs(lin.objective)
+
+
+def test_warm_start_and_gradient():
+    points, y, p, upper, index, _ = _problem(4)
+    res = smo_solve(y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9)
+    again = smo_solve(
+        y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9, alpha0=res.alpha
+    )
+    assert again.n_iter <= 2
+    assert abs(again.objective - res.objective) <= 1e-12 * abs(res.objective)
+    K = kernel_matrix(points, kernel="rbf", gamma=0.5)[np.ix_(index, index)]
+    np.testing.assert_allclose(res.gradient, (np.outer(y, y) * K) @ res.alpha + p, atol=1e-10)
+
+
+def test_iteration_cap_warns():
+    points, y, p, upper, index, _ = _problem(5)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        res = smo_solve(y, p, upper, points, index=index, max_iter=3)
+    assert not res.converged and res.n_iter == 3
+
+
+def test_infinite_bounds_hard_margin():
+    """C = ∞ on separable data gives the hard-margin SVM (all margins ≥ 1, SVs at 1)."""
+    rng = np.random.default_rng(6)
+    X = np.concatenate([rng.normal(size=(20, 2)) + 4, rng.normal(size=(20, 2)) - 4])
+    y = np.r_[np.ones(20), -np.ones(20)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = smo_solve(y, -np.ones(40), np.full(40, np.inf), X, kernel="linear", tol=1e-9)
+    f = X @ (X.T @ (y * res.alpha)) + res.intercept
+    assert np.all(y * f >= 1 - 1e-6)
+    np.testing.assert_allclose(y[res.alpha > 0] * f[res.alpha > 0], 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"y": np.array([1.0, 0.0])}, "only -1 and \\+1"),
+        ({"p": np.array([-1.0])}, "same length"),
+        ({"upper": np.array([1.0, -1.0])}, "upper bounds"),
+        ({"p": np.array([-1.0, np.nan])}, "finite"),
+        ({"index": np.array([0, 5])}, "index values"),
+        ({"tol": 0.0}, "tol must be positive"),
+        ({"kernel": "cosine"}, "Unknown kernel"),
+        ({"alpha0": np.array([1.0, 0.0])}, "y @ alpha0"),
+        ({"points": np.ones((2, 3)), "kernel": "precomputed"}, "square"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = {
+        "y": np.array([1.0, -1.0]),
+        "p": -np.ones(2),
+        "upper": np.ones(2),
+        "points": np.eye(2),
+    }
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        smo_solve(args.pop("y"), args.pop("p"), args.pop("upper"), args.pop("points"), **args)
