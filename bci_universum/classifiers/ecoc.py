@@ -176,7 +176,8 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         A binary classifier with ``decision_function`` (positive = its ``classes_[1]``) and,
         to receive universum trials, a ``universum_label`` parameter (any universum classifier
         of the project). ``None`` means :class:`UniversumSVC()
-        <bci_universum.classifiers.UniversumSVC>`.
+        <bci_universum.classifiers.UniversumSVC>`. With ``kernel="precomputed"``, ``X`` is the
+        kernel matrix over all trials; each column gets its rows and columns.
     coding : {"ovo", "ovr"} or array-like of shape (n_classes, n_columns), default="ovo"
         One-vs-one (pair (a, b), a < b: a is +1, b is −1), one-vs-rest, or a matrix in
         {−1, 0, +1} whose rows follow ``classes_`` (sorted labels), e.g.
@@ -273,6 +274,11 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         self.code_book_ = M
         base = UniversumSVC() if self.estimator is None else self.estimator
         takes_universum = "universum_label" in base.get_params()
+        if self._pairwise() and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"A precomputed kernel must be square over the training trials, got {X.shape}."
+            )
+        self._column_trials = []
         lab_pos = np.flatnonzero(~mask)
         jobs = []
         for j in range(M.shape[1]):
@@ -289,7 +295,10 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
                     "zero_as_universum=False without universum trials in y."
                 )
             label = UNIVERSUM if takes_universum else None
-            jobs.append((clone(base), X[keep], y_col[keep], label))
+            rows = np.flatnonzero(keep)
+            self._column_trials.append(rows)
+            X_col = X[np.ix_(rows, rows)] if self._pairwise() else X[rows]
+            jobs.append((clone(base), X_col, y_col[rows], label))
         self.estimators_ = Parallel(n_jobs=self.n_jobs)(delayed(_fit_column)(*job) for job in jobs)
         self.column_epsilon_ = np.array(
             [float(getattr(est, "epsilon", 0.0)) for est in self.estimators_]
@@ -299,7 +308,24 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     def _column_scores(self, X) -> np.ndarray:
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self._pairwise():
+            # kernel between the test trials and each column's own training trials
+            return np.column_stack(
+                [
+                    est.decision_function(X[:, rows])
+                    for est, rows in zip(self.estimators_, self._column_trials, strict=True)
+                ]
+            )
         return np.column_stack([est.decision_function(X) for est in self.estimators_])
+
+    def _pairwise(self) -> bool:
+        base = UniversumSVC() if self.estimator is None else self.estimator
+        return base.get_params().get("kernel") == "precomputed"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._pairwise()
+        return tags
 
     def decision_function(self, X) -> np.ndarray:
         """Column scores ``h_j(x)`` (positive = the column's +1 side).

@@ -176,6 +176,18 @@ def test_parallel_columns_and_other_base_estimators():
         ECOCUniversumClassifier(SVC(kernel="linear")).fit(X, y)
 
 
+def test_precomputed_kernel_equals_builtin():
+    X, y, X_test, _ = _data(10)
+    base = {"C": 1.0, "C_universum": 0.5, "epsilon": 0.1, "tol": 1e-8}
+    linear = ECOCUniversumClassifier(UniversumSVC(kernel="linear", **base)).fit(X, y)
+    pre = ECOCUniversumClassifier(UniversumSVC(kernel="precomputed", **base)).fit(X @ X.T, y)
+    np.testing.assert_allclose(
+        pre.decision_function(X_test @ X.T), linear.decision_function(X_test), atol=1e-6
+    )
+    with pytest.raises(ValueError, match="precomputed kernel must be square"):
+        ECOCUniversumClassifier(UniversumSVC(kernel="precomputed")).fit(X, y)
+
+
 def test_two_classes_single_oriented_column():
     X, y, X_test, _ = _data(6, L=2)
     clf = ECOCUniversumClassifier(UniversumSVC(kernel="linear")).fit(X, y)
