@@ -17,7 +17,8 @@ Algorithm (block coordinate descent over one sample's ``L``-vector ``α_i``, Cra
 subproblem ``min (A/2)‖α_i‖² + Bᵀα_i, Σ_l α_il = 0, α_il ≤ u_il`` (``B = g_i − Aα_i``) has the
 exact solution ``α_il = min(u_il, (β − B_l)/A)``; the threshold ``β`` comes from sorting
 ``D = B + A·u``. Samples are visited in a random order each pass (a small LCG, identical with and
-without the JIT). The solve stops when every sample satisfies the optimality test
+without the JIT), with LIBLINEAR's shrinking of class entries and samples. The solve stops
+when every sample satisfies the optimality test
 ``max_l g_il − min_{l: α_il < u_il} g_il ≤ tol`` (LIBLINEAR's rule), checked on the final state
 after a pass that looked converged.
 
@@ -75,43 +76,54 @@ class CSResult:
 
 
 @njit(cache=True)
-def _solve_subproblem(A, B, y_i, c_i, out):
-    """Exact minimiser of ``(A/2)‖a‖² + Bᵀa`` s.t. ``Σ a = 0``, ``a_l ≤ u_l`` into ``out``."""
-    L = B.shape[0]
-    if A <= 1e-300:
-        # φ(x_i) = 0: a linear programme; move C_i to the cheapest competitor if it pays
-        best = -1
-        for c in range(L):
-            if c != y_i and (best < 0 or B[c] > B[best]):
-                best = c
-        out[:] = 0.0
-        if best >= 0 and B[y_i] < B[best]:
-            out[y_i] = c_i
-            out[best] = -c_i
-        return
-    D = B.copy()
-    D[y_i] += A * c_i
-    D_sorted = -np.sort(-D)
-    target = 0.0
+def _solve_subproblem(A, B, u, total, out, D):
+    """Exact minimiser of ``(A/2)‖a‖² + Bᵀa`` s.t. ``Σ a = total``, ``a ≤ u`` (A > 0).
+
+    ``D`` is a work array of the same length (no allocation per call).
+    """
+    k = B.shape[0]
+    target = A * total
     rest = 0.0
-    for c in range(L):
+    for c in range(k):
+        D[c] = B[c] + A * u[c]
         target += B[c]
         rest += D[c]
+    # insertion sort, descending (k is the number of classes: small)
+    for c in range(1, k):
+        value = D[c]
+        j = c - 1
+        while j >= 0 and D[j] < value:
+            D[j + 1] = D[j]
+            j -= 1
+        D[j + 1] = value
     beta = 0.0
-    for r in range(1, L + 1):
-        rest -= D_sorted[r - 1]
+    for r in range(1, k + 1):
+        rest -= D[r - 1]
         beta = (target - rest) / r
-        if r == L or beta >= D_sorted[r]:
+        if r == k or beta >= D[r]:
             break
-    for c in range(L):
-        upper = c_i if c == y_i else 0.0
+    for c in range(k):
         value = (beta - B[c]) / A
-        out[c] = upper if value > upper else value
+        out[c] = u[c] if value > u[c] else value
+
+
+@njit(cache=True)
+def _solve_zero_point(e_i, y_i, c_i, out):
+    """Optimum for ``φ(x_i) = 0``: a linear programme in ``e_i`` alone (scores stay 0)."""
+    L = e_i.shape[0]
+    best = -1
+    for c in range(L):
+        if c != y_i and (best < 0 or e_i[c] > e_i[best]):
+            best = c
+    out[:] = 0.0
+    if best >= 0 and e_i[y_i] < e_i[best]:
+        out[y_i] = c_i
+        out[best] = -c_i
 
 
 @njit(cache=True)
 def _violation(g, alpha_i, y_i, c_i):
-    """``max_c g_c − min_{c: α_c < u_c} g_c`` (0 when no coordinate can decrease)."""
+    """``max_c g_c − min_{c: α_c < u_c} g_c`` (0 when no coordinate can increase)."""
     L = g.shape[0]
     g_max = -np.inf
     g_min = np.inf
@@ -138,12 +150,42 @@ def _shuffle(order, state):
 
 
 @njit(cache=True)
+def _point_score(p, c, X, state_mat, linear):
+    """``f_c(x_p)``."""
+    if linear:
+        w = state_mat[c]
+        x = X[p]
+        total = 0.0
+        for j in range(x.shape[0]):
+            total += w[j] * x[j]
+        return total
+    return state_mat[p, c]
+
+
+@njit(cache=True)
+def _update(p, c, delta, X, G, state_mat, linear):
+    """Add ``delta·φ(x_p)`` to class ``c`` (``W`` row, or the scores ``F[:, c]``)."""
+    if linear:
+        w = state_mat[c]
+        x = X[p]
+        for j in range(x.shape[0]):
+            w[j] += delta * x[j]
+    else:
+        col = G[p]
+        for q in range(state_mat.shape[0]):
+            state_mat[q, c] += col[q] * delta
+
+
+@njit(cache=True)
 def _cs_core(y, e, upper, index, alpha, X, G, linear, tol, max_iter, seed):
     """Sequential dual passes in place on ``alpha``; returns (W or F, passes, violation, ok).
 
     ``linear``: ``X`` holds the points (n_points × n_features) and ``W`` (n_classes ×
     n_features) is kept. Otherwise ``G`` is the Gram matrix of the points and the scores ``F``
-    (n_points × n_classes) are kept.
+    (n_points × n_classes) are kept. Shrinking as in LIBLINEAR's Crammer–Singer solver: a class
+    entry at its upper bound whose score is below every movable entry's is set aside, a sample
+    with at most one entry left is set aside; everything is restored when the violation over
+    the active part falls below a threshold that halves down to ``tol``.
     """
     n, L = alpha.shape
     if linear:
@@ -152,75 +194,112 @@ def _cs_core(y, e, upper, index, alpha, X, G, linear, tol, max_iter, seed):
         diag = np.empty(n_points)
         for p in range(n_points):
             diag[p] = np.dot(X[p], X[p])
-        for i in range(n):
-            for c in range(L):
-                if alpha[i, c] != 0.0:
-                    state_mat[c] += alpha[i, c] * X[index[i]]
     else:
         n_points = G.shape[0]
         state_mat = np.zeros((n_points, L))
         diag = np.empty(n_points)
         for p in range(n_points):
             diag[p] = G[p, p]
-        for i in range(n):
+    for i in range(n):
+        for c in range(L):
+            if alpha[i, c] != 0.0:
+                _update(index[i], c, alpha[i, c], X, G, state_mat, linear)
+    # samples at a zero point have a fixed optimum and never enter the passes
+    active = np.empty(n, dtype=np.int64)
+    n_live = 0
+    old = np.empty(L)
+    for i in range(n):
+        if diag[index[i]] > 1e-300:
+            active[n_live] = i
+            n_live += 1
+        else:
+            old[:] = alpha[i]
+            _solve_zero_point(e[i], y[i], upper[i], alpha[i])
             for c in range(L):
-                if alpha[i, c] != 0.0:
-                    state_mat[:, c] += alpha[i, c] * G[:, index[i]]
-    order = np.arange(n)
+                if alpha[i, c] != old[c]:
+                    _update(index[i], c, alpha[i, c] - old[c], X, G, state_mat, linear)
+    classes = np.empty((n, L), dtype=np.int64)
+    for i in range(n):
+        for c in range(L):
+            classes[i, c] = c
+    n_classes = np.full(n, L, dtype=np.int64)
     g = np.empty(L)
     B = np.empty(L)
+    u = np.empty(L)
     new = np.empty(L)
-    delta = np.empty(L)
+    work = np.empty(L)
+    active_size = n_live
+    eps_shrink = max(10.0 * tol, 1.0)
+    start_from_all = True
     state = seed
     converged = False
     worst = np.inf
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        state = _shuffle(order, state)
-        worst = 0.0
-        for i in order:
+        state = _shuffle(active[:active_size], state)
+        stopping = 0.0
+        s = 0
+        while s < active_size:
+            i = active[s]
             p = index[i]
-            if linear:
-                for c in range(L):
-                    g[c] = np.dot(state_mat[c], X[p]) + e[i, c]
-            else:
-                for c in range(L):
-                    g[c] = state_mat[p, c] + e[i, c]
-            v = _violation(g, alpha[i], y[i], upper[i])
-            if v > worst:
-                worst = v
-            if v <= 1e-15:
+            row = classes[i]
+            k = n_classes[i]
+            g_min = np.inf
+            g_max = -np.inf
+            for a in range(k):
+                c = row[a]
+                g[a] = _point_score(p, c, X, state_mat, linear) + e[i, c]
+                u[a] = upper[i] if c == y[i] else 0.0
+                if alpha[i, c] < u[a] and g[a] < g_min:
+                    g_min = g[a]
+                if g[a] > g_max:
+                    g_max = g[a]
+            a = 0
+            while a < k:
+                if alpha[i, row[a]] >= u[a] and g[a] < g_min:
+                    k -= 1
+                    row[a], row[k] = row[k], row[a]
+                    g[a], g[k] = g[k], g[a]
+                    u[a], u[k] = u[k], u[a]
+                else:
+                    a += 1
+            n_classes[i] = k
+            if k <= 1:
+                active_size -= 1
+                active[s], active[active_size] = active[active_size], active[s]
                 continue
+            s += 1
+            if g_max - g_min <= 1e-12:
+                continue
+            if g_max - g_min > stopping:
+                stopping = g_max - g_min
             A = diag[p]
-            for c in range(L):
-                B[c] = g[c] - A * alpha[i, c]
-            _solve_subproblem(A, B, y[i], upper[i], new)
-            moved = False
-            for c in range(L):
-                delta[c] = new[c] - alpha[i, c]
-                if delta[c] != 0.0:
-                    moved = True
-                alpha[i, c] = new[c]
-            if not moved:
-                continue
-            if linear:
-                for c in range(L):
-                    if delta[c] != 0.0:
-                        state_mat[c] += delta[c] * X[p]
-            else:
-                col = G[p]
-                for q in range(n_points):
-                    kq = col[q]
-                    if kq != 0.0:
-                        for c in range(L):
-                            state_mat[q, c] += kq * delta[c]
-        if worst <= tol:
-            # the pass saw each sample before later updates moved it: check the final state
-            worst = _max_violation(y, e, upper, index, alpha, X, state_mat, linear, g)
-            if worst <= tol:
-                converged = True
-                break
+            total = 0.0
+            for a in range(k):
+                B[a] = g[a] - A * alpha[i, row[a]]
+                total += alpha[i, row[a]]
+            _solve_subproblem(A, B[:k], u[:k], total, new[:k], work[:k])
+            for a in range(k):
+                c = row[a]
+                delta = new[a] - alpha[i, c]
+                if delta != 0.0:
+                    alpha[i, c] = new[a]
+                    _update(p, c, delta, X, G, state_mat, linear)
+        if stopping < eps_shrink:
+            if stopping < tol and start_from_all:
+                # the pass saw each sample before later updates moved it: check the final state
+                worst = _max_violation(y, e, upper, index, alpha, X, state_mat, linear, g)
+                if worst <= tol:
+                    converged = True
+                    break
+            active_size = n_live
+            n_classes[:] = L
+            eps_shrink = max(eps_shrink / 2.0, tol)
+            start_from_all = True
+        else:
+            start_from_all = False
+            worst = stopping
     return state_mat, n_iter, worst, converged
 
 
@@ -229,12 +308,8 @@ def _max_violation(y, e, upper, index, alpha, X, state_mat, linear, g):
     worst = 0.0
     L = alpha.shape[1]
     for i in range(y.shape[0]):
-        p = index[i]
         for c in range(L):
-            if linear:
-                g[c] = np.dot(state_mat[c], X[p]) + e[i, c]
-            else:
-                g[c] = state_mat[p, c] + e[i, c]
+            g[c] = _point_score(index[i], c, X, state_mat, linear) + e[i, c]
         v = _violation(g, alpha[i], y[i], upper[i])
         if v > worst:
             worst = v
@@ -360,7 +435,17 @@ def cs_solve(
         )
         X = np.empty((0, 1))
     state_mat, n_iter, worst, converged = _cs_core(
-        y, e, upper, index, alpha, X, G, linear, float(tol), int(max_iter), int(seed) % _LCG_M
+        y,
+        e,
+        upper,
+        index,
+        alpha,
+        X,
+        G,
+        linear,
+        float(tol),
+        int(max_iter),
+        int(seed) % _LCG_M,
     )
     if not converged:
         warnings.warn(
