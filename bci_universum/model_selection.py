@@ -13,6 +13,10 @@ fold; :func:`universum_scorer` scores the labelled trials of a test fold only. T
         cv=UniversumStratifiedKFold(10),
         scoring=universum_scorer("accuracy"),
     )
+
+For the multiclass universum SVM, :func:`span_bound` estimates the leave-one-out error from one
+fit (Dhar et al.'s span estimate) and :class:`SpanBoundSearch` selects parameters by it instead
+of by resampling.
 """
 
 from __future__ import annotations

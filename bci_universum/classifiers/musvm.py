@@ -68,8 +68,9 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         Independent term of the polynomial and sigmoid kernels.
     tol : float, default=1e-3
         Stopping tolerance on the per-trial optimality violation of the dual.
-    max_iter : int, default=1000
-        Cap on solver passes over all (augmented) trials.
+    max_iter : int, default=10000
+        Cap on solver passes over all (augmented) trials (a pass over the shrunk active set is
+        cheap; large C and many universum copies need thousands).
     universum_label : int, str or None, default=None
         Label of universum trials in ``y`` (``None``: ``-2`` or ``"universum"``).
     random_state : int, RandomState or None, default=None
@@ -127,7 +128,7 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         degree=3,
         coef0=0.0,
         tol=1e-3,
-        max_iter=1000,
+        max_iter=10_000,
         universum_label=None,
         random_state=None,
     ):
