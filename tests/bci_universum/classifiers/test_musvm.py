@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from cvxopt import matrix, solvers
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -249,3 +250,56 @@ def test_bad_data():
 @parametrize_with_checks([MulticlassUniversumSVC()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _primal_2_cvxopt(X, y, U, L, C, C_u, delta):
+    """The paper's motivating primal (2) (one slack per universum trial) by cvxopt."""
+    n, d = X.shape
+    m = U.shape[0]
+    nv = L * d + n + m
+    P = np.zeros((nv, nv))
+    P[: L * d, : L * d] = np.eye(L * d)
+    q = np.concatenate([np.zeros(L * d), np.full(n, C), np.full(m, C_u)])
+    rows, rhs = [], []
+    for i in range(n):
+        for c in range(L):
+            if c != y[i]:
+                r = np.zeros(nv)  # −(w_y − w_c)·x_i − ξ_i ≤ −1
+                r[y[i] * d : (y[i] + 1) * d] -= X[i]
+                r[c * d : (c + 1) * d] += X[i]
+                r[L * d + i] = -1.0
+                rows.append(r)
+                rhs.append(-1.0)
+    for j in range(m):
+        for k in range(L):
+            for c in range(L):
+                if c != k:
+                    r = np.zeros(nv)  # (w_k − w_c)·z_j − ζ_j ≤ Δ
+                    r[k * d : (k + 1) * d] += U[j]
+                    r[c * d : (c + 1) * d] -= U[j]
+                    r[L * d + n + j] = -1.0
+                    rows.append(r)
+                    rhs.append(delta)
+    slack = np.zeros((n + m, nv))
+    slack[:, L * d :] = -np.eye(n + m)
+    G = np.vstack([np.array(rows), slack])
+    h = np.concatenate([rhs, np.zeros(n + m)])
+    solvers.options.update({"show_progress": False, "abstol": 1e-11, "reltol": 1e-11})
+    sol = solvers.qp(matrix(P), matrix(q), matrix(G), matrix(h))
+    return np.array(sol["x"]).ravel()[: L * d].reshape(L, d)
+
+
+@pytest.mark.parametrize("L", [2, 3])
+def test_formulation_18_versus_motivating_primal_2(L):
+    """Notes §2.4/T6: the implemented (18) equals the paper's (2) for two classes and differs
+    from it for three (a sum over the universum copies instead of one max per trial)."""
+    X, y, _ = _data(13, L=L, n_per=6, d=8, m=6)
+    lab = y != UNIVERSUM
+    C, C_u, delta = 1.0, 0.5, 0.0
+    clf = MulticlassUniversumSVC(C=C, C_universum=C_u, delta=delta, **TIGHT).fit(X, y)
+    W2 = _primal_2_cvxopt(X[lab], y[lab], X[~lab], L, C, C_u, delta)
+    gap = np.abs(clf.coef_ - W2).max()
+    if L == 2:
+        assert gap <= 1e-5 * np.abs(W2).max()
+    else:
+        assert gap >= 1e-3 * np.abs(W2).max()
