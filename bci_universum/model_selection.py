@@ -13,23 +13,33 @@ fold; :func:`universum_scorer` scores the labelled trials of a test fold only. T
         cv=UniversumStratifiedKFold(10),
         scoring=universum_scorer("accuracy"),
     )
+
+For the multiclass universum SVM, :func:`span_bound` estimates the leave-one-out error from one
+fit (Dhar et al.'s span estimate) and :class:`SpanBoundSearch` selects parameters by it instead
+of by resampling.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import (
     BaseCrossValidator,
     KFold,
+    ParameterGrid,
     StratifiedKFold,
     StratifiedShuffleSplit,
 )
 from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
 
 from ._universum import universum_mask
+from .solvers.kernels import kernel_matrix
 
 _UNIVERSUM_MODES = ("train", "split")
 
@@ -265,3 +275,250 @@ def universum_scorer(scoring="accuracy", *, universum_label=None):
             f"got {scoring!r}."
         )
     return _UniversumScorer(scoring, universum_label)
+
+
+# --- Span-based leave-one-out estimate of the MU-SVM (Dhar et al., §3.3) -----------------------
+
+_PINV_RCOND = 1e-10
+
+
+@dataclass
+class SpanBound:
+    """The span estimate (22) of the leave-one-out error of a fitted MU-SVM.
+
+    Attributes
+    ----------
+    bound : float
+        ``(count_type1 + count_type2) / n_labelled``.
+    count_type1 : int
+        Labelled Type-1 support vectors with ``S_t² ≥ α_t·f(x_t)``.
+    count_type2 : int
+        Labelled Type-2 (bounded) support vectors; each counts as an error.
+    n_labelled : int
+        Number of labelled trials (the denominator).
+    type1, type2 : ndarray of int
+        Rows of ``alpha_`` (augmented problem) that are Type-1 / Type-2 support vectors.
+    span_sq : ndarray of shape (n_labelled,)
+        ``S_t²`` of every labelled trial (NaN where it is not a Type-1 support vector).
+    margin_term : ndarray of shape (n_labelled,)
+        ``α_t·f(x_t)`` of every labelled trial.
+    """
+
+    bound: float
+    count_type1: int
+    count_type2: int
+    n_labelled: int
+    type1: np.ndarray
+    type2: np.ndarray
+    span_sq: np.ndarray
+    margin_term: np.ndarray
+
+
+def _trial_kernel(estimator, X, positions: np.ndarray) -> np.ndarray:
+    """Kernel matrix between the fit trials at ``positions`` (the estimator's kernel)."""
+    if estimator.kernel == "precomputed":
+        return np.ascontiguousarray(X[np.ix_(positions, positions)], dtype=np.float64)
+    Xp = X[positions]
+    return kernel_matrix(
+        Xp, None, estimator.kernel, estimator.gamma_, estimator.degree, estimator.coef0
+    )
+
+
+def _distances_to_span(K: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """``d_t² = K_tt − K_tR K_RR⁺ K_Rt`` with R all other rows, for each position ``t``.
+
+    The squared feature-space distance from ``φ_t`` to the linear span of the other points. With
+    a well-conditioned ``K`` this is ``1 / (K⁻¹)_tt``; otherwise (duplicate points, more points
+    than linear dimensions) each ``t`` uses the pseudo-inverse of ``K_RR``.
+    """
+    if K.shape[0] == 1:
+        return np.array([K[0, 0]])
+    eigvals = np.linalg.eigvalsh(K)
+    if eigvals[0] > 1e-8 * max(eigvals[-1], np.finfo(float).tiny):
+        return 1.0 / np.diag(np.linalg.inv(K))[targets]
+    out = np.empty(targets.size)
+    for k, t in enumerate(targets):
+        rest = np.delete(np.arange(K.shape[0]), t)
+        k_rt = K[rest, t]
+        proj = k_rt @ np.linalg.pinv(K[np.ix_(rest, rest)], rcond=_PINV_RCOND, hermitian=True)
+        out[k] = K[t, t] - proj @ k_rt
+    return np.maximum(out, 0.0)
+
+
+def span_bound(estimator, X, y, *, sv_tol: float = 1e-6) -> SpanBound:
+    """Span estimate (22) of the leave-one-out error of a fitted MU-SVM, without refitting.
+
+    Follows Corollary 2 of Dhar et al. with the errata of the notes
+    (``multiclass-universum-svm.md`` §2.9): the span of a labelled Type-1 support vector t is
+    the closed form ``S_t² = ‖α_t‖²·d_t²`` (E3), ``d_t`` the feature-space distance from
+    ``φ(x_t)`` to the linear span of the other Type-1 support vectors (universum copies
+    included), computed with a pseudo-inverse so that singular kernel blocks (duplicate copies,
+    averaged universa) give the right value (E2, E4); t counts as an error when
+    ``S_t² ≥ α_t·f(x_t)``; every labelled Type-2 support vector counts; the denominator is the
+    number of labelled trials. It is an estimate, not a strict upper bound, for three or more
+    classes (E5), and it is exactly 1 when every labelled trial is bounded (E8).
+
+    Parameters
+    ----------
+    estimator : MulticlassUniversumSVC
+        Fitted on ``(X, y)``.
+    X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        The training trials of that fit (the kernel matrix for ``kernel="precomputed"``).
+    y : array-like of shape (n_samples,)
+        The labels of that fit (universum trials marked by the sentinel).
+    sv_tol : float, default=1e-6
+        Relative tolerance separating Type 1 (``sv_tol·C_i < α_iy < (1 − sv_tol)·C_i``) from
+        Type 2 (``α_iy ≥ (1 − sv_tol)·C_i``) support vectors (E10); keep it above the solver's
+        accuracy.
+
+    Returns
+    -------
+    result : SpanBound
+    """
+    for attr in ("alpha_", "augmented_trials_", "augmented_classes_", "augmented_costs_"):
+        if not hasattr(estimator, attr):
+            raise TypeError(
+                "span_bound needs a fitted MulticlassUniversumSVC (missing attribute "
+                f"{attr!r} on {type(estimator).__name__})."
+            )
+    if not 0 < sv_tol < 0.5:
+        raise ValueError(f"sv_tol must lie in (0, 0.5), got {sv_tol!r}.")
+    X = np.asarray(X, dtype=np.float64)
+    y = np.asarray(y)
+    if X.shape[0] != y.shape[0]:
+        raise ValueError(f"X and y have inconsistent numbers of trials: {len(X)} and {len(y)}.")
+    alpha = estimator.alpha_
+    rows = np.arange(alpha.shape[0])
+    is_universum = universum_mask(y, estimator.universum_label)
+    n = int(np.count_nonzero(~is_universum))
+    trials = estimator.augmented_trials_
+    if trials.size < n or trials.max(initial=-1) >= X.shape[0] or np.any(is_universum[trials[:n]]):
+        raise ValueError("X and y are not the trials the estimator was fitted on.")
+    costs = estimator.augmented_costs_
+    own = alpha[rows, estimator.augmented_classes_]
+    type1 = np.flatnonzero((own > sv_tol * costs) & (own < (1.0 - sv_tol) * costs))
+    type2 = np.flatnonzero((costs > 0) & (own >= (1.0 - sv_tol) * costs))
+    positions, point_of_row = np.unique(trials, return_inverse=True)
+    K = _trial_kernel(estimator, X, positions)
+    coef = np.zeros((positions.size, alpha.shape[1]))
+    np.add.at(coef, point_of_row, alpha)
+    f_rows = (K @ coef)[point_of_row[:n]]
+    margin_term = np.einsum("il,il->i", alpha[:n], f_rows)
+    span_sq = np.full(n, np.nan)
+    train_type1 = type1[type1 < n]
+    if train_type1.size:
+        sv_points = point_of_row[type1]
+        K_sv = K[np.ix_(sv_points, sv_points)]
+        d2 = _distances_to_span(K_sv, np.flatnonzero(type1 < n))
+        span_sq[train_type1] = np.sum(alpha[train_type1] ** 2, axis=1) * d2
+    count1 = int(np.count_nonzero(span_sq[train_type1] >= margin_term[train_type1]))
+    count2 = int(np.count_nonzero(type2 < n))
+    return SpanBound(
+        bound=(count1 + count2) / n,
+        count_type1=count1,
+        count_type2=count2,
+        n_labelled=n,
+        type1=type1,
+        type2=type2,
+        span_sq=span_sq,
+        margin_term=margin_term,
+    )
+
+
+def _fit_and_bound(estimator, params, X, y, sv_tol):
+    estimator = clone(estimator).set_params(**params)
+    estimator.fit(X, y)
+    return estimator, span_bound(estimator, X, y, sv_tol=sv_tol)
+
+
+class SpanBoundSearch(MetaEstimatorMixin, BaseEstimator):
+    """Model selection for the MU-SVM by the span estimate instead of cross-validation.
+
+    Fits ``estimator`` once per grid point on all the data and keeps the point with the lowest
+    :func:`span_bound` (exact ties: the first point in ``ParameterGrid`` order, as in
+    ``GridSearchCV``). No resampling: one fit per grid point.
+
+    Parameters
+    ----------
+    estimator : MulticlassUniversumSVC
+        The model to tune.
+    param_grid : dict or list of dict
+        As in :class:`~sklearn.model_selection.GridSearchCV`.
+    sv_tol : float, default=1e-6
+        Support-vector tolerance of :func:`span_bound`.
+    n_jobs : int or None, default=None
+        Grid points fitted in parallel by joblib.
+
+    Attributes
+    ----------
+    cv_results_ : dict
+        ``params``, ``bound``, ``count_type1``, ``count_type2``, ``rank_bound`` per grid point.
+    best_index_ : int
+    best_params_ : dict
+    best_bound_ : float
+    best_estimator_ : estimator
+        The model fitted at the best grid point (on all the data).
+    classes_ : ndarray
+    """
+
+    def __init__(self, estimator, param_grid, *, sv_tol=1e-6, n_jobs=None):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.sv_tol = sv_tol
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        """Fit every grid point and select the one with the lowest span estimate.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels, the universum sentinel for universum trials.
+
+        Returns
+        -------
+        self : SpanBoundSearch
+        """
+        grid = list(ParameterGrid(self.param_grid))
+        if not grid:
+            raise ValueError("param_grid is empty.")
+        out = Parallel(n_jobs=self.n_jobs)(
+            delayed(_fit_and_bound)(self.estimator, params, X, y, self.sv_tol) for params in grid
+        )
+        bounds = np.array([b.bound for _, b in out])
+        order = np.argsort(bounds, kind="stable")
+        rank = np.empty(len(grid), dtype=np.int64)
+        rank[order] = np.arange(1, len(grid) + 1)
+        self.cv_results_ = {
+            "params": grid,
+            "bound": bounds,
+            "count_type1": np.array([b.count_type1 for _, b in out]),
+            "count_type2": np.array([b.count_type2 for _, b in out]),
+            "rank_bound": rank,
+        }
+        self.best_index_ = int(np.argmin(bounds))
+        self.best_params_ = grid[self.best_index_]
+        self.best_bound_ = float(bounds[self.best_index_])
+        self.best_estimator_ = out[self.best_index_][0]
+        return self
+
+    @property
+    def classes_(self) -> np.ndarray:
+        check_is_fitted(self)
+        return self.best_estimator_.classes_
+
+    def predict(self, X) -> np.ndarray:
+        """Predict with the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.predict(X)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Decision function of the selected model."""
+        check_is_fitted(self)
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y) -> float:
+        """Score of the selected model (its ``score``: labelled trials only)."""
+        check_is_fitted(self)
+        return self.best_estimator_.score(X, y)

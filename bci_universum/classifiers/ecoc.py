@@ -1,0 +1,389 @@
+"""Multiclass universum learning with error-correcting output codes (ECOC), Sinz §2.2.1.3.
+
+A coding matrix ``M ∈ {−1, 0, +1}^(n_classes × n_columns)`` defines one binary problem per
+column: classes coded +1 against classes coded −1. The classes coded 0 in a column are that
+column's universum (with ``zero_as_universum=True``), on top of any recorded universum trials.
+A test trial gets the column scores ``h = (h_1(x), …, h_n(x))`` and the class whose code word is
+nearest under the decoder (notes ``universum-svm.md`` §6):
+
+* ``"hamming"`` (2.21): ``Σ_j (1 − sign(h_j) M_ij) / 2`` (a 0 on either side costs ½);
+* ``"l1"`` (2.23): ``Σ_j |M_ij − h_j|``;
+* ``"hinge"`` (2.22): ``Σ_j ℓ_j(M_ij, h_j)`` with the hinge ``max(0, 1 − M_ij h_j)`` for ±1 and
+  the column's universum loss ``max(0, |h_j| − ε_j)`` for 0 (ε_j: the column estimator's
+  ``epsilon``, 0 if it has none);
+* ``"allwein"``: loss-based decoding of Allwein, Schapire & Singer, the hinge for every entry,
+  so a 0 costs the constant ``max(0, 1 − 0) = 1``.
+
+Ties between classes at the same distance go to the first class in ``classes_`` order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+import warnings
+
+import numpy as np
+from joblib import Parallel, delayed
+from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .._universum import UNIVERSUM, universum_mask
+from ..model_selection import universum_scorer
+from .usvm import UniversumSVC
+
+DECODERS = ("hamming", "l1", "hinge", "allwein")
+
+#: The thesis's 5-class FINGERS coding matrix (3.1). Rows: no finger, left little finger, left
+#: thumb, right thumb, right little finger (label them 0–4 in this order, see
+#: :data:`FINGERS_CLASSES`). Columns: (i) finger vs none, (ii) left vs right hand, (iii) left
+#: hand: little finger vs thumb, (iv) right hand: thumb vs little finger.
+FINGERS_CODING = np.array(
+    [
+        [+1, 0, 0, 0],
+        [-1, +1, +1, 0],
+        [-1, +1, -1, 0],
+        [-1, -1, 0, +1],
+        [-1, -1, 0, -1],
+    ],
+    dtype=np.int64,
+)
+FINGERS_CLASSES = ("none", "left_little", "left_thumb", "right_thumb", "right_little")
+
+
+def one_vs_one_coding(n_classes: int) -> np.ndarray:
+    """One-vs-one coding matrix: column (a, b), a < b, codes class a +1 and class b −1.
+
+    Columns are in lexicographic order of the pairs; the other classes are coded 0.
+    """
+    pairs = list(itertools.combinations(range(n_classes), 2))
+    M = np.zeros((n_classes, len(pairs)), dtype=np.int64)
+    for j, (a, b) in enumerate(pairs):
+        M[a, j], M[b, j] = 1, -1
+    return M
+
+
+def one_vs_rest_coding(n_classes: int) -> np.ndarray:
+    """One-vs-rest coding matrix ``2I − 11ᵀ`` (no zeros, hence no class universum)."""
+    return 2 * np.eye(n_classes, dtype=np.int64) - 1
+
+
+def check_coding_matrix(coding, n_classes: int) -> np.ndarray:
+    """Validate a coding matrix for ``n_classes`` classes; return it as int64.
+
+    Raises ``ValueError`` for a wrong shape, entries outside {−1, 0, +1}, a column without both
+    a +1 and a −1, a class coded 0 in every column, or two classes with the same code word.
+    Warns (``UserWarning``) for duplicate or complementary columns (the same binary problem).
+    """
+    M = np.asarray(coding)
+    if M.ndim != 2 or M.shape[0] != n_classes or M.shape[1] < 1:
+        raise ValueError(
+            f"The coding matrix must have shape (n_classes={n_classes}, n_columns >= 1); "
+            f"got shape {M.shape}."
+        )
+    if not np.all(np.isin(M, (-1, 0, 1))):
+        raise ValueError("The coding matrix must contain only -1, 0 and +1.")
+    M = M.astype(np.int64)
+    for j in range(M.shape[1]):
+        if not (np.any(M[:, j] == 1) and np.any(M[:, j] == -1)):
+            raise ValueError(
+                f"Column {j} of the coding matrix needs at least one class coded +1 and one "
+                f"coded -1; got {M[:, j].tolist()}."
+            )
+    for i in np.flatnonzero(np.all(M == 0, axis=1)):
+        raise ValueError(f"Class {i} is coded 0 in every column: no classifier can predict it.")
+    rows = {}
+    for i, row in enumerate(map(tuple, M)):
+        if row in rows:
+            raise ValueError(
+                f"Classes {rows[row]} and {i} have the same code word {list(row)}; the decoder "
+                "cannot tell them apart."
+            )
+        rows[row] = i
+    for a, b in itertools.combinations(range(M.shape[1]), 2):
+        if np.array_equal(M[:, a], M[:, b]) or np.array_equal(M[:, a], -M[:, b]):
+            kind = "identical" if np.array_equal(M[:, a], M[:, b]) else "complementary"
+            warnings.warn(
+                f"Columns {a} and {b} of the coding matrix are {kind}: they train the same "
+                "binary problem twice.",
+                UserWarning,
+                stacklevel=3,
+            )
+    return M
+
+
+def ecoc_distances(scores, coding, decoder: str = "hinge", epsilon=0.0) -> np.ndarray:
+    """Distances between column scores and every class's code word.
+
+    Parameters
+    ----------
+    scores : array-like of shape (n_samples, n_columns)
+        Column outputs ``h_j(x)``.
+    coding : array-like of shape (n_classes, n_columns)
+        Coding matrix in {−1, 0, +1}.
+    decoder : {"hamming", "l1", "hinge", "allwein"}
+        See the module docstring.
+    epsilon : float or array-like of shape (n_columns,)
+        Universum tube half-width ε_j of each column (``"hinge"`` only).
+
+    Returns
+    -------
+    distances : ndarray of shape (n_samples, n_classes)
+        The predicted class is the argmin (first class among exact ties).
+    """
+    if decoder not in DECODERS:
+        raise ValueError(f"Unknown decoder {decoder!r}; expected one of {DECODERS}.")
+    h = np.asarray(scores, dtype=np.float64)
+    M = np.asarray(coding, dtype=np.float64)
+    if h.ndim != 2 or h.shape[1] != M.shape[1]:
+        raise ValueError(
+            f"scores must have shape (n_samples, {M.shape[1]}) for this coding matrix; "
+            f"got {h.shape}."
+        )
+    h3, M3 = h[:, None, :], M[None, :, :]
+    if decoder == "hamming":
+        terms = (1.0 - np.sign(h3) * M3) / 2.0
+    elif decoder == "l1":
+        terms = np.abs(M3 - h3)
+    else:
+        terms = np.maximum(0.0, 1.0 - M3 * h3)
+        if decoder == "hinge":
+            eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (M.shape[1],))
+            universum_loss = np.maximum(0.0, np.abs(h3) - eps)
+            terms = np.where(M3 == 0, universum_loss, terms)
+    return terms.sum(axis=2)
+
+
+def _fit_column(estimator, X, y_column, universum_label):
+    """Fit one column's binary classifier; classes 0 (coded −1) and 1 (coded +1)."""
+    if universum_label is not None:
+        estimator.set_params(universum_label=universum_label)
+    return estimator.fit(X, y_column)
+
+
+class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+    """Multiclass classifier from binary universum classifiers under a coding matrix.
+
+    Column j trains a clone of ``estimator`` on the classes coded +1 (positive) against those
+    coded −1; the classes coded 0 join the column's universum (``zero_as_universum=True``),
+    as do the recorded universum trials (sentinel label in ``y``). Prediction decodes the column
+    scores with ``decoder``.
+
+    Parameters
+    ----------
+    estimator : estimator or None, default=None
+        A binary classifier with ``decision_function`` (positive = its ``classes_[1]``) and,
+        to receive universum trials, a ``universum_label`` parameter (any universum classifier
+        of the project). ``None`` means :class:`UniversumSVC()
+        <bci_universum.classifiers.UniversumSVC>`. With ``kernel="precomputed"``, ``X`` is the
+        kernel matrix over all trials; each column gets its rows and columns.
+    coding : {"ovo", "ovr"} or array-like of shape (n_classes, n_columns), default="ovo"
+        One-vs-one (pair (a, b), a < b: a is +1, b is −1), one-vs-rest, or a matrix in
+        {−1, 0, +1} whose rows follow ``classes_`` (sorted labels), e.g.
+        :data:`FINGERS_CODING`. With two classes "ovo" and "ovr" are the single column
+        ``[+1, −1]``.
+    decoder : {"hinge", "hamming", "l1", "allwein"}, default="hinge"
+        See the module docstring.
+    zero_as_universum : bool, default=True
+        Use the trials of classes coded 0 as the column's universum; ``False`` leaves them
+        out of that column.
+    n_jobs : int or None, default=None
+        Columns fitted in parallel by joblib.
+    universum_label : int, str or None, default=None
+        Label of universum trials in ``y`` (``None``: ``-2`` or ``"universum"``).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    code_book_ : ndarray of int of shape (n_classes, n_columns)
+        The coding matrix used; row i codes ``classes_[i]``.
+    estimators_ : list of estimators
+        The fitted column classifiers (their class 1 is the +1 side).
+    column_epsilon_ : ndarray of shape (n_columns,)
+        ε_j used by the hinge decoder.
+    n_features_in_ : int
+
+    Notes
+    -----
+    ``decision_function`` returns the column scores (not per-class scores); for two classes
+    it returns one column oriented so that positive means ``classes_[1]``. There is no
+    ``predict_proba``. Exact ties between decoded distances go to the first class in
+    ``classes_`` order.
+    """
+
+    def __init__(
+        self,
+        estimator=None,
+        coding="ovo",
+        decoder="hinge",
+        zero_as_universum=True,
+        n_jobs=None,
+        universum_label=None,
+    ):
+        self.estimator = estimator
+        self.coding = coding
+        self.decoder = decoder
+        self.zero_as_universum = zero_as_universum
+        self.n_jobs = n_jobs
+        self.universum_label = universum_label
+
+    def _code_book(self, n_classes: int) -> np.ndarray:
+        if isinstance(self.coding, str):
+            if self.coding not in ("ovo", "ovr"):
+                raise ValueError(f"coding must be 'ovo', 'ovr' or an array; got {self.coding!r}.")
+            if n_classes == 2:
+                return np.array([[1], [-1]], dtype=np.int64)
+            if self.coding == "ovo":
+                return one_vs_one_coding(n_classes)
+            return one_vs_rest_coding(n_classes)
+        return check_coding_matrix(self.coding, n_classes)
+
+    def fit(self, X, y):
+        """Fit one binary universum classifier per column of the coding matrix.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Labelled and universum trials.
+        y : array-like of shape (n_samples,)
+            Class labels, the universum sentinel for universum trials.
+
+        Returns
+        -------
+        self : ECOCUniversumClassifier
+        """
+        if self.decoder not in DECODERS:
+            raise ValueError(f"Unknown decoder {self.decoder!r}; expected one of {DECODERS}.")
+        if not isinstance(self.zero_as_universum, (bool, np.bool_)):
+            raise ValueError(
+                f"zero_as_universum must be True or False, got {self.zero_as_universum!r}."
+            )
+        if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
+            raise ValueError(f"n_jobs must be an integer or None, got {self.n_jobs!r}.")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        mask = universum_mask(y, self.universum_label)
+        check_classification_targets(y[~mask])
+        self.classes_, codes = np.unique(y[~mask], return_inverse=True)
+        if self.classes_.size < 2:
+            raise ValueError(
+                f"The labelled trials contain {self.classes_.size} class(es) "
+                f"{self.classes_.tolist()}; ECOCUniversumClassifier needs at least two."
+            )
+        M = self._code_book(self.classes_.size)
+        self.code_book_ = M
+        base = UniversumSVC() if self.estimator is None else self.estimator
+        takes_universum = "universum_label" in base.get_params()
+        if self._pairwise() and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"A precomputed kernel must be square over the training trials, got {X.shape}."
+            )
+        self._column_trials = []
+        lab_pos = np.flatnonzero(~mask)
+        jobs = []
+        for j in range(M.shape[1]):
+            code = M[codes, j]
+            y_col = np.full(y.shape[0], UNIVERSUM, dtype=np.int64)
+            y_col[lab_pos] = np.where(code > 0, 1, np.where(code < 0, 0, UNIVERSUM))
+            zero_coded = ~mask & (y_col == UNIVERSUM)
+            keep = np.ones(y.shape[0], dtype=bool) if self.zero_as_universum else ~zero_coded
+            has_universum = np.any(y_col[keep] == UNIVERSUM)
+            if has_universum and not takes_universum:
+                raise ValueError(
+                    f"Column {j} has universum trials but {type(base).__name__} has no "
+                    "universum_label parameter; use a universum classifier, or "
+                    "zero_as_universum=False without universum trials in y."
+                )
+            label = UNIVERSUM if takes_universum else None
+            rows = np.flatnonzero(keep)
+            self._column_trials.append(rows)
+            X_col = X[np.ix_(rows, rows)] if self._pairwise() else X[rows]
+            jobs.append((clone(base), X_col, y_col[rows], label))
+        self.estimators_ = Parallel(n_jobs=self.n_jobs)(delayed(_fit_column)(*job) for job in jobs)
+        self.column_epsilon_ = np.array(
+            [float(getattr(est, "epsilon", 0.0)) for est in self.estimators_]
+        )
+        return self
+
+    def _column_scores(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if self._pairwise():
+            # kernel between the test trials and each column's own training trials
+            return np.column_stack(
+                [
+                    est.decision_function(X[:, rows])
+                    for est, rows in zip(self.estimators_, self._column_trials, strict=True)
+                ]
+            )
+        return np.column_stack([est.decision_function(X) for est in self.estimators_])
+
+    def _pairwise(self) -> bool:
+        base = UniversumSVC() if self.estimator is None else self.estimator
+        return base.get_params().get("kernel") == "precomputed"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.pairwise = self._pairwise()
+        return tags
+
+    def decision_function(self, X) -> np.ndarray:
+        """Column scores ``h_j(x)`` (positive = the column's +1 side).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_columns), or (n_samples,) for two classes
+            For two classes the single column, signed so that positive means ``classes_[1]``.
+        """
+        scores = self._column_scores(X)
+        if self.classes_.size == 2 and scores.shape[1] == 1:
+            return scores[:, 0] * self.code_book_[1, 0]
+        return scores
+
+    def decode(self, X) -> np.ndarray:
+        """Decoder distances of every trial to every class's code word.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        distances : ndarray of shape (n_samples, n_classes)
+        """
+        return ecoc_distances(
+            self._column_scores(X), self.code_book_, self.decoder, self.column_epsilon_
+        )
+
+    def predict(self, X) -> np.ndarray:
+        """Class with the nearest code word (exact ties: the first class in ``classes_``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        return self.classes_[np.argmin(self.decode(X), axis=1)]
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        score : float
+        """
+        return universum_scorer("accuracy")(self, X, y, sample_weight=sample_weight)

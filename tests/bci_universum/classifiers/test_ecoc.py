@@ -1,0 +1,280 @@
+"""ECOCUniversumClassifier: columns vs SVC, decoders (notes §19 C), ties, FINGERS, API, errors."""
+
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from bci_universum import UNIVERSUM
+from bci_universum.classifiers import LeastSquaresUniversumSVC, UniversumSVC
+from bci_universum.classifiers.ecoc import (
+    FINGERS_CLASSES,
+    FINGERS_CODING,
+    ECOCUniversumClassifier,
+    check_coding_matrix,
+    ecoc_distances,
+    one_vs_one_coding,
+    one_vs_rest_coding,
+)
+from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
+
+
+def _data(seed, L=4, n_per=15, d=5, m=10, sep=2.5):
+    """L Gaussian classes on the axes (labels 0..L−1) and universum trials at the origin."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(L), n_per)
+    means = sep * np.eye(max(L, d))[:L, :d] if d >= L else sep * rng.normal(size=(L, d))
+    X = rng.normal(size=(y.size, d)) + means[y]
+    Z = 0.5 * rng.normal(size=(m, d))
+    X_all = np.concatenate([X, Z])
+    y_all = np.concatenate([y, np.full(m, UNIVERSUM)])
+    y_test = rng.integers(0, L, 200)
+    return X_all, y_all, rng.normal(size=(200, d)) + means[y_test], y_test
+
+
+def test_coding_helpers_and_fingers_matrix():
+    np.testing.assert_array_equal(
+        one_vs_one_coding(4),
+        [
+            [1, 1, 1, 0, 0, 0],
+            [-1, 0, 0, 1, 1, 0],
+            [0, -1, 0, -1, 0, 1],
+            [0, 0, -1, 0, -1, -1],
+        ],
+    )
+    np.testing.assert_array_equal(one_vs_rest_coding(3), 2 * np.eye(3) - 1)
+    assert FINGERS_CODING.shape == (5, 4) and len(FINGERS_CLASSES) == 5
+    # universum of each FINGERS column (notes §19 C): the classes coded 0
+    universa = [np.flatnonzero(FINGERS_CODING[:, j] == 0).tolist() for j in range(4)]
+    assert universa == [[], [0], [0, 3, 4], [0, 1, 2]]
+    np.testing.assert_array_equal(check_coding_matrix(FINGERS_CODING, 5), FINGERS_CODING)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_columns_equal_plain_svc(kernel):
+    """Empty universum, or C_universum = 0: column j is scikit-learn's SVC on its data."""
+    X, y, X_test, _ = _data(0)
+    lab = y != UNIVERSUM
+    base = UniversumSVC(C=2.0, C_universum=0.0, kernel=kernel, tol=1e-8)
+    with_u = ECOCUniversumClassifier(base, coding="ovo").fit(X, y)
+    empty = ECOCUniversumClassifier(
+        UniversumSVC(C=2.0, C_universum=1.0, kernel=kernel, tol=1e-8),
+        coding="ovo",
+        zero_as_universum=False,
+    ).fit(X[lab], y[lab])
+    M = with_u.code_book_
+    for j in range(M.shape[1]):
+        code = M[y[lab], j]
+        side = code != 0
+        svc = SVC(C=2.0, kernel=kernel, gamma="scale", tol=1e-8)
+        svc.fit(X[lab][side], (code[side] > 0).astype(int))
+        ref = svc.decision_function(X_test)
+        scale = np.abs(ref).max()
+        for clf in (with_u, empty):
+            np.testing.assert_allclose(
+                clf.decision_function(X_test)[:, j], ref, atol=1e-4 * scale, rtol=0
+            )
+
+
+def test_decoders_match_hand_computed_example():
+    """Notes §19 C: one-vs-one, h = (0.9, −0.2, 1.3, −1.1, 0.4, 0.05), ε = 0.1."""
+    M = one_vs_one_coding(4)
+    h = np.array([[0.9, -0.2, 1.3, -1.1, 0.4, 0.05]])
+    expected = {
+        "hamming": ([2.5, 3.5, 1.5, 4.5], 2),
+        "l1": ([3.15, 6.15, 4.45, 6.95], 0),
+        "hinge": ([2.6, 5.9, 4.05, 6.65], 0),
+        # Allwein et al.: hinge for ±1, the constant 1 for every 0 (three per row here)
+        "allwein": ([1.3 + 3, 4.6 + 3, 1.75 + 3, 4.75 + 3], 0),
+    }
+    for decoder, (dist, winner) in expected.items():
+        d = ecoc_distances(h, M, decoder, epsilon=0.1)
+        np.testing.assert_allclose(d[0], dist, atol=1e-12)
+        assert int(np.argmin(d[0])) == winner
+    # the hinge decoder's universum loss uses each column's own ε
+    eps = np.array([0.1, 0.1, 0.1, 2.0, 2.0, 0.0])
+    d = ecoc_distances(h, M, "hinge", epsilon=eps)
+    # class 1: hinge 0.1 + 1.2 + 0 on columns 0-2; zeros in columns 3, 4 (ε 2: inside the
+    # tube) and 5 (ε 0: |0.05|)
+    assert d[0, 0] == pytest.approx(0.1 + 1.2 + 0.0 + 0.0 + 0.0 + 0.05)
+
+
+def test_ties_go_to_the_first_class():
+    M = one_vs_one_coding(3)
+    h = np.array([[0.5, -0.5, 0.5]])
+    np.testing.assert_array_equal(ecoc_distances(h, M, "hamming")[0], [1.5, 1.5, 1.5])
+    # a fitted model without offset scores every column 0 at x = 0: all decoders tie
+    X, y, _, _ = _data(1, L=3)
+    base = UniversumSVC(kernel="linear", fit_intercept=False)
+    names = np.array(["c", "b", "a"])
+    y_named = np.where(y == UNIVERSUM, "universum", names[np.clip(y, 0, 2)])
+    for decoder in ("hamming", "l1", "hinge", "allwein"):
+        clf = ECOCUniversumClassifier(base, decoder=decoder).fit(X, y_named)
+        zero = np.zeros((3, X.shape[1]))
+        assert np.all(clf.decision_function(zero) == 0.0)
+        np.testing.assert_array_equal(clf.predict(zero), ["a", "a", "a"])
+        assert clf.classes_[0] == "a"
+
+
+def _fingers_data(seed, n_per=40, d=6):
+    """Five classes with the FINGERS structure: finger vs none, hand side, finger identity."""
+    rng = np.random.default_rng(seed)
+    codes = FINGERS_CODING.astype(float)
+    means = np.zeros((5, d))
+    means[:, :4] = 2.0 * codes  # one feature per binary question
+    y = np.repeat(np.arange(5), n_per)
+    X = rng.normal(size=(y.size, d)) + means[y]
+    return X, y
+
+
+def test_fingers_end_to_end():
+    X, y = _fingers_data(2)
+    X_test, y_test = _fingers_data(3)
+    Z = np.random.default_rng(4).normal(size=(30, X.shape[1]))  # recorded rest trials
+    X_all = np.concatenate([X, Z])
+    y_all = np.concatenate([y, np.full(30, UNIVERSUM)])
+    base = UniversumSVC(kernel="linear", C=1.0, C_universum=0.5, epsilon=0.1)
+    for decoder in ("hinge", "hamming", "l1", "allwein"):
+        clf = ECOCUniversumClassifier(base, coding=FINGERS_CODING, decoder=decoder)
+        clf.fit(X_all, y_all)
+        assert clf.decision_function(X_test).shape == (len(y_test), 4)
+        assert clf.score(X_test, y_test) >= 0.9
+    np.testing.assert_allclose(clf.column_epsilon_, 0.1)
+    # the zero-coded classes are the universum: columns (ii)-(iv) change, column (i) has none
+    X_lab, y_lab = X, y
+    with_zero = ECOCUniversumClassifier(base, coding=FINGERS_CODING).fit(X_lab, y_lab)
+    without = ECOCUniversumClassifier(base, coding=FINGERS_CODING, zero_as_universum=False)
+    without.fit(X_lab, y_lab)
+    a, b = with_zero.decision_function(X_test), without.decision_function(X_test)
+    np.testing.assert_allclose(a[:, 0], b[:, 0], atol=1e-9)
+    for j in (1, 2, 3):
+        assert np.abs(a[:, j] - b[:, j]).max() > 1e-3
+
+
+def test_parallel_columns_and_other_base_estimators():
+    X, y, X_test, _ = _data(5)
+    serial = ECOCUniversumClassifier(UniversumSVC(kernel="linear")).fit(X, y)
+    parallel = ECOCUniversumClassifier(UniversumSVC(kernel="linear"), n_jobs=2).fit(X, y)
+    np.testing.assert_array_equal(
+        serial.decision_function(X_test), parallel.decision_function(X_test)
+    )
+    ls = ECOCUniversumClassifier(LeastSquaresUniversumSVC(kernel="linear"), coding="ovr")
+    assert ls.fit(X, y).score(X, y) > 0.8
+    np.testing.assert_allclose(ls.column_epsilon_, 0.0)  # no ε: universum loss |h|
+    # a plain classifier works without any universum
+    lab = y != UNIVERSUM
+    plain = ECOCUniversumClassifier(SVC(kernel="linear"), zero_as_universum=False)
+    assert plain.fit(X[lab], y[lab]).score(X[lab], y[lab]) > 0.8
+    with pytest.raises(ValueError, match="has no universum_label parameter"):
+        ECOCUniversumClassifier(SVC(kernel="linear")).fit(X, y)
+
+
+def test_precomputed_kernel_equals_builtin():
+    X, y, X_test, _ = _data(10)
+    base = {"C": 1.0, "C_universum": 0.5, "epsilon": 0.1, "tol": 1e-8}
+    linear = ECOCUniversumClassifier(UniversumSVC(kernel="linear", **base)).fit(X, y)
+    pre = ECOCUniversumClassifier(UniversumSVC(kernel="precomputed", **base)).fit(X @ X.T, y)
+    np.testing.assert_allclose(
+        pre.decision_function(X_test @ X.T), linear.decision_function(X_test), atol=1e-6
+    )
+    with pytest.raises(ValueError, match="precomputed kernel must be square"):
+        ECOCUniversumClassifier(UniversumSVC(kernel="precomputed")).fit(X, y)
+
+
+def test_two_classes_single_oriented_column():
+    X, y, X_test, _ = _data(6, L=2)
+    clf = ECOCUniversumClassifier(UniversumSVC(kernel="linear")).fit(X, y)
+    assert clf.code_book_.shape == (2, 1)
+    scores = clf.decision_function(X_test)
+    assert scores.shape == (len(X_test),)
+    np.testing.assert_array_equal(clf.predict(X_test), clf.classes_[(scores > 0).astype(int)])
+
+
+def test_pipeline_grid_search_clone_pickle():
+    X, y, X_test, _ = _data(7)
+    pipe = make_pipeline(StandardScaler(), ECOCUniversumClassifier(UniversumSVC(kernel="linear")))
+    search = GridSearchCV(
+        pipe,
+        {"ecocuniversumclassifier__estimator__C_universum": [0.0, 1.0]},
+        cv=UniversumStratifiedKFold(3),
+        scoring=universum_scorer("accuracy"),
+    ).fit(X, y)
+    assert set(search.best_estimator_.classes_) == {0, 1, 2, 3}
+    fitted = ECOCUniversumClassifier(decoder="l1").fit(X, y)
+    assert not hasattr(clone(fitted), "estimators_")
+    restored = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(restored.predict(X_test), fitted.predict(X_test))
+    lab = y != UNIVERSUM
+    assert fitted.score(X, y) == fitted.score(X[lab], y[lab])
+    assert not hasattr(fitted, "predict_proba")
+
+
+@pytest.mark.parametrize(
+    ("coding", "match"),
+    [
+        (np.array([[1, 1], [-1, -1], [0, 0]]), "Class 2 is coded 0 in every column"),
+        (np.array([[1, 0], [-1, 1]]), r"shape \(n_classes=3"),
+        (np.ones((3,)), r"shape \(n_classes=3"),
+        (np.array([[1, 2], [-1, 0], [0, -1]]), "only -1, 0 and \\+1"),
+        (np.array([[1, 1], [1, 0], [0, -1]]), "Column 0 .* one coded -1"),
+        (np.array([[1, 1], [-1, -1], [-1, -1]]), "Classes 1 and 2 have the same code word"),
+        ("ecoc", "coding must be 'ovo', 'ovr' or an array"),
+    ],
+)
+def test_bad_coding(coding, match):
+    X, y, _, _ = _data(8, L=3)
+    with pytest.raises(ValueError, match=match):
+        ECOCUniversumClassifier(coding=coding).fit(X, y)
+
+
+def test_duplicate_and_complementary_columns_warn():
+    with pytest.warns(UserWarning) as record:
+        check_coding_matrix(np.array([[1, 1, -1], [-1, -1, 1], [1, 0, -1]]), 3)
+    messages = " ".join(str(w.message) for w in record)
+    assert "identical" not in messages and "complementary" in messages
+    with pytest.warns(UserWarning, match="identical"):
+        check_coding_matrix(np.array([[1, 1, 0], [-1, -1, 1], [0, 0, -1]]), 3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_coding_matrix(one_vs_one_coding(4), 4)
+
+
+def test_bad_decoder_and_data():
+    X, y, _, _ = _data(9, L=3)
+    with pytest.raises(ValueError, match="Unknown decoder 'cosine'"):
+        ECOCUniversumClassifier(decoder="cosine").fit(X, y)
+    with pytest.raises(ValueError, match="Unknown decoder"):
+        ecoc_distances(np.zeros((1, 3)), one_vs_one_coding(3), "hammming")
+    with pytest.raises(ValueError, match="scores must have shape"):
+        ecoc_distances(np.zeros((1, 2)), one_vs_one_coding(3), "l1")
+    with pytest.raises(ValueError, match="needs at least two"):
+        ECOCUniversumClassifier().fit(X, np.where(y == UNIVERSUM, UNIVERSUM, 1))
+    with pytest.raises(ValueError, match="zero_as_universum must be True or False"):
+        ECOCUniversumClassifier(zero_as_universum="yes").fit(X, y)
+    with pytest.raises(ValueError, match="n_jobs"):
+        ECOCUniversumClassifier(n_jobs="all").fit(X, y)
+
+
+EXPECTED_FAILED_CHECKS = {
+    # decision_function returns one score per column of the coding matrix, not per class, so
+    # scikit-learn's "argmax of decision_function equals predict" does not apply.
+    check: "decision_function returns per-column scores, not per-class scores"
+    for check in (
+        "check_classifiers_train",
+        "check_classifiers_classes",
+    )
+}
+
+
+@parametrize_with_checks(
+    [ECOCUniversumClassifier()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

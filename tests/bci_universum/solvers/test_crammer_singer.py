@@ -1,0 +1,194 @@
+"""The Crammer–Singer sequential dual solver: LIBLINEAR, cvxopt, KKT, kernels, no-JIT, errors."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from cvxopt import matrix, solvers
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
+
+from bci_universum.solvers.crammer_singer import cs_solve
+from bci_universum.solvers.kernels import kernel_matrix
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _problem(seed, n_per=8, d=6, L=3, m=5, delta=0.1, c=1.0, c_u=0.4):
+    """Labelled samples plus MU-SVM universum copies, as (y, e, upper, points, index)."""
+    rng = np.random.default_rng(seed)
+    y_lab = np.repeat(np.arange(L), n_per)
+    X = rng.normal(size=(L * n_per, d)) + 1.2 * np.eye(d)[y_lab]
+    Z = 0.7 * rng.normal(size=(m, d))
+    n = y_lab.size
+    copies = np.tile(np.arange(L), m)
+    y = np.concatenate([y_lab, copies])
+    e = np.concatenate([1 - np.eye(L)[y_lab], -delta * (1 - np.eye(L)[copies])])
+    upper = np.concatenate([np.full(n, c), np.full(m * L, c_u)])
+    index = np.concatenate([np.arange(n), n + np.repeat(np.arange(m), L)])
+    return y, e, upper, np.concatenate([X, Z]), index
+
+
+def _cvxopt_dual(K_aug, y, e, upper):
+    """Reference: the dual as a generic QP in vec(α) (sample-major)."""
+    N, L = e.shape
+    P = np.kron(K_aug, np.eye(L))
+    A = np.kron(np.eye(N), np.ones((1, L)))
+    u = np.zeros((N, L))
+    u[np.arange(N), y] = upper
+    solvers.options.update({"show_progress": False, "abstol": 1e-11, "reltol": 1e-11})
+    solvers.options["feastol"] = 1e-11
+    sol = solvers.qp(
+        matrix(P),
+        matrix(e.ravel()),
+        matrix(np.eye(N * L)),
+        matrix(u.ravel()),
+        matrix(A),
+        matrix(np.zeros(N)),
+    )
+    alpha = np.array(sol["x"]).reshape(N, L)
+    return alpha, 0.5 * alpha.ravel() @ P @ alpha.ravel() + e.ravel() @ alpha.ravel()
+
+
+def _violations(alpha, y, e, upper, scores_rows):
+    g = scores_rows + e
+    u = np.zeros_like(alpha)
+    u[np.arange(len(y)), y] = upper
+    movable = alpha < u
+    g_min = np.where(movable, g, np.inf).min(axis=1)
+    return np.where(np.isfinite(g_min), g.max(axis=1) - g_min, 0.0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_plain_crammer_singer_is_liblinear(seed):
+    """e = 1 − δ, C_i = C: the W of LinearSVC(crammer_singer, no intercept) to ~1e-8."""
+    y, e, upper, points, _ = _problem(seed, m=0, c=0.7)
+    result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000, seed=seed)
+    assert result.converged
+    W = result.coef.T @ points
+    ref = LinearSVC(
+        multi_class="crammer_singer", fit_intercept=False, C=0.7, tol=1e-10, max_iter=1_000_000
+    ).fit(points, y)
+    np.testing.assert_allclose(W, ref.coef_, atol=1e-7 * np.abs(ref.coef_).max())
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "precomputed"])
+@pytest.mark.parametrize("seed", [3, 4])
+def test_dual_matches_cvxopt_with_universum_copies(kernel, seed):
+    y, e, upper, points, index = _problem(seed)
+    # a zero point exercises the linear (A = 0) branch of the subproblem
+    points[3] = 0.0 if kernel != "rbf" else points[3]
+    K = kernel_matrix(points, None, "linear" if kernel == "precomputed" else kernel, gamma=0.1)
+    given = K if kernel == "precomputed" else points
+    result = cs_solve(
+        y, e, upper, given, index=index, kernel=kernel, gamma=0.1, tol=1e-10, max_iter=100_000
+    )
+    alpha_ref, obj_ref = _cvxopt_dual(K[np.ix_(index, index)], y, e, upper)
+    assert result.converged
+    assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
+    # the scores are unique even where α is not
+    coef_ref = np.zeros((points.shape[0], e.shape[1]))
+    np.add.at(coef_ref, index, alpha_ref)
+    f_ref = K @ coef_ref
+    np.testing.assert_allclose(result.scores, f_ref, atol=1e-5)
+    np.testing.assert_allclose(result.scores, K @ result.coef, atol=1e-9)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_kkt_conditions_hold(kernel):
+    y, e, upper, points, index = _problem(5, delta=0.0, c_u=2.0)
+    tol = 1e-6
+    result = cs_solve(y, e, upper, points, index=index, kernel=kernel, gamma=0.2, tol=tol)
+    alpha = result.alpha
+    rows = np.arange(len(y))
+    np.testing.assert_allclose(alpha.sum(axis=1), 0.0, atol=1e-12)
+    own = alpha[rows, y]
+    assert np.all(own >= -1e-15) and np.all(own <= upper + 1e-15)
+    others = alpha.copy()
+    others[rows, y] = 0.0
+    assert np.all(others <= 0.0)
+    assert np.any(own[y.size - 15 :] > 0), "some universum copies must be active"
+    v = _violations(alpha, y, e, upper, result.scores[index])
+    assert v.max() <= tol
+    assert result.violation <= tol
+
+
+def test_warm_start_and_seed_reach_the_same_scores():
+    y, e, upper, points, index = _problem(6)
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=1)
+    b = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=99)
+    np.testing.assert_allclose(a.scores, b.scores, atol=1e-7)
+    warm = cs_solve(y, e, upper, points, index=index, tol=1e-10, alpha0=a.alpha)
+    assert warm.n_iter == 1
+    np.testing.assert_allclose(warm.scores, a.scores, atol=1e-12)
+
+
+def test_stops_at_max_iter_with_a_warning():
+    y, e, upper, points, index = _problem(7)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        result = cs_solve(y, e, upper, points, index=index, tol=1e-12, max_iter=1)
+    assert not result.converged and result.n_iter == 1
+
+
+def test_same_results_without_jit():
+    """NUMBA_DISABLE_JIT=1 runs the same algorithm in Python (same visiting order)."""
+    script = (
+        "import json, numpy as np\n"
+        "from bci_universum.solvers.crammer_singer import cs_solve\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(12, 3)); y = np.arange(12) % 3\n"
+        "e = 1 - np.eye(3)[y]; e[-3:] = -0.1 * (1 - np.eye(3)[y[-3:]])\n"
+        "up = np.r_[np.full(9, 1.0), np.full(3, 0.5)]\n"
+        "out = {}\n"
+        "for k in ['linear', 'rbf']:\n"
+        "    r = cs_solve(y, e, up, X, kernel=k, gamma=0.5, tol=1e-9, max_iter=10000, seed=3)\n"
+        "    out[k] = [r.alpha.tolist(), r.n_iter]\n"
+        "print(json.dumps(out))\n"
+    )
+    runs = []
+    for disable in ["0", "1"]:
+        env = {**os.environ, "NUMBA_DISABLE_JIT": disable, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.run(
+            [sys.executable, "-c", script],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    for key in runs[0]:
+        assert runs[0][key][1] == runs[1][key][1]
+        np.testing.assert_allclose(runs[1][key][0], runs[0][key][0], atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"y": np.array([0, 3])}, "class indices"),
+        ({"upper": np.array([1.0, -1.0])}, "finite and >= 0"),
+        ({"upper": np.array([1.0, np.inf])}, "finite and >= 0"),
+        ({"e": np.ones((3, 2))}, "shapes"),
+        ({"e": np.array([[0, np.nan], [1, 0]])}, "finite"),
+        ({"index": np.array([0, 5])}, "index"),
+        ({"tol": 0.0}, "tol must be positive"),
+        ({"max_iter": 0}, "max_iter"),
+        ({"kernel": "cosine"}, "Unknown kernel"),
+        ({"alpha0": np.array([[1.0, 0.0], [0.0, 0.0]])}, "alpha0 must be feasible"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = {
+        "y": np.array([0, 1]),
+        "e": np.array([[0.0, 1.0], [1.0, 0.0]]),
+        "upper": np.array([1.0, 1.0]),
+        "points": np.eye(2),
+    }
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        cs_solve(args.pop("y"), args.pop("e"), args.pop("upper"), args.pop("points"), **args)
