@@ -33,6 +33,12 @@ from .receiver import StreamReceiver
 from .streams import channel_format_name, describe_channels
 
 PARTIAL_SUFFIX = ".partial"
+
+
+class RecordingExistsError(FileExistsError, ValueError):
+    """The recording (or its sidecar, or its partial folder) already exists."""
+
+
 _LABEL = re.compile(r"^[A-Za-z0-9]+$")
 
 
@@ -130,7 +136,9 @@ class Recorder:
             raise RuntimeError(f"Recorder of {self.fname} is already running.")
         for path in (self.fname, _sidecar_path(self.fname), self.partial):
             if path.exists():
-                raise FileExistsError(f"Recording {path} already exists; refusing to overwrite.")
+                raise RecordingExistsError(
+                    f"Recording {path} already exists; refusing to overwrite."
+                )
         self.folder.mkdir(parents=True, exist_ok=True)
         self._queue = self.receiver.subscribe()
         try:
@@ -354,7 +362,7 @@ def finalize(partial, recovered: bool = True) -> Path:
     fname = partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)])
     for path in (fname, _sidecar_path(fname)):
         if path.exists():
-            raise FileExistsError(f"{path} already exists; refusing to overwrite it.")
+            raise RecordingExistsError(f"{path} already exists; refusing to overwrite it.")
     info = _mne_info(header)
     n_ch = info["nchan"]
     sfreq = info["sfreq"]
