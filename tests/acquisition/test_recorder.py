@@ -15,6 +15,7 @@ import pytest
 from acquisition.markers import MarkerOutlet, MarkerReceiver
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder, bids_basename, recover
+from acquisition.streams import make_stream_info
 
 from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
 
@@ -239,3 +240,31 @@ def test_soak_600000_samples_recorded_none_lost(tmp_path):
     np.testing.assert_array_equal(counter, np.arange(n_total))
     sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
     assert sidecar["lost_samples"] == 0 and sidecar["stream_events"] == []
+
+
+def test_montage_and_units_from_the_stream_description(tmp_path):
+    montage = mne.channels.make_standard_montage("biosemi64")
+    ch_pos = montage.get_positions()["ch_pos"]
+    info = make_stream_info(
+        f"montage-{uuid4().hex}",
+        ["C3", "Cz", "C4", "trigger"],
+        128.0,
+        ch_types=["eeg", "eeg", "eeg", "stim"],
+        units=["volts", "millivolts", "microvolts", "n/a"],
+        channel_format="double64",
+        positions={ch: ch_pos[ch] for ch in ("C3", "Cz", "C4")},
+        source_id=uuid4().hex,
+    )
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0)
+    with Recorder(receiver, None, tmp_path, task="montage") as recorder:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(np.tile([1.0, 2.0, 3.0, 5.0], (64, 1)))
+        wait_until(lambda: receiver.n_samples == 64)
+    del outlet
+    raw = mne.io.read_raw_fif(recorder.fname, preload=True)
+    assert raw.get_channel_types() == ["eeg", "eeg", "eeg", "stim"]
+    np.testing.assert_allclose(raw.get_data()[:, 0], [1.0, 2e-3, 3e-6, 5.0], rtol=1e-6)
+    positions = raw.get_montage().get_positions()["ch_pos"]
+    for ch in ("C3", "Cz", "C4"):
+        np.testing.assert_allclose(positions[ch], ch_pos[ch], atol=1e-9)
