@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._inlet_thread import InletThread, processing_flags_code
-from .streams import NUMPY_DTYPES, counter_channel_index, describe_channels
+from .streams import (
+    NUMPY_DTYPES,
+    channel_format_code,
+    channel_format_name,
+    counter_channel_index,
+    describe_channels,
+)
 
 
 class StreamSilenceError(TimeoutError):
@@ -62,8 +68,9 @@ class StreamReceiver(InletThread):
         After this many seconds without data a ``"silence"`` event is reported and
         :meth:`get_window` raises :class:`StreamSilenceError` until data flows again (liblsl
         reconnects to a restarted source with the same ``source_id``). None disables it.
-    n_channels, sfreq, ch_names : optional
-        Expectations checked when connecting (a clear ``ValueError`` when they do not hold).
+    n_channels, sfreq, ch_names, channel_format : optional
+        Expectations checked when connecting (a clear ``ValueError`` when they do not hold);
+        ``channel_format`` is a name such as ``"float32"`` or a liblsl code.
     counter_channel : str | int | None
         A channel carrying a sample counter (0, 1, 2, ...), by name or index, used to detect
         dropped samples exactly. None: the first channel of LSL type ``"counter"``, if any;
@@ -100,6 +107,7 @@ class StreamReceiver(InletThread):
         n_channels: int | None = None,
         sfreq: float | None = None,
         ch_names: list[str] | None = None,
+        channel_format: str | int | None = None,
         counter_channel: str | int | None = None,
         gap_tolerance: float = 1.0,
         processing_flags=("clocksync",),
@@ -120,6 +128,10 @@ class StreamReceiver(InletThread):
         self.n_channels = n_channels
         self.sfreq = sfreq
         self.ch_names = list(ch_names) if ch_names is not None else None
+        self.channel_format = channel_format
+        self._expected_format = (
+            None if channel_format is None else channel_format_code(channel_format)
+        )
         self.counter_channel = counter_channel
         self.gap_tolerance = float(gap_tolerance)
         self.max_chunk = int(max_chunk)
@@ -155,6 +167,11 @@ class StreamReceiver(InletThread):
             )
         if info.nominal_srate() <= 0:
             raise ValueError(f"{stream} has an irregular rate; StreamReceiver needs a fixed rate.")
+        if self._expected_format is not None and fmt != self._expected_format:
+            raise ValueError(
+                f"{stream} carries {channel_format_name(fmt)}, expected "
+                f"{channel_format_name(self._expected_format)}."
+            )
         n_ch = info.channel_count()
         if self.n_channels is not None and n_ch != self.n_channels:
             raise ValueError(f"{stream} has {n_ch} channels, expected {self.n_channels}.")

@@ -198,6 +198,7 @@ def test_missing_stream_times_out_naming_it():
     ("expect", "fragment"),
     [
         ({"n_channels": 64}, "has 3 channels, expected 64"),
+        ({"channel_format": "double64"}, "carries float32, expected double64"),
         ({"sfreq": 512.0}, "samples at 250 Hz, expected 512 Hz"),
         ({"ch_names": ["a", "x", "c"]}, "missing \\['x'\\]"),
         ({"ch_names": ["c", "b", "a"]}, "different order"),
@@ -237,6 +238,7 @@ def test_string_and_irregular_streams_are_rejected():
         ({"name": "x", "silence_timeout": 0}, "silence_timeout"),
         ({"name": "x", "processing_flags": ["clocksink"]}, "Unknown processing flag"),
         ({"name": "x", "max_chunk": 0}, "max_chunk"),
+        ({"name": "x", "channel_format": "float16"}, "Unknown LSL channel format"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):
