@@ -277,15 +277,9 @@ class Player:
     def _make_outlets(self):
         import pylsl
 
-        info = self.raw.info
-        if self.counter:
-            counter_info = mne.create_info([COUNTER_TYPE], info["sfreq"], "misc")
-            info = _add_channels(self.raw, counter_info)
-        self.data_info = stream_info_from_mne_info(
-            info, self.name, self.source_id, channel_format=self.channel_format
+        self.data_info = data_stream_info(
+            self.raw.info, self.name, self.source_id, self.channel_format, self.counter
         )
-        if self.counter:
-            _mark_last_channel_as_counter(self.data_info)
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
             MARKER_STREAM_TYPE,
@@ -431,13 +425,26 @@ class Player:
             self._stop.wait(0.001)
 
 
-def _add_channels(raw: mne.io.BaseRaw, extra: mne.Info) -> mne.Info:
-    """The recording's Info with the channels of ``extra`` appended."""
-    from mne.io import RawArray
+def data_stream_info(
+    info: mne.Info,
+    name: str,
+    source_id: str,
+    channel_format: str = "float32",
+    counter: bool = False,
+):
+    """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
+    if counter:
+        from mne.io import RawArray
 
-    base = RawArray(np.zeros((len(raw.ch_names), 1)), raw.info.copy(), verbose=False)
-    added = RawArray(np.zeros((len(extra["ch_names"]), 1)), extra, verbose=False)
-    return base.add_channels([added], force_update_info=True).info
+        base = RawArray(np.zeros((len(info["ch_names"]), 1)), info.copy(), verbose=False)
+        extra = RawArray(
+            np.zeros((1, 1)), mne.create_info([COUNTER_TYPE], info["sfreq"], "misc"), verbose=False
+        )
+        info = base.add_channels([extra], force_update_info=True).info
+    stream_info = stream_info_from_mne_info(info, name, source_id, channel_format=channel_format)
+    if counter:
+        _mark_last_channel_as_counter(stream_info)
+    return stream_info
 
 
 def _mark_last_channel_as_counter(info) -> None:

@@ -305,13 +305,15 @@ class SimulatedEEG:
         return gains
 
     def _blinks(self, n: int) -> np.ndarray:
-        starts = np.flatnonzero(self._rng["blink"].random(n) < self.blink_rate / self.sfreq)
+        # One uniform draw per sample: a blink starts where u < p, and u / p (uniform too)
+        # sets its amplitude, so the draws do not depend on how samples are chunked.
+        p = self.blink_rate / self.sfreq
+        u = self._rng["blink"].random(n)
         width = len(self._blink_shape)
         buf = np.zeros(n + width)
         buf[: len(self._blink_pending)] += self._blink_pending
-        for start in starts:
-            amplitude = self._rng["blink"].uniform(0.6, 1.2)
-            buf[start : start + width] += amplitude * self._blink_shape
+        for start in np.flatnonzero(u < p):
+            buf[start : start + width] += (0.6 + 0.6 * u[start] / p) * self._blink_shape
         self._blink_pending = buf[n:]
         return buf[:n]
 

@@ -24,8 +24,8 @@ def _band_power(x, sfreq, lo, hi):
 
 
 def test_same_seed_same_data_any_chunking():
-    a = SimulatedEEG(16, 250.0, seed=7)
-    b = SimulatedEEG(16, 250.0, seed=7)
+    a = SimulatedEEG(16, 250.0, seed=7, blink_rate=2.0)
+    b = SimulatedEEG(16, 250.0, seed=7, blink_rate=2.0)
     whole = [a.generate(300)]
     a.set_state("left")
     whole.append(a.generate(500))
