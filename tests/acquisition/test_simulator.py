@@ -116,3 +116,32 @@ def test_bad_arguments():
         SimulatedSource(n_channels=100)
     with pytest.raises(ValueError, match="Unknown state"):
         SimulatedSource().set_state("sleepy")
+
+
+def _simulate_cli(argv):
+    import argparse
+
+    from paradigms.commands import _stream_simulate
+
+    parser = argparse.ArgumentParser()
+    _stream_simulate.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["simulate", *argv])
+    return args.func(args)
+
+
+@pytest.mark.lsl
+def test_cli_simulate(capsys):
+    name = f"cli-sim-{uuid4().hex}"
+    argv = ["--channels", "8", "--sfreq", "100", "--duration", "0.3", "--name", name]
+    assert _simulate_cli([*argv, "--speed", "10", "--lsl-mode", "loopback"]) == 0
+    out = capsys.readouterr().out
+    assert f"as {name!r} (8 ch, 100 Hz, seed 0)" in out
+    pushed = int(out.split("Pushed ")[1].split(" samples")[0])
+    assert pushed > 0
+
+
+def test_cli_simulate_bad_input():
+    with pytest.raises(ValueError, match="duration"):
+        _simulate_cli(["--duration", "-1", "--lsl-mode", "loopback"])
+    with pytest.raises(ValueError, match="n_channels"):
+        _simulate_cli(["--channels", "2", "--lsl-mode", "loopback"])
