@@ -1,4 +1,6 @@
-"""``bci-universum stream``: list LSL streams, record them, recover a killed recording.
+"""``bci-universum stream``: list, record, recover (here), replay and simulate LSL streams.
+
+``replay`` and ``simulate`` come from :mod:`._stream_replay` and :mod:`._stream_simulate`.
 
 ``--lsl-mode`` defaults to ``lab`` (liblsl's own configuration: the lab network); ``loopback``
 keeps everything on this machine (tests and the demo).
@@ -22,7 +24,11 @@ def _add_lsl_mode(parser) -> None:
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("stream", help="list, record and recover LSL streams")
+    from . import _stream_replay, _stream_simulate
+
+    parser = subparsers.add_parser(
+        "stream", help="list, record, recover, replay and simulate LSL streams"
+    )
     sub = parser.add_subparsers(dest="stream_command", metavar="SUBCOMMAND", required=True)
 
     p = sub.add_parser("list", help="list the LSL streams visible from this machine")
@@ -54,6 +60,9 @@ def add_parser(subparsers) -> None:
     p = sub.add_parser("recover", help="turn a killed recording (*.partial) into FIF")
     p.add_argument("path", help="the *_raw.fif.partial folder, its FIF name, or its folder")
     p.set_defaults(func=run_recover)
+
+    _stream_replay.add_parser(sub)
+    _stream_simulate.add_parser(sub)
 
 
 def run_list(args) -> int:

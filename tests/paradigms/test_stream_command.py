@@ -30,6 +30,9 @@ def test_stream_group_registers_its_subcommands():
     assert args.func.__name__ == "run_recover"
     args = parser.parse_args(["stream", "list"])
     assert args.lsl_mode == "lab" and args.timeout == 1.0
+    sub = next(a for a in parser._actions if a.dest == "command").choices["stream"]
+    commands = next(a for a in sub._actions if a.dest == "stream_command").choices
+    assert set(commands) == {"list", "record", "recover", "replay", "simulate"}
 
 
 def test_list_shows_a_loopback_stream(capsys):
