@@ -1,5 +1,7 @@
 """The simulated subject: determinism, physiology, and a CSP+LDA calibration that works."""
 
+from pathlib import Path
+
 import mne
 import numpy as np
 import pytest
@@ -179,3 +181,20 @@ def test_bad_arguments():
         simulate_raw(2, universum_tasks=("sleep",))
     with pytest.raises(ValueError, match="n_trials_per_class"):
         simulate_raw(0)
+
+
+def test_numba_disabled_gives_the_same_data(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, sys\n"
+        "from bci_universum.simulation.eeg import SimulatedEEG\n"
+        "np.save(sys.argv[1], SimulatedEEG(8, 250.0, seed=5).generate(200))\n"
+    )
+    out = tmp_path / "nojit.npy"
+    root = str(Path(__file__).resolve().parents[3])
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1", "PYTHONPATH": root}
+    subprocess.run([sys.executable, "-c", code, str(out)], check=True, env=env, timeout=120)
+    np.testing.assert_array_equal(np.load(out), SimulatedEEG(8, 250.0, seed=5).generate(200))
