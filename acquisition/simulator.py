@@ -20,7 +20,7 @@ from uuid import uuid4
 
 import numpy as np
 
-from bci_universum.simulation.eeg import STATES, SimulatedEEG, state_for_marker
+from bci_universum.simulation.eeg import STATES, SimulatedEEG, compile_kernels, state_for_marker
 
 from .markers import MarkerReceiver
 from .player import data_stream_info
@@ -160,6 +160,7 @@ class SimulatedSource:
             self.model.info(), self.name, self.source_id, self.channel_format, self.counter
         )
         scalings = si_scalings(self.data_info)[: len(self.model.ch_names)]
+        compile_kernels()
         outlet = pylsl.StreamOutlet(self.data_info)
         self._thread = threading.Thread(
             target=self._run,

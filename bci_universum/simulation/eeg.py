@@ -275,6 +275,8 @@ class SimulatedEEG:
         if not isinstance(n_samples, int | np.integer) or n_samples < 0:
             raise ValueError(f"n_samples must be a non-negative integer, got {n_samples!r}.")
         n = int(n_samples)
+        if n == 0:
+            return np.zeros((len(self.ch_names), 0))
         out = self._bg_mix @ self._background(n)
         out += self._rhythm_mix @ (self._rhythms(n) * self._gains(n))
         out += np.outer(self._blink_mix, self._blinks(n))
@@ -447,6 +449,11 @@ def _one_over_f_bank(sfreq: float) -> tuple[np.ndarray, np.ndarray]:
     # Stationary variance of y[n] = p y[n-1] + g e[n] is g^2 / (1 - p^2); make it ∝ f_k.
     gains = np.sqrt(corners * (1 - poles**2))
     return poles, gains / np.sqrt(corners.sum())
+
+
+def compile_kernels() -> None:
+    """Compile the numba kernel now (before a real-time session, not in its first chunk)."""
+    _ar1_bank(np.zeros((1, 1)), np.zeros(1), np.zeros(1), np.zeros((1, 1)))
 
 
 @njit(cache=True)

@@ -79,6 +79,7 @@ def run_replay(args) -> int:
         counter=args.counter,
         marker_map=marker_map,
         consumer_timeout=args.timeout,
+        verbose="warning",
     )
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())

@@ -137,7 +137,7 @@ def test_cli_simulate(capsys):
     out = capsys.readouterr().out
     assert f"as {name!r} (8 ch, 100 Hz, seed 0)" in out
     pushed = int(out.split("Pushed ")[1].split(" samples")[0])
-    assert pushed > 0
+    assert 0.5 * 300 <= pushed <= 1.2 * 300  # 0.3 s at 100 Hz x 10
 
 
 def test_cli_simulate_bad_input():

@@ -177,6 +177,7 @@ def test_bad_arguments():
         SimulatedEEG(8).set_state("up")
     with pytest.raises(ValueError, match="n_samples"):
         SimulatedEEG(8).generate(-1)
+    assert SimulatedEEG(8).generate(0).shape == (8, 0)
     with pytest.raises(ValueError, match="universum task"):
         simulate_raw(2, universum_tasks=("sleep",))
     with pytest.raises(ValueError, match="n_trials_per_class"):
