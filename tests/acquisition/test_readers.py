@@ -152,8 +152,9 @@ def test_xdf_empty_streams(xdf_dir):
 
 
 @pytest.mark.data
-def test_bci4als_run(data_dir):
-    fname = data_dir / "bci4als/assaf/Test1/EEG.xdf"
+@pytest.mark.parametrize("run", ["Test1", "Test4"])  # effective rate above / below 125 Hz
+def test_bci4als_run(data_dir, run):
+    fname = data_dir / f"bci4als/assaf/{run}/EEG.xdf"
     raw = read_recording(fname)
     streams, _ = pyxdf.load_xdf(str(fname))
     eeg = next(s for s in streams if s["info"]["name"][0] == "obci_eeg1")
