@@ -1,0 +1,278 @@
+"""Read any recording into an MNE Raw with annotations, the uniform form the Player replays.
+
+Everything :func:`mne.io.read_raw` reads (FIF, EDF/BDF, GDF, BrainVision, EEGLAB, ...) goes
+through MNE. XDF goes through pyxdf: one continuous numeric stream becomes the data and every
+string stream becomes annotations.
+
+Timing of XDF data
+------------------
+LSL recordings rarely run at exactly their nominal rate (an OpenBCI board at "125 Hz" delivers
+≈125.05 Hz; the ``clock_resets`` example runs at ≈93 Hz for a nominal 100 Hz), and some drop
+samples or stop for a while. pyxdf synchronises the clocks and fits a straight line to the
+timestamps of each recording segment (``dejitter_timestamps``). This reader keeps the samples
+exactly as recorded, one after the other, and by default gives them pyxdf's *effective* rate, so
+that a replay runs at the pace of the recording, not at a rate the amplifier never achieved
+(``sfreq="nominal"`` or a number override it). A marker is placed at the data sample whose
+timestamp is nearest to its own, so it keeps its position relative to the data even where the
+rate drifted; its annotation onset is that sample index divided by the rate. Markers that fall
+outside the data (more than one sample period before, after, or inside a break between segments)
+are dropped with a warning. A break between segments (a gap of more than a second, where pyxdf
+starts a new linear fit) is annotated ``BAD boundary`` and ``EDGE boundary`` as MNE does where it
+concatenates recordings; nothing is interpolated.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import mne
+import numpy as np
+
+from .streams import UNIT_SCALES
+
+XDF_SUFFIXES = (".xdf", ".xdfz", ".xdf.gz")
+_VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
+
+
+def read_recording(
+    fname: str | os.PathLike,
+    *,
+    stream: str | None = None,
+    marker_streams: list[str] | None = None,
+    sfreq: str | float = "effective",
+    verbose: bool | str | int | None = None,
+) -> mne.io.BaseRaw:
+    """Read a recording (any MNE format, or XDF) into a preloaded Raw with annotations.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording. Files ending in ``.xdf``/``.xdfz`` are read with pyxdf, everything else
+        with :func:`mne.io.read_raw`.
+    stream : str | None
+        XDF only: name of the data stream; by default the first numeric stream with a nominal
+        rate and at least one sample.
+    marker_streams : list of str | None
+        XDF only: names of the string streams to turn into annotations; all of them by default.
+    sfreq : "effective" | "nominal" | float
+        XDF only: the sampling rate given to the data (see the module notes).
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Data in SI units, markers as annotations (onsets relative to the first sample).
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``fname`` does not exist.
+    ValueError
+        For an unknown or unreadable format, an XDF file without a usable numeric stream, an
+        empty stream, or a stream name that is not in the file; the message names the file.
+    """
+    path = Path(fname).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"Recording not found: {path}")
+    if path.name.lower().endswith(XDF_SUFFIXES):
+        return _read_xdf(path, stream, marker_streams, sfreq, verbose)
+    if stream is not None or marker_streams is not None:
+        raise ValueError(
+            f"stream and marker_streams select streams of an XDF file; {path.name} is not one."
+        )
+    try:
+        raw = mne.io.read_raw(path, preload=True, verbose=verbose)
+    except ValueError as err:
+        if "Unsupported file type" in str(err):
+            raise ValueError(
+                f"Cannot read {path}: unknown format {''.join(path.suffixes) or '(no suffix)'}. "
+                "Tried XDF (by suffix: .xdf, .xdfz) and mne.io.read_raw, which reads FIF, "
+                "EDF/BDF, GDF, BrainVision (.vhdr), EEGLAB (.set), and the other formats MNE "
+                "supports."
+            ) from err
+        raise ValueError(f"Cannot read {path} with mne.io.read_raw: {err}") from err
+    except Exception as err:  # readers raise anything from struct errors to KeyError
+        raise ValueError(
+            f"Cannot read {path} with mne.io.read_raw ({type(err).__name__}: {err})."
+        ) from err
+    if raw.n_times == 0:
+        raise ValueError(f"Recording {path} holds no samples.")
+    return raw
+
+
+def _read_xdf(path, stream, marker_streams, sfreq, verbose) -> mne.io.RawArray:
+    import pyxdf
+
+    try:
+        streams, _ = pyxdf.load_xdf(str(path), verbose=False)
+    except Exception as err:
+        raise ValueError(f"Cannot read {path} as XDF with pyxdf: {err}") from err
+    data_stream = _pick_data_stream(streams, stream, path)
+    info_x = data_stream["info"]
+    name = _field(info_x, "name")
+    stamps = np.asarray(data_stream["time_stamps"], dtype=float)
+    values = np.asarray(data_stream["time_series"], dtype=float)
+    if values.ndim == 1:
+        values = values[:, None]
+    nominal = float(_field(info_x, "nominal_srate"))
+    effective = float(info_x.get("effective_srate") or 0.0)
+    if sfreq == "effective":
+        rate = effective if effective > 0 else nominal
+    elif sfreq == "nominal":
+        rate = nominal
+    elif isinstance(sfreq, int | float) and np.isfinite(sfreq) and sfreq > 0:
+        rate = float(sfreq)
+    else:
+        raise ValueError(
+            f"sfreq must be 'effective', 'nominal' or a positive number, got {sfreq!r}."
+        )
+
+    ch_names, ch_types, scales = _xdf_channels(info_x, values.shape[1])
+    info = mne.create_info(ch_names, rate, ch_types, verbose=verbose)
+    raw = mne.io.RawArray((values * scales).T, info, verbose=verbose)
+
+    onsets, descriptions = _xdf_markers(streams, marker_streams, stamps, rate, nominal, path)
+    segments = info_x.get("segments") or [(0, len(stamps) - 1)]
+    for start, _ in segments[1:]:
+        onsets += [start / rate, start / rate]
+        descriptions += ["BAD boundary", "EDGE boundary"]
+    raw.set_annotations(mne.Annotations(onsets, np.zeros(len(onsets)), descriptions))
+    raw.info["description"] = (
+        f"XDF stream {name!r} of {path.name}: nominal {nominal:g} Hz, effective "
+        f"{effective:.6g} Hz, {len(segments)} segment(s)"
+    )
+    return raw
+
+
+def _field(info: dict, key: str, default: str = "") -> str:
+    value = info.get(key)
+    if isinstance(value, list):
+        value = value[0] if value else None
+    return default if value is None else str(value)
+
+
+def _is_numeric(info: dict) -> bool:
+    return _field(info, "channel_format") != "string"
+
+
+def _pick_data_stream(streams: list[dict], name: str | None, path: Path) -> dict:
+    summary = ", ".join(
+        f"{_field(s['info'], 'name')!r} ({_field(s['info'], 'channel_format')}, "
+        f"{_field(s['info'], 'nominal_srate')} Hz, {len(s['time_stamps'])} samples)"
+        for s in streams
+    )
+    if name is not None:
+        matches = [s for s in streams if _field(s["info"], "name") == name]
+        if not matches:
+            raise ValueError(f"{path} has no stream named {name!r}; its streams: {summary}.")
+        chosen = matches[0]
+        if not _is_numeric(chosen["info"]) or float(_field(chosen["info"], "nominal_srate")) <= 0:
+            raise ValueError(
+                f"Stream {name!r} of {path} is not a numeric stream with a sampling rate."
+            )
+        if len(chosen["time_stamps"]) == 0:
+            raise ValueError(f"Stream {name!r} of {path} is empty (no samples).")
+        return chosen
+    regular = [
+        s
+        for s in streams
+        if _is_numeric(s["info"]) and float(_field(s["info"], "nominal_srate", "0")) > 0
+    ]
+    if not regular:
+        raise ValueError(
+            f"{path} has no numeric stream with a sampling rate to replay as data "
+            f"(streams: {summary or 'none'})."
+        )
+    non_empty = [s for s in regular if len(s["time_stamps"]) > 0]
+    if not non_empty:
+        raise ValueError(f"Every numeric stream of {path} is empty (streams: {summary}).")
+    return non_empty[0]
+
+
+def _xdf_channels(info: dict, n_channels: int) -> tuple[list[str], list[str], np.ndarray]:
+    """Names, MNE types and SI scale factors from the XDF channel description."""
+    stream_type = _field(info, "type").lower()
+    default_type = "eeg" if stream_type == "eeg" else "misc"
+    described: list[dict] = []
+    desc = info.get("desc")
+    desc = desc[0] if isinstance(desc, list) and desc else desc
+    if isinstance(desc, dict):
+        channels = desc.get("channels")
+        channels = channels[0] if isinstance(channels, list) and channels else channels
+        if isinstance(channels, dict):
+            described = channels.get("channel") or []
+    known = set(mne.io.get_channel_type_constants())
+    names, types, scales = [], [], []
+    for k in range(n_channels):
+        ch = described[k] if k < len(described) and isinstance(described[k], dict) else {}
+        label = _field(ch, "label") or str(k)
+        kind = _field(ch, "type").lower() or default_type
+        kind = kind if kind in known else "misc"
+        unit = _field(ch, "unit").strip().lower()
+        if unit in UNIT_SCALES:
+            scale = UNIT_SCALES[unit]
+        elif kind in _VOLTAGE_TYPES:
+            scale = 1e-6  # the XDF meta-data convention for EEG is microvolts
+        else:
+            scale = 1.0
+        names.append(label)
+        types.append(kind)
+        scales.append(scale)
+    if len(set(names)) != len(names):
+        names = [f"{name}-{k}" for k, name in enumerate(names)]
+    return names, types, np.array(scales)
+
+
+def _xdf_markers(streams, wanted, stamps, rate, nominal, path) -> tuple[list[float], list[str]]:
+    """Annotation onsets (at the nearest data sample) and texts of the string streams."""
+    strings = [s for s in streams if not _is_numeric(s["info"])]
+    if wanted is not None:
+        names = {_field(s["info"], "name") for s in strings}
+        unknown = [w for w in wanted if w not in names]
+        if unknown:
+            raise ValueError(
+                f"{path} has no string stream named {unknown}; its string streams: "
+                f"{sorted(names)}."
+            )
+        strings = [s for s in strings if _field(s["info"], "name") in wanted]
+    period = 1.0 / (nominal if nominal > 0 else rate)
+    onsets: list[float] = []
+    descriptions: list[str] = []
+    n_dropped = 0
+    for s in strings:
+        times = np.asarray(s["time_stamps"], dtype=float)
+        if times.size == 0:
+            continue
+        index = _nearest(stamps, times)
+        inside = np.abs(stamps[index] - times) <= period
+        n_dropped += int((~inside).sum())
+        for sample, text, keep in zip(index, s["time_series"], inside, strict=True):
+            if keep:
+                onsets.append(sample / rate)
+                descriptions.append(_marker_text(text))
+    if n_dropped:
+        warnings.warn(
+            f"{path.name}: {n_dropped} marker(s) fall outside the data stream (before, after "
+            "or in a gap between segments) and were dropped.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return onsets, descriptions
+
+
+def _nearest(stamps: np.ndarray, times: np.ndarray) -> np.ndarray:
+    """Index of the stamp nearest to each time (stamps sorted)."""
+    if len(stamps) == 1:
+        return np.zeros(len(times), dtype=int)
+    right = np.clip(np.searchsorted(stamps, times), 1, len(stamps) - 1)
+    left = right - 1
+    return np.where(times - stamps[left] <= stamps[right] - times, left, right)
+
+
+def _marker_text(sample) -> str:
+    if isinstance(sample, list | tuple | np.ndarray):
+        return "/".join(str(v) for v in sample) if len(sample) > 1 else str(sample[0])
+    return str(sample)

@@ -1,0 +1,475 @@
+"""Crash-safe recording of one data stream and the marker stream into MNE FIF.
+
+While recording, a writer thread appends what the receivers got to a ``<name>_raw.fif.partial``
+folder every ``flush_interval`` seconds (≤ 0.5 s) and fsyncs it:
+
+``header.json``
+    stream description and session metadata, written once at start;
+``data.bin`` / ``timestamps.bin``
+    the samples (row-major, one row per sample, in the stream's float type) and their LSL
+    timestamps (float64); a torn last record after a kill is cut off on recovery;
+``markers.jsonl`` / ``events.jsonl``
+    one JSON line per marker and per receiver event (gaps, non-finite samples, silences).
+
+A clean :meth:`Recorder.stop` turns the folder into ``<name>_raw.fif`` (data in SI units, markers
+as annotations with the same text, acquisition gaps as ``BAD_ACQ_SKIP``) plus a JSON sidecar,
+then removes it. After a crash, :func:`recover` does the same with whatever reached the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from .markers import MarkerReceiver
+from .receiver import StreamReceiver
+from .streams import channel_format_name, describe_channels
+
+PARTIAL_SUFFIX = ".partial"
+
+
+class RecordingExistsError(FileExistsError, ValueError):
+    """The recording (or its sidecar, or its partial folder) already exists."""
+
+
+_LABEL = re.compile(r"^[A-Za-z0-9]+$")
+
+
+def bids_basename(subject: str, session: str, task: str, run: str | int) -> str:
+    """``sub-<subject>_ses-<session>_task-<task>_run-<run>`` (run numbers as two digits).
+
+    Raises
+    ------
+    ValueError
+        For a label that is not alphanumeric (BIDS labels are letters and digits).
+    """
+    if isinstance(run, (int, np.integer)):
+        run = f"{int(run):02d}"
+    for key, value in (("subject", subject), ("session", session), ("task", task), ("run", run)):
+        if not _LABEL.match(str(value)):
+            raise ValueError(
+                f"{key} label {value!r} must be letters and digits only (BIDS), e.g. '01'."
+            )
+    return f"sub-{subject}_ses-{session}_task-{task}_run-{run}"
+
+
+def _fsync_append(handle, payload: bytes) -> None:
+    handle.write(payload)
+    handle.flush()
+    os.fsync(handle.fileno())
+
+
+class Recorder:
+    """Record a :class:`StreamReceiver` and a :class:`MarkerReceiver` to FIF, incrementally.
+
+    Parameters
+    ----------
+    receiver : StreamReceiver
+        The data stream. If it is not running, the recorder starts it and stops it at the end.
+    markers : MarkerReceiver | None
+        The marker stream (started and stopped likewise), or None.
+    folder : path-like
+        Where the recording goes (created if needed).
+    subject, session, task, run : str
+        BIDS labels of the file name ``sub-01_ses-01_task-calibration_run-01_raw.fif``.
+    paradigm : str | None
+        Paradigm name for the sidecar.
+    metadata : dict | None
+        Extra JSON-serialisable session metadata for the sidecar.
+    flush_interval : float
+        Seconds between writes to disk (at most 0.5).
+
+    Notes
+    -----
+    A recording never overwrites anything: the FIF, its sidecar and its partial folder must not
+    exist yet.
+    """
+
+    def __init__(
+        self,
+        receiver: StreamReceiver,
+        markers: MarkerReceiver | None,
+        folder,
+        *,
+        subject: str = "01",
+        session: str = "01",
+        task: str = "calibration",
+        run: str | int = "01",
+        paradigm: str | None = None,
+        metadata: dict | None = None,
+        flush_interval: float = 0.25,
+    ) -> None:
+        if not isinstance(receiver, StreamReceiver):
+            raise TypeError(f"receiver must be a StreamReceiver, got {type(receiver).__name__}.")
+        if markers is not None and not isinstance(markers, MarkerReceiver):
+            raise TypeError(f"markers must be a MarkerReceiver, got {type(markers).__name__}.")
+        if not 0 < flush_interval <= 0.5:
+            raise ValueError(f"flush_interval must be in (0, 0.5] s, got {flush_interval!r}.")
+        self.receiver = receiver
+        self.markers = markers
+        self.folder = Path(folder)
+        self.basename = bids_basename(subject, session, task, run)
+        self.labels = {"subject": subject, "session": session, "task": task, "run": str(run)}
+        self.paradigm = paradigm
+        self.metadata = dict(metadata or {})
+        json.dumps(self.metadata)  # fail now, not at the end of the session
+        self.flush_interval = float(flush_interval)
+        self.fname = self.folder / f"{self.basename}_raw.fif"
+        self.partial = self.fname.with_name(self.fname.name + PARTIAL_SUFFIX)
+        self._thread: threading.Thread | None = None
+        self._stop_event = threading.Event()
+        self._owned: list = []
+        self._error: BaseException | None = None
+        self.n_samples = 0
+        self.n_markers = 0
+
+    def start(self) -> Recorder:
+        """Create the partial folder, start the receivers if needed and the writer thread."""
+        if self._thread is not None:
+            raise RuntimeError(f"Recorder of {self.fname} is already running.")
+        for path in (self.fname, _sidecar_path(self.fname), self.partial):
+            if path.exists():
+                raise RecordingExistsError(
+                    f"Recording {path} already exists; refusing to overwrite."
+                )
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._queue = self.receiver.subscribe()
+        try:
+            for rec in (self.receiver, self.markers):
+                if rec is not None and not rec.running:
+                    rec.start()
+                    self._owned.append(rec)
+            self.partial.mkdir()
+            self._write_header()
+        except BaseException:
+            self.receiver.unsubscribe(self._queue)
+            self._stop_owned()
+            raise
+        self._event_pos = len(self.receiver.events)
+        self._marker_pos = self.markers.n_markers if self.markers is not None else 0
+        self._files = {
+            name: open(self.partial / name, "ab")  # noqa: SIM115 - closed in _run
+            for name in ("data.bin", "timestamps.bin", "markers.jsonl", "events.jsonl")
+        }
+        self._stop_event.clear()
+        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
+        self._thread.start()
+        return self
+
+    def _write_header(self) -> None:
+        import pylsl
+
+        from bci_universum import __version__
+
+        info = self.receiver.info
+        fmt = info.channel_format()
+        header = {
+            **self.labels,
+            "paradigm": self.paradigm,
+            "metadata": self.metadata,
+            "software": {
+                "bci_universum": __version__,
+                "pylsl": pylsl.__version__,
+                "liblsl": pylsl.library_version(),
+            },
+            "stream": {
+                "name": info.name(),
+                "type": info.type(),
+                "source_id": info.source_id(),
+                "hostname": info.hostname(),
+                "n_channels": info.channel_count(),
+                "channel_format": channel_format_name(fmt),
+                "sfreq": info.nominal_srate(),
+                "processing_flags": self.receiver._flags,
+                "xml": info.as_xml(),
+            },
+            "marker_stream": None
+            if self.markers is None
+            else {"name": self.markers.info.name(), "source_id": self.markers.info.source_id()},
+            "channels": [
+                {"name": ch.name, "type": ch.type, "unit": ch.unit, "position": ch.position}
+                for ch in describe_channels(info)
+            ],
+            "dtype": "float32" if fmt == pylsl.cf_float32 else "float64",
+            "start_wall_time": datetime.now(timezone.utc).isoformat(),
+            "start_lsl_time": pylsl.local_clock(),
+        }
+        path = self.partial / "header.json"
+        with open(path, "w") as handle:
+            json.dump(header, handle, indent=1)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._dtype = np.dtype(header["dtype"])
+
+    def _run(self) -> None:
+        try:
+            while not self._stop_event.wait(self.flush_interval):
+                self._flush()
+        except BaseException as err:
+            self._error = err
+        finally:
+            try:
+                self._flush()
+            finally:
+                for handle in self._files.values():
+                    handle.close()
+
+    def _flush(self) -> None:
+        chunks = []
+        while True:
+            try:
+                chunks.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        if chunks:
+            data = np.concatenate([c[0] for c in chunks]).astype(self._dtype)
+            stamps = np.concatenate([c[1] for c in chunks]).astype(np.float64)
+            _fsync_append(self._files["data.bin"], data.tobytes())
+            _fsync_append(self._files["timestamps.bin"], stamps.tobytes())
+            self.n_samples += len(stamps)
+        if self.markers is not None:
+            new, self._marker_pos = self.markers.read_since(self._marker_pos)
+            if new:
+                lines = "".join(
+                    json.dumps({"text": m.text, "timestamp": m.timestamp}) + "\n" for m in new
+                )
+                _fsync_append(self._files["markers.jsonl"], lines.encode())
+                self.n_markers += len(new)
+        events = self.receiver.events[self._event_pos :]
+        if events:
+            self._event_pos += len(events)
+            lines = "".join(json.dumps(vars(e)) + "\n" for e in events)
+            _fsync_append(self._files["events.jsonl"], lines.encode())
+
+    def stop(self) -> Path:
+        """Stop recording, write the FIF and its sidecar, remove the partial folder.
+
+        Returns
+        -------
+        fname : Path
+            The FIF file.
+        """
+        if self._thread is None:
+            raise RuntimeError(f"Recorder of {self.fname} is not running.")
+        # receivers we started stop first, so the last drain holds every sample they got
+        self._stop_owned()
+        self.receiver.unsubscribe(self._queue)
+        self._stop_event.set()
+        self._thread.join(30.0)
+        if self._thread.is_alive():
+            raise RuntimeError(f"The writer thread of {self.fname} did not stop in 30 s.")
+        self._thread = None
+        if self._error is not None:
+            raise RuntimeError(
+                f"Writing {self.partial} failed: {self._error}; run recover() on it."
+            ) from self._error
+        return finalize(self.partial, recovered=False)
+
+    def _stop_owned(self) -> None:
+        while self._owned:
+            self._owned.pop().stop()
+
+    def __enter__(self) -> Recorder:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        if self._thread is not None:
+            self.stop()
+
+
+def _sidecar_path(fname: Path) -> Path:
+    return fname.with_suffix(".json")
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:  # a line torn by a kill: only ever the last one
+            break
+    return out
+
+
+def _mne_info(header: dict):
+    import mne
+
+    channels = header["channels"]
+    known = set(mne.io.get_channel_type_constants())
+    names = [ch["name"] for ch in channels]
+    types = [ch["type"] if ch["type"] in known else "misc" for ch in channels]
+    info = mne.create_info(names, header["stream"]["sfreq"], types)
+    positions = {
+        ch["name"]: ch["position"]
+        for ch, kind in zip(channels, types, strict=True)
+        if kind == "eeg" and ch["position"] is not None
+    }
+    if positions and len(positions) == types.count("eeg"):
+        montage = mne.channels.make_dig_montage(ch_pos=positions, coord_frame="head")
+        info.set_montage(montage, on_missing="ignore")
+    return info
+
+
+def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
+    """Seconds from the first sample in the recorded data of LSL times ``times``.
+
+    Inside the data, through the recorded timestamps (so gaps where samples were lost do not
+    shift later annotations); outside it, by the LSL time difference to the nearest end.
+    """
+    mono = np.maximum.accumulate(stamps)
+    position = np.arange(len(stamps)) / sfreq
+    onsets = np.interp(times, mono, position)
+    before = times < mono[0]
+    after = times > mono[-1]
+    onsets[before] = times[before] - mono[0]
+    onsets[after] = position[-1] + times[after] - mono[-1]
+    return onsets
+
+
+def finalize(partial, recovered: bool = True) -> Path:
+    """Turn a partial recording folder into ``<name>_raw.fif`` and its JSON sidecar.
+
+    Parameters
+    ----------
+    partial : path-like
+        The ``*_raw.fif.partial`` folder.
+    recovered : bool
+        Whether this follows a crash (noted in the sidecar).
+
+    Returns
+    -------
+    fname : Path
+        The FIF file. The partial folder is removed once the FIF reads back complete.
+    """
+    import mne
+
+    from .streams import UNIT_SCALES
+
+    partial = Path(partial)
+    header_path = partial / "header.json"
+    if not header_path.exists():
+        raise FileNotFoundError(f"{partial} has no header.json: nothing recoverable there.")
+    header = json.loads(header_path.read_text())
+    fname = partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)])
+    for path in (fname, _sidecar_path(fname)):
+        if path.exists():
+            raise RecordingExistsError(f"{path} already exists; refusing to overwrite it.")
+    info = _mne_info(header)
+    n_ch = info["nchan"]
+    sfreq = info["sfreq"]
+    data = np.fromfile(partial / "data.bin", dtype=header["dtype"])
+    stamps = np.fromfile(partial / "timestamps.bin", dtype=np.float64)
+    n = min(len(data) // n_ch, len(stamps))
+    if n == 0:
+        raise ValueError(f"{partial} holds no complete sample: nothing to write.")
+    data = data[: n * n_ch].reshape(n, n_ch).T.astype(np.float64)
+    stamps = stamps[:n]
+    scales = np.array(
+        [UNIT_SCALES.get((ch["unit"] or "").strip().lower(), 1.0) for ch in header["channels"]]
+    )
+    data *= scales[:, None]
+    raw = mne.io.RawArray(data, info, verbose="error")
+    start = datetime.fromisoformat(header["start_wall_time"])
+    first_wall = start.timestamp() + stamps[0] - header["start_lsl_time"]
+    raw.set_meas_date(datetime.fromtimestamp(first_wall, tz=timezone.utc))
+    raw.info["subject_info"] = {"his_id": f"sub-{header['subject']}"}
+
+    markers = _read_jsonl(partial / "markers.jsonl")
+    events = _read_jsonl(partial / "events.jsonl")
+    skips = [e for e in events if e["kind"] in ("gap", "counter_reset")]
+    times = np.array([m["timestamp"] for m in markers] + [e["time"] for e in skips])
+    descriptions = [m["text"] for m in markers] + ["BAD_ACQ_SKIP"] * len(skips)
+    onsets = _onsets(stamps, times, sfreq) if len(times) else np.zeros(0)
+    duration = n / sfreq
+    inside = (onsets >= 0) & (onsets < duration)
+    raw.set_annotations(
+        mne.Annotations(
+            onsets[inside],
+            np.zeros(int(inside.sum())),
+            [d for d, keep in zip(descriptions, inside, strict=True) if keep],
+            orig_time=raw.info["meas_date"],
+        )
+    )
+    outside = [
+        {"text": d, "onset": float(o)}
+        for d, o, keep in zip(descriptions, onsets, inside, strict=True)
+        if not keep
+    ]
+    raw.save(fname, overwrite=False, verbose="error")
+    check = mne.io.read_raw_fif(fname, preload=False, verbose="error")
+    if check.n_times != n:
+        raise RuntimeError(f"{fname} reads back {check.n_times} samples instead of {n}.")
+
+    sidecar = {
+        **{key: header[key] for key in ("subject", "session", "task", "run", "paradigm")},
+        "metadata": header["metadata"],
+        "software": header["software"],
+        "stream": {k: v for k, v in header["stream"].items() if k != "xml"},
+        "marker_stream": header["marker_stream"],
+        "sfreq": sfreq,
+        "ch_names": info["ch_names"],
+        "ch_types": info.get_channel_types(),
+        "units": [ch["unit"] for ch in header["channels"]],
+        "start_time": raw.info["meas_date"].isoformat(),
+        "first_sample_lsl_time": float(stamps[0]),
+        "duration_s": duration,
+        "n_samples": n,
+        "n_markers": len(markers),
+        "lost_samples": int(sum(e["n_samples"] for e in events if e["kind"] == "gap")),
+        "stream_events": events,
+        "annotations_outside_data": outside,
+        "recovered": bool(recovered),
+    }
+    _sidecar_path(fname).write_text(json.dumps(sidecar, indent=1))
+    for path in partial.iterdir():
+        path.unlink()
+    partial.rmdir()
+    return fname
+
+
+def recover(path) -> Path:
+    """Turn what a crashed or killed recording left on disk into a valid FIF and sidecar.
+
+    Parameters
+    ----------
+    path : path-like
+        The ``*_raw.fif.partial`` folder, the FIF name it was heading for, or a folder holding
+        exactly one partial recording.
+
+    Returns
+    -------
+    fname : Path
+        The recovered FIF (its sidecar says ``"recovered": true``).
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is nothing recoverable at ``path``.
+    ValueError
+        When a folder holds several partial recordings (name the one to recover).
+    """
+    path = Path(path)
+    if path.name.endswith(PARTIAL_SUFFIX) and path.is_dir():
+        return finalize(path, recovered=True)
+    sibling = path.with_name(path.name + PARTIAL_SUFFIX)
+    if sibling.is_dir():
+        return finalize(sibling, recovered=True)
+    if path.is_dir():
+        found = sorted(p for p in path.glob(f"*{PARTIAL_SUFFIX}") if p.is_dir())
+        if len(found) == 1:
+            return finalize(found[0], recovered=True)
+        if len(found) > 1:
+            raise ValueError(
+                f"{path} holds {len(found)} partial recordings; recover one of "
+                f"{[p.name for p in found]}."
+            )
+    raise FileNotFoundError(f"Nothing recoverable at {path}: no *{PARTIAL_SUFFIX} recording.")

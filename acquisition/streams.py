@@ -1,0 +1,438 @@
+"""LSL stream discovery and stream descriptions (channel names, types, units, montage).
+
+Channel metadata follows the XDF meta-data convention: ``desc/channels/channel/{label, type,
+unit}`` and positions in ``desc/channels/channel/location/{X, Y, Z}`` in millimetres. A channel of
+LSL type ``"counter"`` is a sample counter (0, 1, 2, ...) that receivers use to detect dropped
+samples; in MNE it becomes a ``misc`` channel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from uuid import uuid4
+
+import numpy as np
+
+COUNTER_TYPE = "counter"
+
+# Units an LSL channel may declare, with the factor that turns a value into SI units.
+UNIT_SCALES = {
+    "v": 1.0,
+    "volt": 1.0,
+    "volts": 1.0,
+    "mv": 1e-3,
+    "millivolt": 1e-3,
+    "millivolts": 1e-3,
+    "uv": 1e-6,
+    "µv": 1e-6,
+    "μv": 1e-6,
+    "microvolt": 1e-6,
+    "microvolts": 1e-6,
+    "nv": 1e-9,
+    "nanovolts": 1e-9,
+}
+
+# MNE channel types whose data are voltages.
+_VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
+
+_FORMATS = {
+    "float32": 1,
+    "double64": 2,
+    "float64": 2,
+    "string": 3,
+    "int32": 4,
+    "int16": 5,
+    "int8": 6,
+    "int64": 7,
+}
+
+NUMPY_DTYPES = {
+    1: np.float32,
+    2: np.float64,
+    4: np.int32,
+    5: np.int16,
+    6: np.int8,
+    7: np.int64,
+}
+
+
+@dataclass(frozen=True)
+class StreamSummary:
+    """What :func:`list_streams` reports for one stream."""
+
+    name: str
+    type: str
+    n_channels: int
+    sfreq: float
+    channel_format: str
+    source_id: str
+    hostname: str
+
+    def __str__(self) -> str:
+        rate = "irregular" if self.sfreq == 0 else f"{self.sfreq:g} Hz"
+        return (
+            f"{self.name!r} type={self.type!r} {self.n_channels} ch {rate} "
+            f"{self.channel_format} source_id={self.source_id!r} host={self.hostname!r}"
+        )
+
+
+def channel_format_name(fmt: int) -> str:
+    """Return the name of a liblsl channel format code (``1`` → ``"float32"``)."""
+    for name, code in _FORMATS.items():
+        if code == fmt and name != "float64":
+            return name
+    return "undefined"
+
+
+def channel_format_code(fmt: str | int) -> int:
+    """Return the liblsl channel format code of ``fmt`` (a name like ``"float32"``, or a code)."""
+    if isinstance(fmt, (int, np.integer)):
+        if int(fmt) not in (1, 2, 3, 4, 5, 6, 7):
+            raise ValueError(f"Unknown LSL channel format code {fmt!r}.")
+        return int(fmt)
+    try:
+        return _FORMATS[str(fmt).lower()]
+    except KeyError:
+        raise ValueError(
+            f"Unknown LSL channel format {fmt!r}; expected one of {sorted(_FORMATS)}."
+        ) from None
+
+
+def _quote(value: str, what: str) -> str:
+    value = str(value)
+    if "'" not in value:
+        return f"'{value}'"
+    if '"' not in value:
+        return f'"{value}"'
+    raise ValueError(f"LSL stream {what} {value!r} cannot contain both quote characters.")
+
+
+def stream_query(
+    name: str | None = None, source_id: str | None = None, stype: str | None = None
+) -> str:
+    """Return the liblsl XPath predicate selecting streams by name, source_id and/or type."""
+    parts = []
+    if name is not None:
+        parts.append(f"name={_quote(name, 'name')}")
+    if source_id is not None:
+        parts.append(f"source_id={_quote(source_id, 'source_id')}")
+    if stype is not None:
+        parts.append(f"type={_quote(stype, 'type')}")
+    if not parts:
+        raise ValueError("Select a stream by name, source_id and/or type (all were None).")
+    return " and ".join(parts)
+
+
+def describe_query(
+    name: str | None = None, source_id: str | None = None, stype: str | None = None
+) -> str:
+    """Human-readable description of a stream selection, for error messages."""
+    parts = [
+        f"{key}={value!r}"
+        for key, value in (("name", name), ("source_id", source_id), ("type", stype))
+        if value is not None
+    ]
+    return "LSL stream " + " ".join(parts)
+
+
+def resolve_stream(
+    name: str | None = None,
+    source_id: str | None = None,
+    stype: str | None = None,
+    timeout: float = 5.0,
+):
+    """Find one stream by name, source_id and/or type.
+
+    Parameters
+    ----------
+    name, source_id, stype : str | None
+        The properties the stream must have (at least one).
+    timeout : float
+        Seconds to wait for the stream.
+
+    Returns
+    -------
+    info : pylsl.StreamInfo
+        The stream's (short) info, to build an inlet from.
+
+    Raises
+    ------
+    TimeoutError
+        When no such stream appears within ``timeout``; the message names the stream.
+    """
+    import pylsl
+
+    if timeout is None or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    found = pylsl.resolve_bypred(stream_query(name, source_id, stype), 1, timeout)
+    if not found:
+        raise TimeoutError(
+            f"No {describe_query(name, source_id, stype)} found within {timeout:g} s."
+        )
+    return found[0]
+
+
+def list_streams(timeout: float = 1.0) -> list[StreamSummary]:
+    """List the LSL streams visible from this machine, sorted by name.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds to listen for stream announcements.
+    """
+    import pylsl
+
+    if timeout is None or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
+    summaries = [
+        StreamSummary(
+            name=info.name(),
+            type=info.type(),
+            n_channels=info.channel_count(),
+            sfreq=info.nominal_srate(),
+            channel_format=channel_format_name(info.channel_format()),
+            source_id=info.source_id(),
+            hostname=info.hostname(),
+        )
+        for info in pylsl.resolve_streams(timeout)
+    ]
+    return sorted(summaries, key=lambda s: (s.name, s.source_id))
+
+
+def make_stream_info(
+    name: str,
+    ch_names: list[str],
+    sfreq: float,
+    *,
+    ch_types: str | list[str] = "eeg",
+    units: str | list[str] = "microvolts",
+    stype: str = "EEG",
+    channel_format: str | int = "float32",
+    source_id: str | None = None,
+    positions: dict[str, tuple[float, float, float]] | None = None,
+    manufacturer: str = "bci_universum",
+):
+    """Build a ``pylsl.StreamInfo`` with channel labels, types, units and positions.
+
+    Parameters
+    ----------
+    name : str
+        Stream name.
+    ch_names : list of str
+        Channel labels.
+    sfreq : float
+        Nominal sampling rate in Hz (0 for an irregular stream).
+    ch_types : str | list of str
+        Channel types (MNE names such as ``"eeg"``, ``"stim"``, ``"misc"``, or ``"counter"``
+        for a sample-counter channel), one for all or one per channel.
+    units : str | list of str
+        Units, e.g. ``"microvolts"`` or ``"volts"``; one for all or one per channel.
+    stype : str
+        Stream content type (``"EEG"``).
+    channel_format : str | int
+        ``"float32"``, ``"double64"``, ``"int32"``, ... or a liblsl code.
+    source_id : str | None
+        Unique source identifier; a random one when None.
+    positions : dict | None
+        Channel positions in metres (MNE head coordinates), written in millimetres.
+    manufacturer : str
+        Written to ``desc/acquisition/manufacturer``.
+    """
+    import pylsl
+
+    ch_names = [str(ch) for ch in ch_names]
+    n = len(ch_names)
+    if n == 0:
+        raise ValueError("A stream needs at least one channel (ch_names is empty).")
+    if len(set(ch_names)) != n:
+        dup = sorted({ch for ch in ch_names if ch_names.count(ch) > 1})
+        raise ValueError(f"Duplicate channel names in stream {name!r}: {dup}.")
+    if not sfreq >= 0:
+        raise ValueError(f"sfreq must be >= 0 Hz, got {sfreq!r}.")
+    ch_types = _per_channel(ch_types, n, "ch_types")
+    units = _per_channel(units, n, "units")
+    fmt = channel_format_code(channel_format)
+    info = pylsl.StreamInfo(
+        name, stype, n, float(sfreq), fmt, source_id if source_id else uuid4().hex
+    )
+    desc = info.desc()
+    desc.append_child("acquisition").append_child_value("manufacturer", manufacturer)
+    channels = desc.append_child("channels")
+    for ch, kind, unit in zip(ch_names, ch_types, units, strict=True):
+        node = channels.append_child("channel")
+        node.append_child_value("label", ch)
+        node.append_child_value("type", kind.upper() if kind != COUNTER_TYPE else COUNTER_TYPE)
+        node.append_child_value("unit", unit)
+        if positions is not None and ch in positions:
+            pos = np.asarray(positions[ch], dtype=float) * 1000.0
+            if np.all(np.isfinite(pos)):
+                location = node.append_child("location")
+                for axis, value in zip("XYZ", pos, strict=True):
+                    location.append_child_value(axis, repr(float(value)))
+    return info
+
+
+def _per_channel(value, n: int, what: str) -> list[str]:
+    if isinstance(value, str):
+        return [value] * n
+    value = [str(v) for v in value]
+    if len(value) != n:
+        raise ValueError(f"{what} has {len(value)} entries for {n} channels.")
+    return value
+
+
+def stream_info_from_mne_info(
+    info,
+    name: str,
+    source_id: str | None = None,
+    *,
+    stype: str = "EEG",
+    channel_format: str | int = "float32",
+    voltage_unit: str = "microvolts",
+):
+    """Describe an MNE ``Info`` as a ``pylsl.StreamInfo``.
+
+    Voltage channels (EEG, EOG, EMG, ECG, sEEG, ECoG) get ``voltage_unit``; the others get
+    ``"n/a"``. Whoever pushes the data must scale it to these units: divide MNE's SI data by
+    :func:`si_scalings` of the returned info. Montage positions are written when present.
+
+    Parameters
+    ----------
+    info : mne.Info
+        Channel names, types, sampling rate and montage.
+    name : str
+        Stream name.
+    source_id : str | None
+        Unique source identifier; a random one when None.
+    stype : str
+        Stream content type.
+    channel_format : str | int
+        LSL channel format.
+    voltage_unit : str
+        Unit of the voltage channels on the stream (``"microvolts"`` or ``"volts"``).
+    """
+    if voltage_unit.lower() not in UNIT_SCALES:
+        raise ValueError(f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts'.")
+    ch_types = info.get_channel_types()
+    units = [voltage_unit if kind in _VOLTAGE_TYPES else "n/a" for kind in ch_types]
+    positions = {}
+    for ch in info["chs"]:
+        loc = np.asarray(ch["loc"][:3], dtype=float)
+        if np.all(np.isfinite(loc)) and np.any(loc != 0):
+            positions[ch["ch_name"]] = tuple(loc)
+    return make_stream_info(
+        name,
+        info["ch_names"],
+        info["sfreq"],
+        ch_types=ch_types,
+        units=units,
+        stype=stype,
+        channel_format=channel_format,
+        source_id=source_id,
+        positions=positions or None,
+    )
+
+
+@dataclass(frozen=True)
+class ChannelDescription:
+    """One channel of a stream description."""
+
+    name: str
+    type: str
+    unit: str
+    position: tuple[float, float, float] | None
+
+
+def describe_channels(info) -> list[ChannelDescription]:
+    """Read the channel labels, types, units and positions (metres) of a ``pylsl.StreamInfo``.
+
+    Channels without a description get the names ``"0", "1", ...``, the stream's type in lower
+    case (``"eeg"`` for an ``EEG`` stream, else ``"misc"``) and an empty unit.
+    """
+    n = info.channel_count()
+    default_type = "eeg" if info.type().lower() == "eeg" else "misc"
+    described = []
+    node = info.desc().child("channels").child("channel")
+    while not node.empty() and len(described) < n:
+        label = node.child_value("label") or str(len(described))
+        kind = (node.child_value("type") or default_type).lower()
+        unit = node.child_value("unit")
+        location = node.child("location")
+        position = None
+        if not location.empty():
+            try:
+                position = tuple(float(location.child_value(a)) / 1000.0 for a in "XYZ")
+            except ValueError:
+                position = None
+        described.append(ChannelDescription(label, kind, unit, position))
+        node = node.next_sibling("channel")
+    for k in range(len(described), n):
+        described.append(ChannelDescription(str(k), default_type, "", None))
+    return described
+
+
+def si_scalings(info) -> np.ndarray:
+    """Per-channel factors turning stream values into SI units (e.g. 1e-6 for microvolts).
+
+    Channels whose unit is empty or not a known voltage unit get 1.
+    """
+    return np.array(
+        [UNIT_SCALES.get(ch.unit.strip().lower(), 1.0) for ch in describe_channels(info)]
+    )
+
+
+def counter_channel_index(info) -> int | None:
+    """Index of the first channel of type ``"counter"``, or None."""
+    for k, ch in enumerate(describe_channels(info)):
+        if ch.type == COUNTER_TYPE:
+            return k
+    return None
+
+
+def mne_info_from_stream_info(info):
+    """Build an MNE ``Info`` from a ``pylsl.StreamInfo`` (with its description).
+
+    Channel types unknown to MNE (and ``"counter"``) become ``misc``; positions, when every
+    EEG channel has one, become the montage.
+
+    Raises
+    ------
+    ValueError
+        For an irregular-rate or string stream, which has no MNE ``Info``.
+    """
+    import mne
+
+    if info.nominal_srate() <= 0:
+        raise ValueError(
+            f"LSL stream {info.name()!r} has an irregular rate; it cannot become an MNE Info."
+        )
+    if info.channel_format() == _FORMATS["string"]:
+        raise ValueError(f"LSL stream {info.name()!r} carries strings, not signals.")
+    known = set(mne.io.get_channel_type_constants())
+    channels = describe_channels(info)
+    names = _unique_names([ch.name for ch in channels])
+    types = [ch.type if ch.type in known else "misc" for ch in channels]
+    mne_info = mne.create_info(names, info.nominal_srate(), types)
+    positions = {
+        name: ch.position
+        for name, ch, kind in zip(names, channels, types, strict=True)
+        if ch.position is not None and kind == "eeg"
+    }
+    n_eeg = sum(kind == "eeg" for kind in types)
+    if positions and len(positions) == n_eeg:
+        montage = mne.channels.make_dig_montage(ch_pos=positions, coord_frame="head")
+        mne_info.set_montage(montage, on_missing="ignore")
+    return mne_info
+
+
+def _unique_names(names: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    unique = []
+    for name in names:
+        if name in seen:
+            seen[name] += 1
+            name = f"{name}-{seen[name]}"
+        else:
+            seen[name] = 0
+        unique.append(name)
+    return unique

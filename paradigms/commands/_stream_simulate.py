@@ -1,0 +1,79 @@
+"""``bci-universum stream simulate``: a simulated subject as an LSL EEG stream."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+
+def add_parser(stream_subparsers) -> None:
+    p = stream_subparsers.add_parser(
+        "simulate",
+        help="stream a simulated subject whose motor imagery follows a marker stream",
+    )
+    p.add_argument("--channels", type=int, default=32, help="number of electrodes (3-64)")
+    p.add_argument("--sfreq", type=float, default=250.0, help="sampling rate in Hz")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
+    p.add_argument("--name", default="bci-universum-sim", help="EEG stream name")
+    p.add_argument(
+        "--markers-from", help="name of the marker stream to obey (cue/left, cue/right, ...)"
+    )
+    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
+    p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
+    p.add_argument(
+        "--duration", type=float, help="seconds to stream (default: until Ctrl-C / SIGTERM)"
+    )
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for the marker stream"
+    )
+    p.add_argument(
+        "--lsl-mode",
+        choices=("lab", "loopback"),
+        default="lab",
+        help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
+    )
+    p.set_defaults(func=run_simulate)
+
+
+def run_simulate(args) -> int:
+    from acquisition.lsl_config import configure_lsl
+    from acquisition.simulator import SimulatedSource
+
+    if args.duration is not None and not args.duration > 0:
+        raise ValueError(f"--duration must be positive, got {args.duration}.")
+    source = SimulatedSource(
+        args.channels,
+        args.sfreq,
+        seed=args.seed,
+        name=args.name,
+        markers_from=args.markers_from,
+        speed=args.speed,
+        counter=args.counter,
+        timeout=args.timeout,
+    )
+    configure_lsl(args.lsl_mode)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        source.start()
+        print(
+            f"Streaming a simulated subject as {args.name!r} ({args.channels} ch, "
+            f"{args.sfreq:g} Hz, seed {args.seed})"
+            + (f", obeying markers of {args.markers_from!r}" if args.markers_from else ""),
+            flush=True,
+        )
+        deadline = None if args.duration is None else time.monotonic() + args.duration
+        try:
+            while not stop.is_set():
+                left = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                stop.wait(left)
+        except KeyboardInterrupt:
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        source.stop()
+    print(f"Pushed {source.n_pushed} samples; {len(source.switches)} state changes.")
+    return 0

@@ -1,0 +1,145 @@
+"""``bci-universum stream``: list, record, recover (here), replay and simulate LSL streams.
+
+``replay`` and ``simulate`` come from :mod:`._stream_replay` and :mod:`._stream_simulate`.
+
+``--lsl-mode`` defaults to ``lab`` (liblsl's own configuration: the lab network); ``loopback``
+keeps everything on this machine (tests and the demo).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+
+
+def _add_lsl_mode(parser) -> None:
+    parser.add_argument(
+        "--lsl-mode",
+        choices=("lab", "loopback"),
+        default="lab",
+        help="liblsl configuration: 'lab' (default, the lab network per lsl_api.cfg) or "
+        "'loopback' (this machine only)",
+    )
+
+
+def add_parser(subparsers) -> None:
+    from . import _stream_replay, _stream_simulate
+
+    parser = subparsers.add_parser(
+        "stream", help="list, record, recover, replay and simulate LSL streams"
+    )
+    sub = parser.add_subparsers(dest="stream_command", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser("list", help="list the LSL streams visible from this machine")
+    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default 1)")
+    _add_lsl_mode(p)
+    p.set_defaults(func=run_list)
+
+    p = sub.add_parser(
+        "record", help="record a data stream and the marker stream to FIF (crash-safe)"
+    )
+    p.add_argument("--stream", help="name of the data stream")
+    p.add_argument("--source-id", help="source_id of the data stream")
+    p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
+    p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
+    p.add_argument("--marker-source-id", help="source_id of the marker stream")
+    p.add_argument("--folder", required=True, help="folder of the recording")
+    p.add_argument("--subject", default="01")
+    p.add_argument("--session", default="01")
+    p.add_argument("--task", default="calibration")
+    p.add_argument("--run", default="01")
+    p.add_argument("--paradigm", help="paradigm name for the sidecar")
+    p.add_argument(
+        "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
+    )
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the streams")
+    _add_lsl_mode(p)
+    p.set_defaults(func=run_record)
+
+    p = sub.add_parser("recover", help="turn a killed recording (*.partial) into FIF")
+    p.add_argument("path", help="the *_raw.fif.partial folder, its FIF name, or its folder")
+    p.set_defaults(func=run_recover)
+
+    _stream_replay.add_parser(sub)
+    _stream_simulate.add_parser(sub)
+
+
+def run_list(args) -> int:
+    from acquisition.lsl_config import configure_lsl
+    from acquisition.streams import list_streams
+
+    configure_lsl(args.lsl_mode)
+    streams = list_streams(args.timeout)
+    if not streams:
+        print(f"No LSL stream found within {args.timeout:g} s ({args.lsl_mode} mode).")
+        return 0
+    for summary in streams:
+        print(summary)
+    return 0
+
+
+def run_record(args) -> int:
+    from acquisition.lsl_config import configure_lsl
+    from acquisition.markers import MarkerReceiver
+    from acquisition.receiver import StreamReceiver
+    from acquisition.recorder import Recorder
+
+    if args.stream is None and args.source_id is None and args.stype is None:
+        raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
+    if args.duration is not None and not args.duration > 0:
+        raise ValueError(f"--duration must be positive, got {args.duration}.")
+    configure_lsl(args.lsl_mode)
+    receiver = StreamReceiver(
+        args.stream, source_id=args.source_id, stype=args.stype, timeout=args.timeout
+    )
+    markers = None
+    if args.markers is not None or args.marker_source_id is not None:
+        markers = MarkerReceiver(
+            args.markers, source_id=args.marker_source_id, timeout=args.timeout
+        )
+    recorder = Recorder(
+        receiver,
+        markers,
+        args.folder,
+        subject=args.subject,
+        session=args.session,
+        task=args.task,
+        run=args.run,
+        paradigm=args.paradigm,
+    )
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        recorder.start()
+        print(
+            f"Recording {receiver.description}"
+            + (f" and {markers.description}" if markers else " (no marker stream)")
+            + f" into {recorder.partial}",
+            flush=True,
+        )
+        deadline = None if args.duration is None else time.monotonic() + args.duration
+        try:
+            while not stop.is_set():
+                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
+                if left <= 0:
+                    break
+                stop.wait(left)
+        except KeyboardInterrupt:
+            pass
+        fname = recorder.stop()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
+    print(
+        f"Wrote {fname}: {recorder.n_samples} samples, {recorder.n_markers} markers, "
+        f"{lost} samples lost."
+    )
+    return 0
+
+
+def run_recover(args) -> int:
+    from acquisition.recorder import recover
+
+    print(f"Recovered {recover(args.path)}")
+    return 0

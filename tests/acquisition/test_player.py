@@ -1,0 +1,355 @@
+"""Player: replay FIF, EDF and XDF files over real loopback LSL and pull them back."""
+
+import time
+from uuid import uuid4
+
+import mne
+import numpy as np
+import pylsl
+import pytest
+
+from acquisition.markers import MarkerReceiver
+from acquisition.player import MARKER_MAPS, Player, map_marker
+from acquisition.readers import read_recording
+from acquisition.receiver import StreamReceiver
+from acquisition.recorder import Recorder
+from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
+
+EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
+
+
+class Consumer:
+    """Plain pylsl inlets on a player's data and marker streams."""
+
+    def __init__(self, player, timeout=5.0):
+        info = resolve_stream(source_id=player.source_id, timeout=timeout)
+        marker_info = resolve_stream(source_id=f"{player.source_id}-markers", timeout=timeout)
+        self.data = pylsl.StreamInlet(info, recover=False)
+        self.markers = pylsl.StreamInlet(marker_info, recover=False)
+        self.markers.open_stream(timeout)
+        self.data.open_stream(timeout)
+        self.n_pulled = 0
+
+    def pull(self, n_samples, n_markers, timeout=20.0):
+        chunks, stamps, markers, marker_stamps = [], [], [], []
+        deadline = time.monotonic() + timeout
+        while self.n_pulled < n_samples or len(markers) < n_markers:
+            assert time.monotonic() < deadline, (
+                f"pulled {self.n_pulled}/{n_samples} samples, {len(markers)}/{n_markers} markers"
+            )
+            data, ts = self.data.pull_chunk(timeout=0.05, max_samples=4096)
+            if ts:
+                chunks.append(np.asarray(data, dtype=np.float64))
+                stamps.extend(ts)
+                self.n_pulled += len(ts)
+            texts, mts = self.markers.pull_chunk(timeout=0.0)
+            markers += [t[0] for t in texts]
+            marker_stamps += mts
+        data = np.concatenate(chunks) if chunks else np.zeros((0, 0))
+        return data, np.array(stamps), markers, np.array(marker_stamps)
+
+    def close(self):
+        self.data.close_stream()
+        self.markers.close_stream()
+        del self.data, self.markers
+
+
+def expected_samples(raw):
+    """What the stream must carry: data in µV (volts for none) cast to float32."""
+    scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
+    return (raw.get_data().T * scale).astype(np.float32)
+
+
+def check_replay(raw, player, data, stamps, markers, marker_stamps):
+    """Samples equal the file's; every marker sits on the stamp of its annotation's sample."""
+    n = raw.n_times
+    np.testing.assert_array_equal(data[:n, : len(raw.ch_names)], expected_samples(raw))
+    sfreq = raw.info["sfreq"]
+    samples = raw.time_as_index(
+        raw.annotations.onset, use_rounding=True, origin=raw.annotations.orig_time
+    )
+    texts = [map_marker(d, player.marker_map) for d in raw.annotations.description]
+    keep = [k for k, t in enumerate(texts) if t is not None]
+    assert markers == [texts[k] for k in keep]
+    assert np.all(np.abs(marker_stamps - stamps[samples[keep]]) < 1 / sfreq)
+
+
+def _fif(tmp_path, n_times=1000, sfreq=250.0):
+    rng = np.random.default_rng(3)
+    info = mne.create_info(["C3", "Cz", "C4", "EOG"], sfreq, ["eeg", "eeg", "eeg", "misc"])
+    raw = mne.io.RawArray(rng.standard_normal((4, n_times)) * 1e-5, info, verbose=False)
+    raw.set_montage("colin27_1020", on_missing="ignore", verbose=False)
+    onsets = [0.1, 0.4, 0.7, (n_times - 1) / sfreq]
+    raw.set_annotations(mne.Annotations(onsets, 0.0, ["cue/left", "T1", "cue/right", "run/end"]))
+    fname = tmp_path / "replay_raw.fif"
+    raw.save(fname, fmt="double", verbose=False)
+    return fname
+
+
+@pytest.mark.lsl
+def test_replay_fif_no_pacing_with_counter(tmp_path):
+    fname = _fif(tmp_path)
+    raw = read_recording(fname)
+    player = Player(
+        fname,
+        name=f"fif-{uuid4().hex}",
+        pacing=False,
+        counter=True,
+        chunk_size=7,
+        marker_map={"T1": "cue/right"},
+        wait_for_consumers=("data", "markers"),
+    )
+    with player:
+        consumer = Consumer(player)
+        data, stamps, markers, mstamps = consumer.pull(raw.n_times, len(raw.annotations))
+        full = consumer.data.info()
+        consumer.close()
+    assert player.n_pushed == raw.n_times and player.n_markers_pushed == 4
+    check_replay(raw, player, data, stamps, markers, mstamps)
+    assert markers[1] == "cue/right"
+    np.testing.assert_array_equal(data[:, -1], np.arange(raw.n_times))
+    np.testing.assert_allclose(np.diff(stamps), 1 / 250.0, atol=1e-6)
+    channels = describe_channels(full)
+    assert [c.name for c in channels] == ["C3", "Cz", "C4", "EOG", "counter"]
+    assert [c.unit for c in channels[:4]] == ["microvolts"] * 3 + ["n/a"]
+    assert counter_channel_index(full) == 4
+    np.testing.assert_allclose(channels[0].position, raw.info["chs"][0]["loc"][:3], atol=1e-9)
+
+
+@pytest.mark.lsl
+def test_paced_replay_speed_and_loop(tmp_path):
+    fname = _fif(tmp_path, n_times=250)
+    raw = read_recording(fname)
+    player = Player(fname, name=f"paced-{uuid4().hex}", speed=5.0, loop=True, counter=True)
+    consumer_ready = time.monotonic()
+    with player:
+        consumer = Consumer(player)
+        consumer_ready = time.monotonic()
+        data, stamps, _, _ = consumer.pull(600, 0)
+        elapsed = time.monotonic() - consumer_ready
+        consumer.close()
+    # 600 samples at 250 Hz x 5 take at least ~0.48 s of wall time (pacing works) and the
+    # stamps advance at 1250 Hz.
+    assert elapsed > 0.3
+    counter = data[:, -1]
+    np.testing.assert_array_equal(np.diff(counter), 1)  # nothing lost, counter keeps counting
+    np.testing.assert_allclose(np.diff(stamps), 1 / 1250.0, atol=1e-6)
+    start = int(counter[0]) % 250
+    looped = np.concatenate([expected_samples(raw)] * 4)[start : start + len(counter)]
+    np.testing.assert_array_equal(data[:, :4], looped)
+
+
+@pytest.mark.lsl
+def test_flow_control_bounds_samples_in_flight(tmp_path):
+    fname = _fif(tmp_path, n_times=3000)
+    raw = read_recording(fname)
+    pulled = [0]
+    player = Player(
+        fname,
+        name=f"flow-{uuid4().hex}",
+        pacing=False,
+        chunk_size=10,
+        drained=lambda: pulled[0],
+        max_ahead=100,
+        wait_for_consumers=("data", "markers"),
+    )
+    in_flight = []
+    with player:
+        consumer = Consumer(player)
+        deadline = time.monotonic() + 20
+        chunks = []
+        while pulled[0] < raw.n_times:
+            assert time.monotonic() < deadline
+            in_flight.append(player.n_pushed - pulled[0])
+            data, ts = consumer.data.pull_chunk(timeout=0.05, max_samples=37)
+            if ts:
+                chunks.append(np.asarray(data))
+                pulled[0] += len(ts)
+        consumer.close()
+    assert max(in_flight) <= 100
+    np.testing.assert_array_equal(np.concatenate(chunks), expected_samples(raw))
+
+
+@pytest.mark.lsl
+@pytest.mark.data
+def test_replay_eegmmidb_edf_with_marker_map(data_dir):
+    fname = data_dir / EEGMMIDB / "S001R04.edf"
+    raw = read_recording(fname)
+    player = Player(
+        fname,
+        name=f"edf-{uuid4().hex}",
+        pacing=False,
+        marker_map="eegmmidb",
+        chunk_size=32,
+        wait_for_consumers=("data", "markers"),
+    )
+    with player:
+        consumer = Consumer(player)
+        pulled = consumer.pull(raw.n_times, len(raw.annotations))
+        consumer.close()
+    check_replay(raw, player, *pulled)
+    assert set(pulled[2]) == {"universum/rest", "cue/left", "cue/right"}
+
+
+@pytest.mark.lsl
+def test_replay_exported_edf(tmp_path):
+    pytest.importorskip("edfio")
+    info = mne.create_info(["Fz", "C3", "C4"], 128.0, "eeg")
+    raw = mne.io.RawArray(np.random.default_rng(1).standard_normal((3, 640)) * 2e-5, info)
+    raw.set_annotations(mne.Annotations([1.0, 3.5], [0.0, 0.0], ["cue/left", "universum/rest"]))
+    fname = tmp_path / "small.edf"
+    mne.export.export_raw(fname, raw, fmt="edf", verbose=False)
+    back = read_recording(fname)
+    player = Player(
+        fname, name=f"edfx-{uuid4().hex}", pacing=False, wait_for_consumers=("data", "markers")
+    )
+    with player:
+        consumer = Consumer(player)
+        pulled = consumer.pull(back.n_times, len(back.annotations))
+        consumer.close()
+    check_replay(back, player, *pulled)
+
+
+@pytest.mark.lsl
+@pytest.mark.data
+@pytest.mark.parametrize(
+    "fname", ["xdf/minimal.xdf", "xdf/clock_resets.xdf", "xdf/empty_streams.xdf"]
+)
+@pytest.mark.filterwarnings("ignore:minimal.xdf. 1 marker")
+def test_replay_xdf_examples(data_dir, fname):
+    raw = read_recording(data_dir / fname)
+    player = Player(
+        raw, name=f"xdf-{uuid4().hex}", pacing=False, wait_for_consumers=("data", "markers")
+    )
+    with player:
+        consumer = Consumer(player)
+        pulled = consumer.pull(raw.n_times, len(raw.annotations))
+        consumer.close()
+    check_replay(raw, player, *pulled)
+
+
+@pytest.mark.lsl
+@pytest.mark.data
+def test_replay_bci4als_run_and_record_it_back(data_dir, tmp_path):
+    fname = data_dir / "bci4als/assaf/Test1/EEG.xdf"
+    raw = read_recording(fname)
+    name = f"bci4als-{uuid4().hex}"
+    player = Player(
+        raw,
+        name=name,
+        pacing=False,
+        marker_map="bci4als",
+        chunk_size=25,
+        wait_for_consumers=("data", "markers"),
+    )
+    with player:
+        receiver = StreamReceiver(source_id=player.source_id, bufsize=200.0, timeout=5.0)
+        markers = MarkerReceiver(source_id=f"{player.source_id}-markers", timeout=5.0)
+        recorder = Recorder(receiver, markers, tmp_path, task="replay").start()
+        deadline = time.monotonic() + 30
+        while recorder.n_samples < raw.n_times or recorder.n_markers < len(raw.annotations):
+            assert time.monotonic() < deadline, (recorder.n_samples, recorder.n_markers)
+            time.sleep(0.05)
+        out = recorder.stop()
+    back = mne.io.read_raw_fif(out, preload=True, verbose=False)
+    assert back.n_times == raw.n_times
+    # The recorder stores volts in single precision: equal to the stream within float32 eps.
+    np.testing.assert_allclose(back.get_data().T * 1e6, expected_samples(raw), rtol=3e-7)
+    sfreq = raw.info["sfreq"]
+    texts = [map_marker(d, MARKER_MAPS["bci4als"]) for d in raw.annotations.description]
+    expected = sorted(zip(np.round(raw.annotations.onset * sfreq).astype(int), texts, strict=True))
+    recorded = sorted(
+        zip(
+            np.round((back.annotations.onset - back.first_time) * sfreq).astype(int),
+            back.annotations.description,
+            strict=True,
+        )
+    )
+    assert [t for _, t in recorded] == [t for _, t in expected]
+    assert max(abs(a - b) for (a, _), (b, _) in zip(recorded, expected, strict=True)) <= 1
+
+
+@pytest.mark.lsl
+def test_no_consumer_times_out(tmp_path):
+    player = Player(
+        _fif(tmp_path), name=f"lonely-{uuid4().hex}", pacing=False, consumer_timeout=0.3
+    )
+    player.start()
+    with pytest.raises(RuntimeError, match="No consumer connected to LSL stream 'lonely-"):
+        player.wait(5.0)
+    with pytest.raises(RuntimeError, match="No consumer"):
+        player.stop()
+
+
+def test_bad_arguments(tmp_path):
+    fname = _fif(tmp_path)
+    for kwargs, message in [
+        ({"chunk_size": 0}, "chunk_size"),
+        ({"speed": -1.0}, "speed"),
+        ({"marker_map": "nope"}, "Unknown marker map 'nope'"),
+        ({"marker_map": {"T1": 3}}, "marker_map entry 'T1'"),
+        ({"wait_for_consumers": ("dta",)}, "not \\['dta'\\]"),
+        ({"channel_format": "int16"}, "channel_format"),
+        ({"max_ahead": 2, "chunk_size": 10}, "max_ahead"),
+        ({"consumer_timeout": 0}, "consumer_timeout"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            Player(fname, **kwargs)
+    with pytest.raises(FileNotFoundError, match=r"missing\.fif"):
+        Player(tmp_path / "missing.fif")
+    with pytest.raises(ValueError, match="file path or an MNE Raw"):
+        Player(42)
+    raw = read_recording(fname)
+    raw.rename_channels({"EOG": "counter"})
+    with pytest.raises(ValueError, match="already has a channel named 'counter'"):
+        Player(raw, counter=True)
+
+
+def test_map_marker_numeric_keys():
+    assert map_marker("3.000000000000000", MARKER_MAPS["bci4als"]) == "cue/right"
+    assert map_marker("1111.000000000000", MARKER_MAPS["bci4als"]) == "trial/start"
+    assert map_marker("T0", MARKER_MAPS["eegmmidb"]) == "universum/rest"
+    assert map_marker("cue/left", {"x": None}) == "cue/left"
+    assert map_marker("BAD boundary", {"BAD boundary": None}) is None
+
+
+def _replay_cli(argv):
+    import argparse
+
+    from paradigms.commands import _stream_replay
+
+    parser = argparse.ArgumentParser()
+    _stream_replay.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["replay", *argv])
+    return args.func(args)
+
+
+@pytest.mark.lsl
+def test_cli_replay(tmp_path, capsys):
+    fname = _fif(tmp_path, n_times=500)
+    name = f"cli-{uuid4().hex}"
+    argv = [str(fname), "--speed", "50", "--name", name, "--lsl-mode", "loopback"]
+    assert _replay_cli([*argv, "--marker-map", "T1=cue/right,run/end=run/stop"]) == 0
+    out = capsys.readouterr().out
+    assert f"as {name!r}" in out and "Pushed 500 samples and 4 markers." in out
+
+
+def test_cli_replay_bad_input(tmp_path):
+    from paradigms.commands._stream_replay import parse_marker_map
+
+    with pytest.raises(FileNotFoundError, match=r"nothing\.edf"):
+        _replay_cli([str(tmp_path / "nothing.edf"), "--lsl-mode", "loopback"])
+    assert parse_marker_map("bci4als") == "bci4als"
+    assert parse_marker_map("T0=universum/rest, T1=cue/left") == {
+        "T0": "universum/rest",
+        "T1": "cue/left",
+    }
+    with pytest.raises(ValueError, match="neither a preset"):
+        parse_marker_map("nonsense")
+    with pytest.raises(FileNotFoundError, match=r"map\.json"):
+        parse_marker_map(str(tmp_path / "map.json"))
+    (tmp_path / "bad.json").write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        parse_marker_map(str(tmp_path / "bad.json"))
+    with pytest.raises(ValueError, match="speed"):
+        _replay_cli([str(_fif(tmp_path)), "--speed", "0", "--lsl-mode", "loopback"])

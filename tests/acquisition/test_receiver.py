@@ -1,0 +1,282 @@
+import time
+from uuid import uuid4
+
+import numpy as np
+import pylsl
+import pytest
+
+from acquisition.receiver import StreamReceiver, StreamSilenceError
+from acquisition.streams import make_stream_info
+
+from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
+
+pytestmark = pytest.mark.lsl
+
+
+def _receiver(info, **kwargs):
+    kwargs.setdefault("timeout", 5.0)
+    return StreamReceiver(info.name(), source_id=info.source_id(), **kwargs)
+
+
+def test_window_holds_the_newest_samples_with_their_timestamps():
+    sfreq, n_eeg = 250.0, 4
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, bufsize=2.0) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        n_total = 1000  # 4 s: wraps the 2 s ring buffer
+        t_first = pylsl.local_clock() - n_total / sfreq
+        for start in range(0, n_total, 16):
+            n = min(16, n_total - start)
+            t_last = t_first + (start + n - 1) / sfreq
+            outlet.push_chunk(counter_chunk(start, n, n_eeg), t_last)
+        wait_until(lambda: receiver.n_samples == n_total, what="all samples")
+        assert receiver.n_new_samples == n_total
+        assert receiver.ch_names_ == [f"EEG{k:02d}" for k in range(n_eeg)] + ["counter"]
+        assert receiver.sfreq_ == sfreq
+
+        data, stamps = receiver.get_window(1.0)
+        assert receiver.n_new_samples == 0
+        np.testing.assert_array_equal(
+            data.T, counter_chunk(n_total - 250, 250, n_eeg).astype(np.float32)
+        )
+        expected = t_first + np.arange(n_total - 250, n_total) / sfreq
+        np.testing.assert_allclose(stamps, expected, atol=1e-3)
+        assert 0 <= receiver.lag < 5.0
+
+        whole, _ = receiver.get_window()
+        assert whole.shape == (n_eeg + 1, 500)
+        np.testing.assert_array_equal(whole[-1], np.arange(500, 1000))
+        assert receiver.events == []
+    assert not receiver.running
+    del outlet
+
+
+def test_counter_gap_and_outlet_restart_are_reported_and_recovered():
+    sfreq, n_eeg = 250.0, 2
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = _receiver(info, silence_timeout=0.3).start()
+    try:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 100, n_eeg))
+        wait_until(lambda: receiver.n_samples == 100, what="first 100 samples")
+        del outlet  # the source disappears...
+        wait_until(lambda: receiver.silent, what="silence detection")
+        with pytest.raises(StreamSilenceError, match=info.name()):
+            receiver.get_window(0.1)
+        # ... and comes back with the same source_id, 50 samples later
+        outlet = pylsl.StreamOutlet(
+            make_stream_info(
+                info.name(),
+                ["EEG00", "EEG01", "counter"],
+                sfreq,
+                ch_types=["eeg", "eeg", "counter"],
+                source_id=info.source_id(),
+            )
+        )
+        assert outlet.wait_for_consumers(15.0)
+        outlet.push_chunk(counter_chunk(150, 100, n_eeg))
+        wait_until(lambda: receiver.n_samples == 200, timeout=15.0, what="resumed samples")
+        kinds = [e.kind for e in receiver.events]
+        assert kinds == ["silence", "resumed", "gap"]
+        assert receiver.events[-1].n_samples == 50
+        data, _ = receiver.get_window()
+        np.testing.assert_array_equal(data[-1], np.r_[np.arange(100), np.arange(150, 250)])
+        assert [e.kind for e in receiver.pop_events()] == kinds
+        assert receiver.pop_events() == []
+    finally:
+        receiver.stop()
+    del outlet
+
+
+def test_counter_reset_is_reported():
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 30, 1))
+        outlet.push_chunk(counter_chunk(0, 30, 1))
+        wait_until(lambda: receiver.n_samples == 60)
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("counter_reset", 0)]
+    del outlet
+
+
+@pytest.mark.parametrize(("flags", "n_gaps"), [(("clocksync",), 1), ("all", 0)])
+def test_timestamp_gaps_without_counter(flags, n_gaps):
+    """Raw timestamps show the gap; liblsl's dejitter smooths it away (documented)."""
+    sfreq = 100.0
+    info = make_stream_info(f"ts-{uuid4().hex}", ["a", "b"], sfreq, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, processing_flags=flags) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        t0 = pylsl.local_clock() - 10.0
+        index = np.r_[np.arange(0, 300), np.arange(310, 600)]  # 10 samples missing
+        for chunk in np.array_split(index, 20):
+            outlet.push_chunk(np.zeros((len(chunk), 2)), t0 + chunk[-1] / sfreq)
+        wait_until(lambda: receiver.n_samples == len(index))
+        gaps = [e for e in receiver.events if e.kind == "gap"]
+        assert [e.n_samples for e in gaps] == [10] * n_gaps
+        if n_gaps:
+            assert gaps[0].time == pytest.approx(t0 + 3.1, abs=0.02)
+    del outlet
+
+
+def test_nonfinite_samples_are_kept_and_flagged():
+    info = make_stream_info(f"nan-{uuid4().hex}", ["a", "b", "c"], 100.0, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        chunk = np.ones((20, 3), dtype=np.float32)
+        chunk[5, 1] = np.nan
+        chunk[7, 1] = np.inf
+        outlet.push_chunk(chunk)
+        wait_until(lambda: receiver.n_samples == 20)
+        (event,) = receiver.events
+        assert event.kind == "nonfinite" and event.n_samples == 2
+        assert "['b']" in event.detail
+        data, _ = receiver.get_window()
+        assert data.shape == (3, 20)
+        assert np.isnan(data[1, 5]) and np.isinf(data[1, 7])
+    del outlet
+
+
+def test_silence_raises_after_the_timeout_and_clears_when_data_flows():
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, silence_timeout=0.2) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 10, 1))
+        wait_until(lambda: receiver.n_samples == 10)
+        _, stamps = receiver.get_window()
+        wait_until(lambda: receiver.silent, what="silence")
+        assert receiver.events[0].time - stamps[-1] >= 0.2  # noticed only after the timeout
+        with pytest.raises(StreamSilenceError, match="sent nothing"):
+            receiver.get_window()
+        outlet.push_chunk(counter_chunk(10, 10, 1))
+        wait_until(lambda: not receiver.silent, what="resumption")
+        data, _ = receiver.get_window()
+        np.testing.assert_array_equal(data[-1], np.arange(20))
+        assert [e.kind for e in receiver.events] == ["silence", "resumed"]
+    del outlet
+
+
+def test_subscribers_get_every_chunk():
+    info = counter_stream_info(2, 500.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = _receiver(info, bufsize=0.1)
+    q = receiver.subscribe()
+    with receiver:
+        assert outlet.wait_for_consumers(5.0)
+        for start in range(0, 2000, 100):
+            outlet.push_chunk(counter_chunk(start, 100, 2))
+        wait_until(lambda: receiver.n_samples == 2000)
+    chunks = []
+    while not q.empty():
+        chunks.append(q.get_nowait())
+    data = np.concatenate([c[0] for c in chunks])
+    np.testing.assert_array_equal(data, counter_chunk(0, 2000, 2).astype(np.float32))
+    assert sum(len(c[1]) for c in chunks) == 2000
+    receiver.unsubscribe(q)
+    assert receiver._subscribers == ()
+    del outlet
+
+
+def test_missing_stream_times_out_naming_it():
+    name = f"nothing-{uuid4().hex}"
+    receiver = StreamReceiver(name, timeout=0.3)
+    t = time.monotonic()
+    with pytest.raises(TimeoutError, match=name):
+        receiver.start()
+    assert time.monotonic() - t >= 0.29
+    assert not receiver.running
+    with pytest.raises(RuntimeError, match="never started"):
+        receiver.get_window(1.0)
+
+
+@pytest.mark.parametrize(
+    ("expect", "fragment"),
+    [
+        ({"n_channels": 64}, "has 3 channels, expected 64"),
+        ({"channel_format": "double64"}, "carries float32, expected double64"),
+        ({"sfreq": 512.0}, "samples at 250 Hz, expected 512 Hz"),
+        ({"ch_names": ["a", "x", "c"]}, "missing \\['x'\\]"),
+        ({"ch_names": ["c", "b", "a"]}, "different order"),
+        ({"counter_channel": "n"}, "counter_channel 'n' is not a channel"),
+        ({"counter_channel": 7}, "counter_channel 7 is out of range"),
+    ],
+)
+def test_stream_mismatch_is_rejected(expect, fragment):
+    info = make_stream_info(f"mm-{uuid4().hex}", ["a", "b", "c"], 250.0, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = _receiver(info, **expect)
+    with pytest.raises(ValueError, match=fragment):
+        receiver.start()
+    assert not receiver.running
+    del outlet
+
+
+def test_string_and_irregular_streams_are_rejected():
+    name = f"str-{uuid4().hex}"
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "Markers", 1, 0, pylsl.cf_string, name))
+    with pytest.raises(ValueError, match="MarkerReceiver"):
+        StreamReceiver(name, timeout=5.0).start()
+    del outlet
+    name = f"irr-{uuid4().hex}"
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "x", 2, 0, pylsl.cf_float32, name))
+    with pytest.raises(ValueError, match="irregular rate"):
+        StreamReceiver(name, timeout=5.0).start()
+    del outlet
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fragment"),
+    [
+        ({}, "Select the stream"),
+        ({"name": "x", "timeout": 0}, "timeout"),
+        ({"name": "x", "bufsize": -1}, "bufsize"),
+        ({"name": "x", "silence_timeout": 0}, "silence_timeout"),
+        ({"name": "x", "processing_flags": ["clocksink"]}, "Unknown processing flag"),
+        ({"name": "x", "max_chunk": 0}, "max_chunk"),
+        ({"name": "x", "channel_format": "float16"}, "Unknown LSL channel format"),
+    ],
+)
+def test_bad_parameters(kwargs, fragment):
+    with pytest.raises(ValueError, match=fragment):
+        StreamReceiver(**kwargs)
+
+
+def test_window_longer_than_buffer_and_double_start():
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, bufsize=1.0) as receiver:
+        with pytest.raises(ValueError, match="longer than the 1 s buffer"):
+            receiver.get_window(2.0)
+        with pytest.raises(RuntimeError, match="already running"):
+            receiver.start()
+    del outlet
+
+
+def test_soak_600000_samples_64_channels_unpaced_none_lost():
+    """Ten minutes of 64 ch at 1000 Hz pushed as fast as possible: every sample arrives.
+
+    The backlog of an unpaced producer must fit in liblsl's own buffers (outlet
+    ``max_buffered`` and inlet ``max_buflen``, both in seconds of data): they are sized for the
+    whole soak; the receiver's counter check reports any sample lost on the way.
+    """
+    n_eeg, sfreq, n_total, chunk = 63, 1000.0, 600_000, 500
+    buffered = int(n_total / sfreq) + 60
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info, max_buffered=buffered)
+    block = counter_chunk(0, chunk, n_eeg).astype(np.float32)
+    with _receiver(info, bufsize=5.0, max_buflen=buffered) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        for start in range(0, n_total, chunk):
+            block[:, -1] = np.arange(start, start + chunk)
+            outlet.push_chunk(block)
+        wait_until(lambda: receiver.n_samples >= n_total, timeout=120.0, what="soak samples")
+        assert receiver.n_samples == n_total
+        assert receiver.events == []  # no gap, no counter reset, no non-finite sample
+        data, _ = receiver.get_window(5.0)
+        np.testing.assert_array_equal(data[-1], np.arange(n_total - 5000, n_total))
+    del outlet

@@ -1,0 +1,270 @@
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from uuid import uuid4
+
+import mne
+import numpy as np
+import pylsl
+import pytest
+
+from acquisition.markers import MarkerOutlet, MarkerReceiver
+from acquisition.receiver import StreamReceiver
+from acquisition.recorder import Recorder, bids_basename, recover
+from acquisition.streams import make_stream_info
+
+from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
+
+pytestmark = pytest.mark.lsl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _receivers(info, marker_outlet, **kwargs):
+    receiver = StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0, **kwargs)
+    markers = MarkerReceiver(marker_outlet.name, source_id=marker_outlet.source_id, timeout=5.0)
+    return receiver, markers
+
+
+def test_clean_stop_writes_exactly_what_was_received(tmp_path):
+    sfreq, n_eeg, n_total = 250.0, 4, 1000
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    receiver, markers = _receivers(info, marker_outlet)
+    recorder = Recorder(
+        receiver, markers, tmp_path, subject="07", task="calibration", run=2, paradigm="test"
+    ).start()
+    assert recorder.partial.is_dir()
+    assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
+    t_first = pylsl.local_clock() - n_total / sfreq
+    for start in range(0, n_total, 16):
+        n = min(16, n_total - start)
+        outlet.push_chunk(counter_chunk(start, n, n_eeg), t_first + (start + n - 1) / sfreq)
+    sent = {"cue/left": 1.0, "universum/rest": 2.0, "cue/right": 3.5}
+    for text, onset in sent.items():
+        marker_outlet.push(text, t_first + onset)
+    wait_until(lambda: receiver.n_samples == n_total and markers.n_markers == 3)
+    fname = recorder.stop()
+    assert not receiver.running and not markers.running
+    del outlet
+    marker_outlet.close()
+
+    assert fname == tmp_path / "sub-07_ses-01_task-calibration_run-02_raw.fif"
+    assert not recorder.partial.exists()
+    raw = mne.io.read_raw_fif(fname, preload=True)
+    assert raw.n_times == n_total and raw.info["sfreq"] == sfreq
+    assert raw.ch_names == [f"EEG{k:02d}" for k in range(n_eeg)] + ["counter"]
+    expected = counter_chunk(0, n_total, n_eeg).astype(np.float32).astype(np.float64).T
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], expected[-1])
+    # µV on the stream, V in the FIF
+    np.testing.assert_allclose(
+        raw.get_data(picks="eeg"), expected[:-1] * 1e-6, rtol=1e-6
+    )  # FIF float32
+    assert list(raw.annotations.description) == list(sent)
+    np.testing.assert_allclose(raw.annotations.onset, list(sent.values()), atol=2e-3)
+    assert raw.info["meas_date"] is not None
+
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["n_samples"] == n_total and sidecar["n_markers"] == 3
+    assert sidecar["lost_samples"] == 0 and sidecar["recovered"] is False
+    assert sidecar["subject"] == "07" and sidecar["run"] == "2" and sidecar["paradigm"] == "test"
+    assert sidecar["sfreq"] == sfreq and sidecar["ch_names"] == raw.ch_names
+    assert sidecar["stream"]["source_id"] == info.source_id()
+    assert sidecar["software"]["bci_universum"]
+    assert sidecar["first_sample_lsl_time"] == pytest.approx(t_first, abs=1e-3)
+
+
+def test_lost_samples_are_counted_and_marked(tmp_path):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    receiver, markers = _receivers(info, marker_outlet)
+    with Recorder(receiver, markers, tmp_path) as recorder:
+        assert outlet.wait_for_consumers(5.0)
+        t0 = pylsl.local_clock() - 5.0
+        outlet.push_chunk(counter_chunk(0, 100, 1), t0 + 0.99)
+        outlet.push_chunk(counter_chunk(150, 100, 1), t0 + 2.49)  # 50 samples never sent
+        marker_outlet.push("cue/left", t0 + 2.0)  # inside the second block: onset 1.5 s
+        wait_until(lambda: receiver.n_samples == 200 and markers.n_markers == 1)
+    raw = mne.io.read_raw_fif(recorder.fname)
+    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    assert raw.n_times == 200 and sidecar["lost_samples"] == 50
+    ann = {d: o for d, o in zip(raw.annotations.description, raw.annotations.onset, strict=True)}
+    assert ann["BAD_ACQ_SKIP"] == pytest.approx(1.0)
+    assert ann["cue/left"] == pytest.approx(1.5, abs=0.011)
+    del outlet
+    marker_outlet.close()
+
+
+def test_recording_never_overwrites(tmp_path):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    existing = tmp_path / f"{bids_basename('01', '01', 'calibration', '01')}_raw.fif"
+    existing.write_bytes(b"precious")
+    receiver, markers = _receivers(info, marker_outlet)
+    with pytest.raises(FileExistsError, match="refusing to overwrite"):
+        Recorder(receiver, markers, tmp_path).start()
+    assert existing.read_bytes() == b"precious"
+    assert not receiver.running and not markers.running
+    del outlet
+    marker_outlet.close()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "fragment"),
+    [
+        ({"subject": "0 1"}, ValueError, "subject label '0 1'"),
+        ({"task": "motor_imagery"}, ValueError, "task label"),
+        ({"flush_interval": 1.0}, ValueError, "flush_interval"),
+        ({"metadata": {"x": object()}}, TypeError, "not JSON serializable"),
+    ],
+)
+def test_bad_recorder_parameters(tmp_path, kwargs, error, fragment):
+    receiver = StreamReceiver("whatever", timeout=1.0)
+    with pytest.raises(error, match=fragment):
+        Recorder(receiver, None, tmp_path, **kwargs)
+
+
+def test_recorder_needs_receivers(tmp_path):
+    with pytest.raises(TypeError, match="StreamReceiver"):
+        Recorder("stream-name", None, tmp_path)
+
+
+def test_recover_rejects_folders_with_nothing_recoverable(tmp_path):
+    with pytest.raises(FileNotFoundError, match="Nothing recoverable"):
+        recover(tmp_path)
+    empty = tmp_path / "sub-01_ses-01_task-x_run-01_raw.fif.partial"
+    empty.mkdir()
+    with pytest.raises(FileNotFoundError, match=r"no header\.json"):
+        recover(empty)
+    (tmp_path / "other_raw.fif.partial").mkdir()
+    with pytest.raises(ValueError, match="2 partial recordings"):
+        recover(tmp_path)
+
+
+def _read_line(proc, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.1)
+        if ready:
+            return proc.stdout.readline()
+        if proc.poll() is not None:
+            break
+    raise AssertionError(f"recorder printed nothing in {timeout} s: {proc.stderr.read()}")
+
+
+def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path):
+    sfreq, n_eeg = 500.0, 8
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    cmd = [
+        sys.executable,
+        "-m",
+        "paradigms",
+        "stream",
+        "record",
+        "--stream", info.name(),
+        "--source-id", info.source_id(),
+        "--markers", marker_outlet.name,
+        "--marker-source-id", marker_outlet.source_id,
+        "--folder", str(tmp_path),
+        "--lsl-mode", "loopback",
+        "--timeout", "10",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert "Recording" in _read_line(proc, 30.0)
+        assert outlet.wait_for_consumers(10.0) and marker_outlet.wait_for_consumers(10.0)
+        start = pylsl.local_clock()
+        counter, marker_times = 0, []
+        while pylsl.local_clock() - start < 3.0:  # paced: 10-sample chunks at 500 Hz
+            due = int((pylsl.local_clock() - start) * sfreq)
+            if due - counter >= 10:
+                outlet.push_chunk(counter_chunk(counter, 10, n_eeg), pylsl.local_clock())
+                counter += 10
+                if counter % 250 == 0:
+                    marker_times.append(marker_outlet.push("cue/left"))
+            time.sleep(0.002)
+        pushed_at_kill, kill_time = counter, pylsl.local_clock()
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+    del outlet
+    marker_outlet.close()
+
+    fname = recover(tmp_path)
+    raw = mne.io.read_raw_fif(fname, preload=True)
+    kept = raw.get_data(picks="misc")[0]
+    np.testing.assert_array_equal(kept, np.arange(len(kept)))  # contiguous from 0
+    assert len(kept) >= pushed_at_kill - sfreq  # at most 1 s lost
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["recovered"] is True and sidecar["n_samples"] == len(kept)
+    old_markers = [t for t in marker_times if t < kill_time - 1.0]
+    assert list(raw.annotations.description).count("cue/left") >= len(old_markers) > 0
+
+
+def test_soak_600000_samples_recorded_none_lost(tmp_path):
+    """Ten minutes of 64 ch at 1000 Hz, unpaced, into FIF: samples in = samples on disk."""
+    n_eeg, sfreq, n_total, chunk = 63, 1000.0, 600_000, 500
+    buffered = int(n_total / sfreq) + 60  # liblsl buffers hold the unpaced backlog
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info, max_buffered=buffered)
+    receiver = StreamReceiver(
+        info.name(), source_id=info.source_id(), timeout=5.0, max_buflen=buffered
+    )
+    block = counter_chunk(0, chunk, n_eeg).astype(np.float32)
+    with Recorder(receiver, None, tmp_path, task="soak") as recorder:
+        assert outlet.wait_for_consumers(5.0)
+        for start in range(0, n_total, chunk):
+            block[:, -1] = np.arange(start, start + chunk)
+            outlet.push_chunk(block)
+        wait_until(lambda: receiver.n_samples >= n_total, timeout=120.0, what="soak samples")
+    del outlet
+    raw = mne.io.read_raw_fif(recorder.fname, preload=False)
+    assert raw.n_times == n_total
+    counter = raw.get_data(picks=["counter"])[0]
+    np.testing.assert_array_equal(counter, np.arange(n_total))
+    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    assert sidecar["lost_samples"] == 0 and sidecar["stream_events"] == []
+
+
+def test_montage_and_units_from_the_stream_description(tmp_path):
+    montage = mne.channels.make_standard_montage("biosemi64")
+    ch_pos = montage.get_positions()["ch_pos"]
+    info = make_stream_info(
+        f"montage-{uuid4().hex}",
+        ["C3", "Cz", "C4", "trigger"],
+        128.0,
+        ch_types=["eeg", "eeg", "eeg", "stim"],
+        units=["volts", "millivolts", "microvolts", "n/a"],
+        channel_format="double64",
+        positions={ch: ch_pos[ch] for ch in ("C3", "Cz", "C4")},
+        source_id=uuid4().hex,
+    )
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0)
+    with Recorder(receiver, None, tmp_path, task="montage") as recorder:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(np.tile([1.0, 2.0, 3.0, 5.0], (64, 1)))
+        wait_until(lambda: receiver.n_samples == 64)
+    del outlet
+    raw = mne.io.read_raw_fif(recorder.fname, preload=True)
+    assert raw.get_channel_types() == ["eeg", "eeg", "eeg", "stim"]
+    np.testing.assert_allclose(raw.get_data()[:, 0], [1.0, 2e-3, 3e-6, 5.0], rtol=1e-6)
+    positions = raw.get_montage().get_positions()["ch_pos"]
+    for ch in ("C3", "Cz", "C4"):
+        np.testing.assert_allclose(positions[ch], ch_pos[ch], atol=1e-9)

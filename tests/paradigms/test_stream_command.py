@@ -1,0 +1,162 @@
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from uuid import uuid4
+
+import mne
+import numpy as np
+import pylsl
+import pytest
+
+from acquisition.markers import MarkerOutlet
+from acquisition.receiver import StreamReceiver
+from acquisition.recorder import Recorder
+from paradigms.cli import build_parser, main
+from tests.acquisition.lsl_helpers import counter_chunk, counter_stream_info, wait_until
+
+pytestmark = pytest.mark.lsl
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_stream_group_registers_its_subcommands():
+    parser = build_parser()
+    args = parser.parse_args(["stream", "recover", "somewhere"])
+    assert args.func.__name__ == "run_recover"
+    args = parser.parse_args(["stream", "list"])
+    assert args.lsl_mode == "lab" and args.timeout == 1.0
+    sub = next(a for a in parser._actions if a.dest == "command").choices["stream"]
+    commands = next(a for a in sub._actions if a.dest == "stream_command").choices
+    assert set(commands) == {"list", "record", "recover", "replay", "simulate"}
+
+
+def test_list_shows_a_loopback_stream(capsys):
+    info = counter_stream_info(2, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    assert main(["stream", "list", "--lsl-mode", "loopback", "--timeout", "1.0"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if info.name() in line)
+    assert "3 ch 100 Hz float32" in line and info.source_id() in line
+    del outlet
+
+
+def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
+    info = counter_stream_info(2, 200.0)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    done = threading.Event()
+
+    def push():
+        if outlet.wait_for_consumers(10.0) and marker_outlet.wait_for_consumers(10.0):
+            t_last = pylsl.local_clock()
+            outlet.push_chunk(counter_chunk(0, 300, 2), t_last)
+            marker_outlet.push("trial/start", t_last - 1.0)  # at sample 99
+            done.set()
+
+    pusher = threading.Thread(target=push)
+    pusher.start()
+    code = main(
+        [
+            "stream", "record",
+            "--stream", info.name(), "--source-id", info.source_id(),
+            "--markers", marker_outlet.name,
+            "--folder", str(tmp_path), "--subject", "03", "--task", "universum",
+            "--duration", "2.5", "--lsl-mode", "loopback", "--timeout", "5",
+        ]
+    )  # fmt: skip
+    pusher.join(10)
+    assert done.is_set() and code == 0
+    out = capsys.readouterr().out
+    fname = tmp_path / "sub-03_ses-01_task-universum_run-01_raw.fif"
+    assert f"Wrote {fname}: 300 samples, 1 markers, 0 samples lost." in out
+    raw = mne.io.read_raw_fif(fname)
+    assert raw.n_times == 300 and list(raw.annotations.description) == ["trial/start"]
+    assert raw.annotations.onset[0] == pytest.approx(99 / 200, abs=1e-3)
+    assert json.loads(fname.with_suffix(".json").read_text())["task"] == "universum"
+    marker_outlet.close()
+
+
+def test_sigterm_stops_a_recording_cleanly(tmp_path):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    cmd = [
+        sys.executable, "-m", "paradigms", "stream", "record",
+        "--source-id", info.source_id(), "--folder", str(tmp_path),
+        "--lsl-mode", "loopback", "--timeout", "10",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30.0)
+        assert ready and "no marker stream" in proc.stdout.readline()
+        assert outlet.wait_for_consumers(10.0)
+        outlet.push_chunk(counter_chunk(0, 120, 1))
+        time.sleep(0.6)  # > flush interval: the samples are on disk before SIGTERM
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "120 samples" in out
+    raw = mne.io.read_raw_fif(tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif")
+    np.testing.assert_array_equal(raw.get_data()[-1], np.arange(120))
+    del outlet
+
+
+def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, tmp_path).start()
+    assert outlet.wait_for_consumers(5.0)
+    outlet.push_chunk(counter_chunk(0, 50, 1))
+    wait_until(lambda: recorder.n_samples == 50, what="50 samples on disk")
+    # what a crash leaves: the writer and receiver gone without finalising
+    recorder._stop_event.set()
+    recorder._thread.join(5.0)
+    receiver.stop()
+    del outlet
+    assert main(["stream", "recover", str(recorder.partial)]) == 0
+    assert f"Recovered {recorder.fname}" in capsys.readouterr().out
+    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    assert sidecar["recovered"] is True and sidecar["n_samples"] == 50
+
+
+@pytest.mark.parametrize(
+    ("argv", "fragment"),
+    [
+        (["stream", "record", "--folder", "X"], "Name the data stream with --stream"),
+        (["stream", "record", "--stream", "s", "--folder", "X", "--duration", "0"], "--duration"),
+        (
+            ["stream", "record", "--stream", "nobody-{uid}", "--folder", "X", "--timeout", "0.3"],
+            "No LSL stream name='nobody-{uid}' found within 0.3 s",
+        ),
+        (["stream", "recover", "X"], "Nothing recoverable"),
+        (["stream", "record", "--stream", "s", "--subject", "a_b", "--folder", "X"], "subject"),
+    ],
+)
+def test_bad_input_exits_with_a_clear_error(tmp_path, capsys, argv, fragment):
+    uid = uuid4().hex
+    argv = [a.replace("X", str(tmp_path)).replace("{uid}", uid) for a in argv]
+    if argv[1] == "record":
+        argv += ["--lsl-mode", "loopback"]
+    assert main(argv) == 1
+    assert fragment.replace("{uid}", uid) in capsys.readouterr().err
+
+
+def test_record_refuses_to_overwrite(tmp_path, capsys):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    (tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif").write_bytes(b"keep")
+    argv = ["stream", "record", "--source-id", info.source_id(), "--folder", str(tmp_path)]
+    assert main([*argv, "--lsl-mode", "loopback", "--duration", "1"]) == 1
+    assert "refusing to overwrite" in capsys.readouterr().err
+    del outlet
