@@ -8,7 +8,7 @@ MNE), not as scikit-learn's ``(n_samples, n_features)``; internally it becomes o
 from __future__ import annotations
 
 import numpy as np
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
 
@@ -63,3 +63,49 @@ def select_fit_trials(X3: np.ndarray, y, fit_on: str, universum_label, continuou
 def restore_layout(S3: np.ndarray, continuous: bool) -> np.ndarray:
     """Return epochs as given, or the single trial of continuous input as 2-D."""
     return S3[0] if continuous else S3
+
+
+class SourcesMixin:
+    """``transform`` / ``inverse_transform`` of a fitted linear spatial filter.
+
+    Needs ``unmixing_matrix_`` (n_components, n_channels), ``mixing_matrix_``
+    (n_channels, n_components), ``mean_`` (n_channels,) and ``n_components_``.
+    """
+
+    def transform(self, X):
+        """Sources ``W (x − mean_)`` in the layout of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_channels, n_times) or (n_trials, n_channels, n_times)
+
+        Returns
+        -------
+        sources : ndarray of shape (n_components_, n_times) or (n_trials, n_components_, n_times)
+        """
+        check_is_fitted(self, "unmixing_matrix_")
+        X3, continuous = check_signals(self, X, reset=False)
+        S = np.einsum("ci,eit->ect", self.unmixing_matrix_, X3 - self.mean_[:, None])
+        return restore_layout(S, continuous)
+
+    def inverse_transform(self, S):
+        """Back-project sources to channels: ``A s + mean_``.
+
+        Parameters
+        ----------
+        S : array-like of shape (n_components_, n_times) or (n_trials, n_components_, n_times)
+
+        Returns
+        -------
+        X : ndarray of shape (n_channels, n_times) or (n_trials, n_channels, n_times)
+        """
+        check_is_fitted(self, "mixing_matrix_")
+        S = np.asarray(S, dtype=np.float64)
+        if S.ndim not in (2, 3) or S.shape[-2] != self.n_components_:
+            raise ValueError(
+                f"S must have shape (n_components, n_times) or (n_trials, n_components, "
+                f"n_times) with n_components = {self.n_components_}, got {S.shape}."
+            )
+        if not np.all(np.isfinite(S)):
+            raise ValueError("S contains NaN or infinite values.")
+        return np.einsum("ic,...ct->...it", self.mixing_matrix_, S) + self.mean_[:, None]

@@ -25,10 +25,9 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.joint_diag import joint_diagonalize
-from ._bss import check_signals, restore_layout, select_fit_trials
+from ._bss import SourcesMixin, check_signals, select_fit_trials
 from ._metrics import amari_index
 
 __all__ = ["SOBI", "TDSEP", "amari_index"]
@@ -83,7 +82,7 @@ def lagged_covariances(X3: np.ndarray, lags: np.ndarray) -> np.ndarray:
     return np.stack(covs)
 
 
-class TDSEP(TransformerMixin, BaseEstimator):
+class TDSEP(SourcesMixin, TransformerMixin, BaseEstimator):
     """Temporal decorrelation source separation (TDSEP; SOBI with a set of lags).
 
     Parameters
@@ -239,44 +238,6 @@ class TDSEP(TransformerMixin, BaseEstimator):
             )
         scale = np.sqrt(evals[:n])
         return evecs[:, :n].T / scale[:, None], evecs[:, :n] * scale[None, :]
-
-    def transform(self, X):
-        """Sources ``W (x − mean_)`` in the layout of ``X``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_channels, n_times) or (n_trials, n_channels, n_times)
-
-        Returns
-        -------
-        sources : ndarray of shape (n_components_, n_times) or (n_trials, n_components_, n_times)
-        """
-        check_is_fitted(self, "unmixing_matrix_")
-        X3, continuous = check_signals(self, X, reset=False)
-        S = np.einsum("ci,eit->ect", self.unmixing_matrix_, X3 - self.mean_[:, None])
-        return restore_layout(S, continuous)
-
-    def inverse_transform(self, S):
-        """Back-project sources to channels: ``A s + mean_``.
-
-        Parameters
-        ----------
-        S : array-like of shape (n_components_, n_times) or (n_trials, n_components_, n_times)
-
-        Returns
-        -------
-        X : ndarray of shape (n_channels, n_times) or (n_trials, n_channels, n_times)
-        """
-        check_is_fitted(self, "mixing_matrix_")
-        S = np.asarray(S, dtype=np.float64)
-        if S.ndim not in (2, 3) or S.shape[-2] != self.n_components_:
-            raise ValueError(
-                f"S must have shape (n_components, n_times) or (n_trials, n_components, "
-                f"n_times) with n_components = {self.n_components_}, got {S.shape}."
-            )
-        if not np.all(np.isfinite(S)):
-            raise ValueError("S contains NaN or infinite values.")
-        return np.einsum("ic,...ct->...it", self.mixing_matrix_, S) + self.mean_[:, None]
 
 
 class SOBI(TDSEP):
