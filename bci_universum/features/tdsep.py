@@ -97,7 +97,7 @@ class TDSEP(SourcesMixin, TransformerMixin, BaseEstimator):
     rank_tol : float
         Whitening drops covariance eigenvalues below ``rank_tol · λ_max``.
     tol : float
-        Stopping threshold of the Jacobi sweeps (``|sin θ|``).
+        Stopping threshold of the Jacobi sweeps: the largest ``|sin θ|`` of a sweep.
     max_sweeps : int
         Sweep cap of the joint diagonaliser; a :class:`~sklearn.exceptions.ConvergenceWarning`
         is issued if it is reached.
@@ -147,8 +147,8 @@ class TDSEP(SourcesMixin, TransformerMixin, BaseEstimator):
         n_components=None,
         lags=10,
         rank_tol=1e-10,
-        tol=1e-12,
-        max_sweeps=100,
+        tol=1e-8,
+        max_sweeps=200,
         fit_on="all",
         universum_label=None,
     ):
@@ -252,8 +252,8 @@ class SOBI(TDSEP):
         n_components=None,
         lags=100,
         rank_tol=1e-10,
-        tol=1e-12,
-        max_sweeps=100,
+        tol=1e-8,
+        max_sweeps=200,
         fit_on="all",
         universum_label=None,
     ):
