@@ -331,7 +331,7 @@ class CSP(TransformerMixin, BaseEstimator):
         return W, np.einsum("kc,ncd,kd->nk", W, covs, W)
 
     def _filtered(self, X):
-        return np.einsum("kc,nct->nkt", self.filters_[: self._n_out], X, optimize=True)
+        return self.filters_[: self._n_out] @ X
 
     def _power(self, X):
         power = np.mean(self._filtered(X) ** 2, axis=2)
