@@ -109,14 +109,16 @@ def mark_universum(y, labels, *, universum_label=None) -> np.ndarray:
     y_new : ndarray of shape (n_trials,)
     """
     y = np.asarray(y)
-    labels = np.atleast_1d(np.asarray(labels, dtype=y.dtype if y.dtype.kind != "U" else object))
+    wanted = set(np.atleast_1d(np.asarray(labels, dtype=object)).tolist())
     present = set(np.unique(y).tolist())
-    missing = [lab for lab in labels.tolist() if lab not in present]
+    missing = sorted(map(str, wanted - present))
     if missing:
-        raise ValueError(f"labels {missing} do not occur in y (classes {sorted(present)}).")
+        raise ValueError(
+            f"labels {missing} do not occur in y (classes {sorted(map(str, present))})."
+        )
     sentinel = resolve_universum_label(y, universum_label)
     out = y.astype(object) if y.dtype.kind == "U" else y.copy()
-    out[np.isin(y, labels)] = sentinel
+    out[np.array([v in wanted for v in y.tolist()], dtype=bool)] = sentinel
     return out
 
 

@@ -325,7 +325,8 @@ class FilterBank(TransformerMixin, BaseEstimator):
     estimator : transformer or None
         Per-band feature extractor on epochs; ``None`` means :class:`LogVariance`.
     method : {"fir", "iir"}
-        Band-pass filter type.
+        Band-pass filter type; IIR by default because FIR filters for narrow bands are longer
+        than typical 1–2 s epochs.
 
     Attributes
     ----------
