@@ -85,7 +85,7 @@ class SourcesMixin:
         """
         check_is_fitted(self, "unmixing_matrix_")
         X3, continuous = check_signals(self, X, reset=False)
-        S = np.einsum("ci,eit->ect", self.unmixing_matrix_, X3 - self.mean_[:, None])
+        S = self.unmixing_matrix_ @ (X3 - self.mean_[:, None])
         return restore_layout(S, continuous)
 
     def inverse_transform(self, S):
@@ -108,4 +108,4 @@ class SourcesMixin:
             )
         if not np.all(np.isfinite(S)):
             raise ValueError("S contains NaN or infinite values.")
-        return np.einsum("ic,...ct->...it", self.mixing_matrix_, S) + self.mean_[:, None]
+        return self.mixing_matrix_ @ S + self.mean_[:, None]

@@ -76,7 +76,7 @@ def lagged_covariances(X3: np.ndarray, lags: np.ndarray) -> np.ndarray:
     n_trials, _, n_times = X3.shape
     covs = []
     for tau in np.concatenate([[0], lags]):
-        C = np.tensordot(X3[:, :, tau:], X3[:, :, : n_times - tau], axes=([0, 2], [0, 2]))
+        C = sum(x[:, tau:] @ x[:, : n_times - tau].T for x in X3)
         C /= n_trials * (n_times - tau)
         covs.append(0.5 * (C + C.T))
     return np.stack(covs)
@@ -194,7 +194,7 @@ class TDSEP(SourcesMixin, TransformerMixin, BaseEstimator):
         covs = lagged_covariances(X3 - self.mean_[:, None], lags)
 
         K, K_pinv = self._whitening(covs[0])
-        zcovs = np.einsum("ci,lij,dj->lcd", K, covs[1:], K)
+        zcovs = K @ covs[1:] @ K.T
         result = joint_diagonalize(zcovs, tol=self.tol, max_sweeps=self.max_sweeps)
         if not result.converged:
             warnings.warn(
