@@ -1,1 +1,21 @@
 """Feature extractors for epochs arrays ``(n_trials, n_channels, n_times)``."""
+
+from .cca import CCA, KernelCCA, TemporalKernelCCA
+from .csp import CSP
+from .ica import ICA
+from .preprocessing import BandPass, TrialPreprocessing
+from .spectral import BandPower, FilterBank, LogVariance, WelchPSD
+from .tangent_space import TangentSpace
+from .tdsep import SOBI, TDSEP
+
+__all__ = [
+    "CSP",
+    "BandPass",
+    "BandPower",
+    "FilterBank",
+    "LogVariance",
+    "TangentSpace",
+    "TrialPreprocessing",
+    "WelchPSD",
+]
+__all__ += ["CCA", "ICA", "SOBI", "TDSEP", "KernelCCA", "TemporalKernelCCA"]

@@ -1,0 +1,97 @@
+"""Input checks shared by the epochs transformers (CSP, tangent space, spectral, preprocessing)."""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+from .._universum import split_universum
+
+
+def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray:
+    """Validate an epochs array ``(n_trials, n_channels, n_times)`` as float64.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The transformer; ``n_features_in_`` (the number of channels) is set when ``reset``.
+    X : array-like
+        The epochs.
+    reset : bool
+        True in ``fit``; False in ``transform`` (the channel count must match the fit).
+    min_times : int
+        Minimum number of time samples per trial.
+
+    Returns
+    -------
+    X : ndarray of shape (n_trials, n_channels, n_times), float64, finite
+    """
+    name = type(estimator).__name__
+    if np.ndim(X) != 3:
+        raise ValueError(
+            f"{name} expects epochs of shape (n_trials, n_channels, n_times), "
+            f"got an array with {np.ndim(X)} dimension(s) of shape {np.shape(X)}."
+        )
+    if (
+        not reset
+        and hasattr(estimator, "n_features_in_")
+        and np.shape(X)[1] != (estimator.n_features_in_)
+    ):
+        raise ValueError(
+            f"X has {np.shape(X)[1]} channels, but {name} was fitted on "
+            f"{estimator.n_features_in_} channels."
+        )
+    X = validate_data(
+        estimator,
+        X,
+        reset=reset,
+        allow_nd=True,
+        dtype=np.float64,
+        ensure_all_finite=True,
+        ensure_min_samples=1,
+        ensure_min_features=1,
+    )
+    if X.shape[2] < min_times:
+        raise ValueError(
+            f"{name} needs at least {min_times} time samples per trial, got {X.shape[2]}."
+        )
+    return X
+
+
+def labelled_epochs(estimator, X, y, universum_label=None, *, min_classes: int = 2):
+    """Validate epochs and labels and split off the universum trials.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        The transformer being fitted (sets ``n_features_in_``).
+    X : array-like of shape (n_trials, n_channels, n_times)
+        Epochs, labelled and universum trials mixed.
+    y : array-like of shape (n_trials,)
+        Labels; universum trials carry the sentinel (see :mod:`bci_universum._universum`).
+    universum_label : int, str or None
+        The sentinel.
+    min_classes : int
+        Minimum number of distinct labelled classes.
+
+    Returns
+    -------
+    X_labelled, y_labelled, X_universum, classes : ndarray
+    """
+    X = check_epochs(estimator, X, reset=True)
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} is supervised: y is required.")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y must have shape ({X.shape[0]},) to match the {X.shape[0]} trials of X, "
+            f"got shape {y.shape}."
+        )
+    X_lab, y_lab, X_u = split_universum(X, y, universum_label)
+    classes = np.unique(y_lab)
+    if classes.size < min_classes:
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least {min_classes} labelled classes "
+            f"besides the universum trials, got {classes.size} ({classes.tolist()})."
+        )
+    return X_lab, y_lab, X_u, classes

@@ -1,0 +1,363 @@
+"""Common spatial patterns (CSP), universum-aware.
+
+Binary CSP solves the generalised eigenproblem ``Σ₁w = λ(Σ₁ + Σ₂)w`` (Ramoser et al. 2000;
+Blankertz et al. 2008; ``bci-signal-processing.md`` §12), so ``Wᵀ(Σ₁ + Σ₂)W = I`` and
+``λ_j = w_jᵀΣ₁w_j ∈ [0, 1]``. Class covariances are computed as in ``mne.decoding.CSP``'s
+default ``cov_est="concat"``: the trials of a class are concatenated in time and the covariance
+is not demeaned (inputs are band-pass filtered, hence zero-mean).
+
+Universum trials (label :data:`bci_universum.UNIVERSUM` or ``"universum"``) never enter the
+class covariances. With ``universum_weight=λ_U > 0`` their covariance ``Σ_U`` becomes a nuisance
+term of the denominator, after the kernel-FDA/oriented-PCA hybrid of the thesis (§2.4.2, where
+the universum covariance is added to the within-class scatter)::
+
+    (Σ₁ − Σ₂) w = ν (Σ₁ + Σ₂ + λ_U Σ_U) w,      eigenvalues_ = (1 + ν) / 2
+
+i.e. ``eigh(Σ₁ + ½λ_UΣ_U, Σ₁ + Σ₂ + λ_UΣ_U)``. Both ends of the spectrum are then filters
+whose class contrast is large relative to the total *and* universum variance; with λ_U = 0 this
+is exactly classic CSP (eigenvalues ``wᵀΣ₁w / wᵀ(Σ₁+Σ₂)w``), and swapping the classes still maps
+``λ → 1 − λ``.
+
+Multiclass: one-vs-rest (a binary problem per class against the mean covariance of the other
+classes, ``n_components`` filters per class) or approximate joint diagonalisation of the whitened
+class covariances (:func:`bci_universum.solvers.joint_diag.joint_diagonalize`, Jacobi rotations)
+with components ranked by the information-theoretic criterion of Grosse-Wentrup & Buss (2008),
+the criterion of ``mne.decoding.CSP(component_order="mutual_info")``.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.covariance import OAS, EmpiricalCovariance, LedoitWolf, ShrunkCovariance
+from sklearn.utils.validation import check_is_fitted
+
+from ..solvers.joint_diag import joint_diagonalize
+from ._epochs import check_epochs, labelled_epochs
+
+COV_ESTIMATORS = ("empirical", "shrinkage", "oas", "ledoit_wolf")
+COMPONENT_ORDERS = ("mutual_info", "alternate", "eigenvalue")
+
+
+def epochs_covariance(X: np.ndarray, cov_est: str = "empirical", shrinkage: float = 0.1):
+    """Covariance of epochs concatenated in time, with scikit-learn's estimators.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_trials, n_channels, n_times)
+        Epochs (band-pass filtered: the covariance is not demeaned).
+    cov_est : {"empirical", "shrinkage", "oas", "ledoit_wolf"}
+        :class:`~sklearn.covariance.EmpiricalCovariance`,
+        :class:`~sklearn.covariance.ShrunkCovariance` (with ``shrinkage``),
+        :class:`~sklearn.covariance.OAS` or :class:`~sklearn.covariance.LedoitWolf`, all with
+        ``assume_centered=True`` and rescaled by ``N / (N − 1)`` for ``N`` samples, exactly as
+        MNE's ``_regularized_covariance`` (so that features match ``mne.decoding.CSP``).
+    shrinkage : float in [0, 1]
+        Shrinkage towards ``trace/n · I`` for ``cov_est="shrinkage"``.
+
+    Returns
+    -------
+    cov : ndarray of shape (n_channels, n_channels)
+    """
+    data = X.transpose(0, 2, 1).reshape(-1, X.shape[1])
+    if cov_est == "empirical":
+        est = EmpiricalCovariance(assume_centered=True, store_precision=False)
+    elif cov_est == "shrinkage":
+        est = ShrunkCovariance(shrinkage=shrinkage, assume_centered=True, store_precision=False)
+    elif cov_est == "oas":
+        est = OAS(assume_centered=True, store_precision=False)
+    elif cov_est == "ledoit_wolf":
+        est = LedoitWolf(assume_centered=True, store_precision=False)
+    else:
+        raise ValueError(f"cov_est must be one of {COV_ESTIMATORS}, got {cov_est!r}.")
+    n = data.shape[0]
+    return est.fit(data).covariance_ * (n / max(n - 1, 1))
+
+
+_RANK_MESSAGE = (
+    "CSP: the {what} covariance is not positive definite (rank-deficient data, e.g. average "
+    "reference, duplicated or interpolated channels); use cov_est='oas', 'ledoit_wolf' or "
+    "'shrinkage'."
+)
+
+
+def _check_positive_definite(C: np.ndarray, what: str) -> None:
+    d = np.linalg.eigvalsh(C)
+    if d[0] <= 1e-10 * d[-1]:
+        raise ValueError(_RANK_MESSAGE.format(what=what))
+
+
+def _generalized_eigh(A: np.ndarray, B: np.ndarray):
+    _check_positive_definite(B, "summed class")
+    return scipy.linalg.eigh(A, B)
+
+
+def _order(evals: np.ndarray, component_order: str) -> np.ndarray:
+    """Indices sorting binary-GEV components (MNE's rules for the first two)."""
+    if component_order == "mutual_info":
+        return np.argsort(np.abs(evals - 0.5))[::-1]
+    if component_order == "alternate":
+        i = np.argsort(evals)
+        ix = np.empty_like(i)
+        ix[1::2] = i[: len(i) // 2]
+        ix[0::2] = i[len(i) // 2 :][::-1]
+        return ix
+    return np.argsort(evals)[::-1]
+
+
+def _contrast_gev(C_pos, C_neg, C_U, weight, component_order):
+    """Filters (rows) and eigenvalues of one universum-penalised CSP contrast."""
+    A = C_pos
+    B = C_pos + C_neg
+    if weight > 0:
+        A = A + 0.5 * weight * C_U
+        B = B + weight * C_U
+    evals, evecs = _generalized_eigh(A, B)
+    ix = _order(evals, component_order)
+    return evecs[:, ix].T, evals[ix]
+
+
+def _mutual_info(covs: np.ndarray, priors: np.ndarray, W: np.ndarray) -> np.ndarray:
+    """Grosse-Wentrup & Buss information criterion per filter (rows of W, wᵀΣ̄w = 1)."""
+    var = np.einsum("kc,ncd,kd->nk", W, covs, W)  # (n_classes, n_filters)
+    aa = priors @ np.log(np.sqrt(var))
+    bb = priors @ (var**2 - 1)
+    return -(aa + (3.0 / 16) * bb**2)
+
+
+def _haufe_patterns(W: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Patterns ``A = CW(WᵀCW)⁻¹`` (Haufe et al. 2014) as rows, one per filter row of W."""
+    F = W.T
+    return np.linalg.solve(F.T @ C @ F, (C @ F).T)
+
+
+class CSP(TransformerMixin, BaseEstimator):
+    """Common spatial patterns on epochs, fitted on labelled trials only.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of filters used by ``transform`` (for ``multiclass="ovr"``: per class).
+    cov_est : {"empirical", "shrinkage", "oas", "ledoit_wolf"}
+        Covariance estimator (scikit-learn), see :func:`epochs_covariance`.
+    shrinkage : float in [0, 1]
+        Shrinkage value for ``cov_est="shrinkage"`` (as ``mne.decoding.CSP(reg=float)``).
+    norm_trace : bool
+        Divide each class covariance by its trace (Ramoser variant). Off by default: with it
+        on, CSP is no longer invariant to an invertible mixing of the channels.
+    transform_into : {"log_var", "filtered"}
+        ``"log_var"``: per-component average power of the filtered trials (log by default),
+        shape ``(n_trials, n_filters)``; ``"filtered"``: the spatially filtered epochs,
+        shape ``(n_trials, n_filters, n_times)``.
+    log : bool
+        For ``"log_var"``: take the log of the power (``mne.decoding.CSP(log=True)``); if
+        False, z-score the power with the mean and SD of the labelled training trials
+        (``log=False`` in MNE).
+    relative_power : bool
+        For ``"log_var"``: divide each trial's component powers by their sum before the log
+        (Ramoser et al. 2000).
+    component_order : {"mutual_info", "alternate", "eigenvalue"}
+        ``"mutual_info"`` (default, as MNE): two classes by ``|λ − 0.5|`` decreasing, more by
+        the information criterion; ``"alternate"``: largest, smallest, second largest, ...
+        (two classes or one-vs-rest); ``"eigenvalue"``: by ``λ`` decreasing (not for "ajd").
+    multiclass : {"ajd", "ovr"}
+        Multiclass method: joint diagonalisation (Jacobi) or one-vs-rest.
+    universum_weight : float >= 0
+        Weight ``λ_U`` of the universum covariance in the denominator (see the module
+        docstring). Requires universum trials in ``fit`` when > 0. Not for ``"ajd"``.
+    universum_label : int, str or None
+        Sentinel label of universum trials (default: ``-2`` or ``"universum"``).
+
+    Attributes
+    ----------
+    filters_ : ndarray of shape (n_filters, n_channels)
+        Spatial filters as rows, ordered; binary and "ajd": all ``n_channels`` filters (the
+        first ``n_components`` are used), "ovr": ``n_components`` per class, class by class.
+    patterns_ : ndarray of shape (n_filters, n_channels)
+        Spatial patterns as rows (Haufe et al. 2014; equals ``inv(filters_).T`` rows when
+        the filters are square).
+    eigenvalues_ : ndarray
+        Binary: ``(n_channels,)`` eigenvalues in filter order; "ovr": ``(n_classes *
+        n_components,)`` eigenvalues of each filter's own contrast; "ajd": ``(n_classes,
+        n_channels)`` class variances ``wᵀΣ_cw`` with ``wᵀΣ̄w = 1``.
+    classes_ : ndarray
+        Labelled classes (never the universum sentinel).
+    n_features_in_ : int
+        Number of channels.
+    mean_, std_ : ndarray of shape (n_out,)
+        Mean and SD of the training power (used when ``log=False``).
+    """
+
+    def __init__(
+        self,
+        n_components: int = 4,
+        *,
+        cov_est: str = "empirical",
+        shrinkage: float = 0.1,
+        norm_trace: bool = False,
+        transform_into: str = "log_var",
+        log: bool = True,
+        relative_power: bool = False,
+        component_order: str = "mutual_info",
+        multiclass: str = "ajd",
+        universum_weight: float = 0.0,
+        universum_label=None,
+    ):
+        self.n_components = n_components
+        self.cov_est = cov_est
+        self.shrinkage = shrinkage
+        self.norm_trace = norm_trace
+        self.transform_into = transform_into
+        self.log = log
+        self.relative_power = relative_power
+        self.component_order = component_order
+        self.multiclass = multiclass
+        self.universum_weight = universum_weight
+        self.universum_label = universum_label
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.target_tags.required = True
+        return tags
+
+    def _check_params(self):
+        if self.cov_est not in COV_ESTIMATORS:
+            raise ValueError(f"cov_est must be one of {COV_ESTIMATORS}, got {self.cov_est!r}.")
+        if self.cov_est == "shrinkage" and not (
+            isinstance(self.shrinkage, numbers.Real) and 0 <= self.shrinkage <= 1
+        ):
+            raise ValueError(f"shrinkage must be a number in [0, 1], got {self.shrinkage!r}.")
+        if self.transform_into not in ("log_var", "filtered"):
+            raise ValueError(
+                f"transform_into must be 'log_var' or 'filtered', got {self.transform_into!r}."
+            )
+        if self.component_order not in COMPONENT_ORDERS:
+            raise ValueError(
+                f"component_order must be one of {COMPONENT_ORDERS}, got {self.component_order!r}."
+            )
+        if self.multiclass not in ("ajd", "ovr"):
+            raise ValueError(f"multiclass must be 'ajd' or 'ovr', got {self.multiclass!r}.")
+        w = self.universum_weight
+        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (0 <= w < np.inf):
+            raise ValueError(f"universum_weight must be a finite number >= 0, got {w!r}.")
+        n = self.n_components
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
+            raise ValueError(f"n_components must be a positive integer, got {n!r}.")
+
+    def _cov(self, X):
+        C = epochs_covariance(X, self.cov_est, self.shrinkage)
+        return C / np.trace(C) if self.norm_trace else C
+
+    def fit(self, X, y):
+        """Fit the spatial filters on the labelled trials of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Band-pass filtered epochs; universum trials may be present.
+        y : array-like of shape (n_trials,)
+            Class labels; universum trials carry the sentinel label.
+
+        Returns
+        -------
+        self : CSP
+        """
+        self._check_params()
+        X_lab, y_lab, X_u, classes = labelled_epochs(self, X, y, self.universum_label)
+        n_channels = X_lab.shape[1]
+        if self.n_components > n_channels:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds the number of channels ({n_channels})."
+            )
+        weight = float(self.universum_weight)
+        if weight > 0 and X_u.shape[0] == 0:
+            raise ValueError(
+                f"universum_weight={weight} needs universum trials in y (label "
+                f"{self.universum_label if self.universum_label is not None else -2!r} or "
+                "'universum'), but none were given."
+            )
+        multi = classes.size > 2
+        if self.component_order == "alternate" and multi and self.multiclass == "ajd":
+            raise ValueError("component_order='alternate' needs two classes or multiclass='ovr'.")
+        if multi and self.multiclass == "ajd":
+            if self.component_order == "eigenvalue":
+                raise ValueError("component_order='eigenvalue' is undefined for multiclass='ajd'.")
+            if weight > 0:
+                raise ValueError("universum_weight > 0 is supported for two classes or 'ovr'.")
+
+        covs = np.stack([self._cov(X_lab[y_lab == c]) for c in classes])
+        C_U = self._cov(X_u) if weight > 0 else None
+        C_mean = covs.mean(axis=0)
+        if not multi:
+            filters, evals = _contrast_gev(covs[0], covs[1], C_U, weight, self.component_order)
+            n_out = self.n_components
+        elif self.multiclass == "ovr":
+            parts = []
+            for i in range(classes.size):
+                rest = np.delete(covs, i, axis=0).mean(axis=0)
+                F, ev = _contrast_gev(covs[i], rest, C_U, weight, self.component_order)
+                parts.append((F[: self.n_components], ev[: self.n_components]))
+            filters = np.concatenate([p[0] for p in parts])
+            evals = np.concatenate([p[1] for p in parts])
+            n_out = filters.shape[0]
+        else:
+            priors = np.array([np.mean(y_lab == c) for c in classes])
+            filters, evals = self._fit_ajd(covs, C_mean, priors)
+            n_out = self.n_components
+
+        self.classes_ = classes
+        self.filters_ = filters
+        self.patterns_ = _haufe_patterns(filters, C_mean)
+        self.eigenvalues_ = evals
+        self._n_out = n_out
+        power = self._power(X_lab)
+        self.mean_ = power.mean(axis=0)
+        self.std_ = power.std(axis=0)
+        return self
+
+    def _fit_ajd(self, covs, C_mean, priors):
+        _check_positive_definite(C_mean, "mean class")
+        d, V = np.linalg.eigh(C_mean)
+        P = (V / np.sqrt(d)) @ V.T
+        rotation = joint_diagonalize(np.stack([P @ C @ P for C in covs])).rotation
+        W = rotation.T @ P  # rows: filters with wᵀΣ̄w = 1
+        ix = np.argsort(_mutual_info(covs, priors, W))[::-1]
+        W = W[ix]
+        return W, np.einsum("kc,ncd,kd->nk", W, covs, W)
+
+    def _filtered(self, X):
+        return self.filters_[: self._n_out] @ X
+
+    def _power(self, X):
+        power = np.mean(self._filtered(X) ** 2, axis=2)
+        if self.relative_power:
+            power /= power.sum(axis=1, keepdims=True)
+        return power
+
+    def transform(self, X):
+        """Apply the filters to all trials (labelled and universum).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        features : ndarray
+            ``(n_trials, n_out)`` for ``"log_var"``, ``(n_trials, n_out, n_times)`` for
+            ``"filtered"``.
+        """
+        check_is_fitted(self, "filters_")
+        X = check_epochs(self, X, reset=False)
+        if self.transform_into == "filtered":
+            return self._filtered(X)
+        power = self._power(X)
+        if self.log:
+            return np.log(power)
+        return (power - self.mean_) / self.std_

@@ -1,0 +1,402 @@
+"""Spectral features of epochs: Welch PSD, band power, log-variance and a filter bank.
+
+The universum thesis uses the power spectral density of each (ICA) channel by Welch's method with
+5 windows as the BCI features (``universum-svm.md`` §16.5): on its 50-sample trials (500 ms at
+100 Hz) ``n_windows=5`` gives segments of 16 samples with 50 % overlap (6.25 Hz resolution).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.signal
+from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.utils.validation import check_is_fitted
+
+from ._epochs import check_epochs
+from .preprocessing import BandPass, _check_positive, check_band
+
+
+def _epochs_tags(tags, *, supervised: bool = False):
+    tags.input_tags.three_d_array = True
+    tags.input_tags.two_d_array = False
+    tags.target_tags.required = supervised
+    return tags
+
+
+def welch_segment_length(n_times: int, n_windows: int) -> int:
+    """Segment length giving ``n_windows`` Welch segments with 50 % overlap on ``n_times``.
+
+    ``nperseg = floor(2·n_times / (n_windows + 1))``; e.g. 16 for 50 samples and 5 windows.
+    """
+    return int(2 * n_times // (n_windows + 1))
+
+
+class WelchPSD(TransformerMixin, BaseEstimator):
+    """Power spectral density per channel by Welch's method (Hann window, 50 % overlap).
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling frequency (Hz).
+    n_windows : int
+        Number of Welch segments (thesis: 5); sets ``nperseg`` from the trial length, see
+        :func:`welch_segment_length`. Ignored when ``nperseg`` is given.
+    nperseg : int or None
+        Segment length in samples (overlap ``nperseg // 2``).
+    fmin, fmax : float
+        Frequency range kept (Hz, inclusive).
+    log : bool
+        Return ``log10`` of the PSD.
+    flatten : bool
+        Return ``(n_trials, n_channels * n_freqs)`` (channel-major) instead of
+        ``(n_trials, n_channels, n_freqs)``.
+
+    Attributes
+    ----------
+    freqs_ : ndarray of shape (n_freqs,)
+        Frequencies of the kept bins.
+    nperseg_ : int
+        Segment length used.
+    n_segments_ : int
+        Number of Welch segments per trial.
+    """
+
+    def __init__(
+        self,
+        sfreq: float,
+        *,
+        n_windows: int = 5,
+        nperseg: int | None = None,
+        fmin: float = 0.0,
+        fmax: float = np.inf,
+        log: bool = False,
+        flatten: bool = True,
+    ):
+        self.sfreq = sfreq
+        self.n_windows = n_windows
+        self.nperseg = nperseg
+        self.fmin = fmin
+        self.fmax = fmax
+        self.log = log
+        self.flatten = flatten
+
+    def __sklearn_tags__(self):
+        return _epochs_tags(super().__sklearn_tags__())
+
+    def fit(self, X, y=None):
+        """Fix the segment length and frequency bins for the trial length of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+        y : ignored
+
+        Returns
+        -------
+        self : WelchPSD
+        """
+        sfreq = _check_positive(self.sfreq, "sfreq")
+        X = check_epochs(self, X, reset=True)
+        n_times = X.shape[2]
+        if self.nperseg is None:
+            k = self.n_windows
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+                raise ValueError(f"n_windows must be a positive integer, got {k!r}.")
+            nperseg = welch_segment_length(n_times, k)
+        else:
+            nperseg = self.nperseg
+        if (
+            isinstance(nperseg, bool)
+            or not isinstance(nperseg, numbers.Integral)
+            or not (2 <= nperseg <= n_times)
+        ):
+            raise ValueError(
+                f"the Welch segment length must be an integer in [2, {n_times}] (trial "
+                f"length), got {nperseg!r} (n_windows={self.n_windows!r}, "
+                f"nperseg={self.nperseg!r})."
+            )
+        freqs = np.fft.rfftfreq(nperseg, 1.0 / sfreq)
+        keep = (freqs >= self.fmin) & (freqs <= self.fmax)
+        if not keep.any():
+            raise ValueError(
+                f"no frequency bin in [fmin, fmax] = [{self.fmin}, {self.fmax}] Hz "
+                f"(resolution {sfreq / nperseg:g} Hz up to {sfreq / 2:g} Hz)."
+            )
+        self.nperseg_ = int(nperseg)
+        self.n_segments_ = (n_times - nperseg) // (nperseg - nperseg // 2) + 1
+        self._keep = keep
+        self.freqs_ = freqs[keep]
+        self._n_times = n_times
+        return self
+
+    def transform(self, X):
+        """PSD of every trial and channel.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs of the length seen in ``fit``.
+
+        Returns
+        -------
+        psd : ndarray
+            ``(n_trials, n_channels * n_freqs)`` or ``(n_trials, n_channels, n_freqs)``.
+        """
+        check_is_fitted(self, "freqs_")
+        X = check_epochs(self, X, reset=False)
+        if X.shape[2] != self._n_times:
+            raise ValueError(
+                f"epochs have {X.shape[2]} samples, but {self._n_times} were seen in fit."
+            )
+        _, psd = scipy.signal.welch(
+            X,
+            fs=float(self.sfreq),
+            window="hann",
+            nperseg=self.nperseg_,
+            noverlap=self.nperseg_ // 2,
+            axis=-1,
+        )
+        psd = psd[..., self._keep]
+        if self.log:
+            psd = np.log10(psd)
+        return psd.reshape(len(X), -1) if self.flatten else psd
+
+
+class BandPower(TransformerMixin, BaseEstimator):
+    """Mean Welch PSD in frequency bands, per channel.
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling frequency (Hz).
+    bands : sequence of (float, float)
+        Frequency bands ``(fmin, fmax)`` in Hz (inclusive); default μ (8–12 Hz) and β
+        (18–26 Hz).
+    n_windows, nperseg : int
+        Welch segmentation, as in :class:`WelchPSD`.
+    log : bool
+        Return ``log10`` of the band power.
+
+    Attributes
+    ----------
+    psd_ : WelchPSD
+        The fitted PSD estimator.
+    """
+
+    def __init__(
+        self,
+        sfreq: float,
+        bands=((8.0, 12.0), (18.0, 26.0)),
+        *,
+        n_windows: int = 5,
+        nperseg: int | None = None,
+        log: bool = True,
+    ):
+        self.sfreq = sfreq
+        self.bands = bands
+        self.n_windows = n_windows
+        self.nperseg = nperseg
+        self.log = log
+
+    def __sklearn_tags__(self):
+        return _epochs_tags(super().__sklearn_tags__())
+
+    def fit(self, X, y=None):
+        """Fit the PSD grid and check that every band holds at least one frequency bin.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+        y : ignored
+
+        Returns
+        -------
+        self : BandPower
+        """
+        self.psd_ = WelchPSD(
+            self.sfreq, n_windows=self.n_windows, nperseg=self.nperseg, flatten=False
+        ).fit(X)
+        self.n_features_in_ = self.psd_.n_features_in_
+        freqs = self.psd_.freqs_
+        masks = []
+        for band in self.bands:
+            try:
+                lo, hi = (float(f) for f in band)
+            except (TypeError, ValueError) as err:
+                raise ValueError(f"each band must be (fmin, fmax) in Hz, got {band!r}.") from err
+            mask = (freqs >= lo) & (freqs <= hi)
+            if lo >= hi or not mask.any():
+                raise ValueError(
+                    f"band {band!r} Hz holds no frequency bin of the PSD (resolution "
+                    f"{freqs[1] - freqs[0]:g} Hz); widen it or use longer segments."
+                )
+            masks.append(mask)
+        if not masks:
+            raise ValueError("bands must list at least one (fmin, fmax) band.")
+        self._masks = np.array(masks)
+        return self
+
+    def transform(self, X):
+        """Band power of every trial, channel-major: ``(n_trials, n_channels * n_bands)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        power : ndarray of shape (n_trials, n_channels * n_bands)
+        """
+        check_is_fitted(self, "psd_")
+        psd = self.psd_.transform(X)
+        power = np.stack([psd[..., m].mean(axis=-1) for m in self._masks], axis=-1)
+        if self.log:
+            power = np.log10(power)
+        return power.reshape(len(power), -1)
+
+
+class LogVariance(TransformerMixin, BaseEstimator):
+    """Log of the variance over time of each channel: ``(n_trials, n_channels)``.
+
+    Parameters
+    ----------
+    demean : bool
+        Remove each trial's channel mean first (variance); if False, mean power.
+    """
+
+    def __init__(self, *, demean: bool = True):
+        self.demean = demean
+
+    def __sklearn_tags__(self):
+        return _epochs_tags(super().__sklearn_tags__())
+
+    def fit(self, X, y=None):
+        """Record the number of channels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+        y : ignored
+
+        Returns
+        -------
+        self : LogVariance
+        """
+        check_epochs(self, X, reset=True, min_times=2)
+        return self
+
+    def transform(self, X):
+        """Log-variance of every trial and channel.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        features : ndarray of shape (n_trials, n_channels)
+        """
+        check_is_fitted(self, "n_features_in_")
+        X = check_epochs(self, X, reset=False, min_times=2)
+        power = X.var(axis=2) if self.demean else np.mean(X**2, axis=2)
+        return np.log(power)
+
+
+class FilterBank(TransformerMixin, BaseEstimator):
+    """Apply a feature extractor in several frequency bands and concatenate the features.
+
+    Each band is band-passed with :class:`~bci_universum.features.preprocessing.BandPass` and
+    fed to its own clone of ``estimator`` (e.g. :class:`~bci_universum.features.CSP`, which then
+    fits on the labelled trials of each band; ``y`` with universum trials is passed on as is).
+
+    Parameters
+    ----------
+    sfreq : float
+        Sampling frequency (Hz).
+    bands : sequence of (float, float)
+        Pass bands (Hz); default 4 Hz bands from 8 to 32 Hz.
+    estimator : transformer or None
+        Per-band feature extractor on epochs; ``None`` means :class:`LogVariance`.
+    method : {"fir", "iir"}
+        Band-pass filter type; IIR by default because FIR filters for narrow bands are longer
+        than typical 1–2 s epochs.
+
+    Attributes
+    ----------
+    estimators_ : list of transformer
+        The fitted per-band extractors.
+    filters_ : list of BandPass
+        The per-band filters.
+    """
+
+    def __init__(
+        self,
+        sfreq: float,
+        bands=((8.0, 12.0), (12.0, 16.0), (16.0, 20.0), (20.0, 24.0), (24.0, 28.0), (28.0, 32.0)),
+        estimator=None,
+        *,
+        method: str = "iir",
+    ):
+        self.sfreq = sfreq
+        self.bands = bands
+        self.estimator = estimator
+        self.method = method
+
+    def __sklearn_tags__(self):
+        return _epochs_tags(super().__sklearn_tags__())
+
+    def fit(self, X, y=None):
+        """Fit one extractor per band.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs, labelled and universum trials.
+        y : array-like of shape (n_trials,) or None
+            Labels with the universum sentinel (passed to each extractor).
+
+        Returns
+        -------
+        self : FilterBank
+        """
+        sfreq = _check_positive(self.sfreq, "sfreq")
+        if len(self.bands) == 0:
+            raise ValueError("bands must list at least one (l_freq, h_freq) band.")
+        for band in self.bands:
+            if len(band) != 2:
+                raise ValueError(f"each band must be (l_freq, h_freq) in Hz, got {band!r}.")
+            check_band(band[0], band[1], sfreq)
+        X = check_epochs(self, X, reset=True)
+        base = LogVariance() if self.estimator is None else self.estimator
+        self.filters_ = [
+            BandPass(sfreq, lo, hi, method=self.method).fit(X) for lo, hi in self.bands
+        ]
+        self.estimators_ = [clone(base).fit(f.transform(X), y) for f in self.filters_]
+        return self
+
+    def transform(self, X):
+        """Concatenate the per-band features: ``(n_trials, sum of per-band features)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        features : ndarray of shape (n_trials, n_features)
+        """
+        check_is_fitted(self, "estimators_")
+        X = check_epochs(self, X, reset=False)
+        parts = [
+            e.transform(f.transform(X))
+            for f, e in zip(self.filters_, self.estimators_, strict=True)
+        ]
+        return np.concatenate([p.reshape(len(X), -1) for p in parts], axis=1)

@@ -1,0 +1,183 @@
+"""Feature extraction speed against the peers a user would pick, as ratios in one run.
+
+* CSP fit and transform: ``bci_universum.features.CSP`` vs ``mne.decoding.CSP`` (64 channels,
+  200 trials of 250 samples, default empirical covariance, 4 components).
+* Tangent space, one trial (the online case): ``TangentSpace.transform_trial`` vs pyRiemann's
+  ``Covariances("oas").transform`` + ``TangentSpace(metric="riemann").transform`` (64 channels,
+  250 samples), with the same fitted reference.
+* With the real recordings present (``BCI_UNIVERSUM_DATA``): cross-validated accuracy on eegmmidb
+  S001 imagined left/right of CSP+LDA (ours and MNE's) and tangent space + logistic regression.
+
+BLAS runs single-threaded for every contender (the online decoder's setting; the machine has two
+cores shared with other jobs). Run: ``python benchmarks/bench_features.py``; writes
+``benchmarks/results/features.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import mne
+import numpy as np
+import pyriemann
+import sklearn
+from pyriemann.estimation import Covariances
+from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
+from threadpoolctl import threadpool_limits
+
+from bci_universum.datasets import data_path
+from bci_universum.features import CSP, TangentSpace
+
+RESULTS = Path(__file__).parent / "results" / "features.md"
+
+
+def timings(func, repeat: int, warmup: int = 3) -> np.ndarray:
+    """Wall-clock seconds of ``repeat`` calls after ``warmup`` calls."""
+    for _ in range(warmup):
+        func()
+    out = np.empty(repeat)
+    for i in range(repeat):
+        t0 = time.perf_counter()
+        func()
+        out[i] = time.perf_counter() - t0
+    return out
+
+
+def summary(t: np.ndarray) -> str:
+    return f"{np.median(t) * 1e3:.3f} ms (p99 {np.percentile(t, 99) * 1e3:.3f})"
+
+
+def synthetic_epochs(n_trials=200, n_channels=64, n_times=250, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((n_channels, n_channels))
+    S = rng.standard_normal((n_trials, n_channels, n_times))
+    y = np.repeat([0, 1], n_trials // 2)
+    S[y == 0, 0] *= 1.6
+    S[y == 1, 1] *= 1.6
+    return np.einsum("ij,njt->nit", A, S), y
+
+
+def bench_csp(X, y):
+    mne.set_log_level("error")
+    ours = CSP(4)
+    ref = mne.decoding.CSP(4, log=True)
+    fit_ours = timings(lambda: ours.fit(X, y), repeat=5)
+    fit_ref = timings(lambda: ref.fit(X, y), repeat=5)
+    tr_ours = timings(lambda: ours.transform(X), repeat=20)
+    tr_ref = timings(lambda: ref.transform(X), repeat=20)
+    one_ours = timings(lambda: ours.transform(X[:1]), repeat=300)
+    one_ref = timings(lambda: ref.transform(X[:1]), repeat=300)
+    return [
+        ("CSP fit, 200 trials", fit_ours, fit_ref),
+        ("CSP transform, 200 trials", tr_ours, tr_ref),
+        ("CSP transform, 1 trial", one_ours, one_ref),
+    ]
+
+
+def bench_tangent_space(X, y):
+    ts = TangentSpace("oas").fit(X, y)
+    cov = Covariances(estimator="oas")
+    ref = PyriemannTangentSpace(metric="riemann").fit(cov.transform(X))
+    x = X[7]
+    diff = np.abs(ts.transform_trial(x) - ref.transform(cov.transform(x[None]))[0]).max()
+    lean = timings(lambda: ts.transform_trial(x), repeat=500)
+    peer = timings(lambda: ref.transform(cov.transform(x[None])), repeat=200)
+    batch_ours = timings(lambda: ts.transform(X), repeat=5)
+    batch_ref = timings(lambda: ref.transform(cov.transform(X)), repeat=5)
+    P = ts.isqrt_reference_
+    S = P @ (x @ x.T / x.shape[1]) @ P
+    eigh = timings(lambda: np.linalg.eigh(S), repeat=500)
+    rows = [
+        ("tangent space, 1 trial (lean path)", lean, peer),
+        ("tangent space transform, 200 trials", batch_ours, batch_ref),
+    ]
+    return rows, diff, eigh
+
+
+def accuracy_eegmmidb(folder):
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+
+    files = mne.datasets.eegbci.load_data(1, [4, 8, 12], path=folder, update_path=False)
+    raw = mne.concatenate_raws([mne.io.read_raw_edf(f, preload=True) for f in files])
+    mne.datasets.eegbci.standardize(raw)
+    raw.filter(7.0, 30.0, fir_design="firwin", skip_by_annotation="edge")
+    events, _ = mne.events_from_annotations(raw, event_id={"T1": 1, "T2": 2})
+    epochs = mne.Epochs(
+        raw, events, {"left": 1, "right": 2}, tmin=1.0, tmax=2.0, baseline=None, picks="eeg"
+    )
+    X, y = epochs.get_data(), epochs.events[:, -1]
+    cv = StratifiedKFold(5, shuffle=True, random_state=42)
+    pipelines = {
+        "CSP(4)+LDA (bci_universum)": make_pipeline(CSP(4), LinearDiscriminantAnalysis()),
+        "CSP(4)+LDA (MNE)": make_pipeline(
+            mne.decoding.CSP(4, log=True), LinearDiscriminantAnalysis()
+        ),
+        "TangentSpace(oas)+LogisticRegression": make_pipeline(
+            TangentSpace("oas"), LogisticRegression(C=1.0, max_iter=1000)
+        ),
+    }
+    return X.shape, {name: cross_val_score(pipe, X, y, cv=cv) for name, pipe in pipelines.items()}
+
+
+def main():
+    X, y = synthetic_epochs()
+    with threadpool_limits(1):
+        csp_rows = bench_csp(X, y)
+        ts_rows, diff, eigh = bench_tangent_space(X, y)
+    lines = [
+        "# Features benchmark (CSP, tangent space)",
+        "",
+        f"Command: `python benchmarks/bench_features.py`. Python {platform.python_version()}, "
+        f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, mne {mne.__version__}, "
+        f"pyriemann {pyriemann.__version__}; {os.cpu_count()} CPUs, load average "
+        f"{os.getloadavg()[0]:.1f} at the start of the run (a shared machine: absolute times "
+        "are inflated, the ratios are what this file reports). BLAS single-threaded.",
+        "",
+        "Synthetic epochs: 64 channels, 250 samples, 200 trials (two classes).",
+        "",
+        "| operation | bci_universum | peer | peer / ours |",
+        "|---|---|---|---|",
+    ]
+    for name, ours, peer in csp_rows + ts_rows:
+        ratio = np.median(peer) / np.median(ours)
+        lines.append(f"| {name} | {summary(ours)} | {summary(peer)} | {ratio:.1f} |")
+    lines += [
+        "",
+        "Peers: `mne.decoding.CSP(4, log=True)` for CSP; pyRiemann "
+        "`Covariances('oas').transform` + `TangentSpace(metric='riemann').transform` for the "
+        "tangent space.",
+        "",
+        f"Lean path vs pyRiemann on the timed trial: max |difference| = {diff:.1e}. "
+        f"The floor of the lean path is one 64×64 symmetric eigendecomposition "
+        f"(`numpy.linalg.eigh`): {summary(eigh)} in this run.",
+    ]
+    folder = data_path()
+    if folder is not None:
+        shape, scores = accuracy_eegmmidb(folder)
+        lines += [
+            "",
+            "## Accuracy, eegmmidb S001 imagined left/right (R04/R08/R12)",
+            "",
+            f"7–30 Hz FIR, window 1–2 s after the cue, {shape[0]} trials × {shape[1]} channels"
+            f" × {shape[2]} samples; StratifiedKFold(5, shuffle=True, random_state=42). "
+            "Data README reference: CSP(4)+LDA 0.69 ± 0.13.",
+            "",
+            "| pipeline | accuracy (mean ± SD over folds) | folds |",
+            "|---|---|---|",
+        ]
+        for name, s in scores.items():
+            folds = ", ".join(f"{v:.2f}" for v in s)
+            lines.append(f"| {name} | {s.mean():.3f} ± {s.std():.3f} | {folds} |")
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,330 @@
+"""CSP: against mne.decoding.CSP, GEV identities, invariances, universum handling, bad input."""
+
+import itertools
+import pickle
+
+import mne
+import numpy as np
+import pytest
+import scipy.linalg
+from sklearn.base import clone
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+
+from bci_universum import UNIVERSUM
+from bci_universum.features import CSP
+from bci_universum.features._metrics import amari_index
+from bci_universum.features.csp import epochs_covariance
+
+mne.set_log_level("error")
+
+
+def _mixture(rng, n_per_class, gains, n_channels=8, n_times=200, mixing=None):
+    """Epochs ``A·s``, unit-variance sources; class ``c`` scales source ``i`` by gains[c][i]."""
+    A = rng.standard_normal((n_channels, n_channels)) if mixing is None else mixing
+    X, y = [], []
+    for label, g in enumerate(gains):
+        S = rng.standard_normal((n_per_class, n_channels, n_times))
+        S[:, : len(g)] *= np.asarray(g)[:, None]
+        X.append(np.einsum("ij,njt->nit", A, S))
+        y += [label] * n_per_class
+    return np.concatenate(X), np.array(y), A
+
+
+@pytest.fixture
+def binary():
+    rng = np.random.default_rng(0)
+    X, y, A = _mixture(rng, 30, [(2.0, 0.5), (0.5, 2.0)])
+    return X, y, A
+
+
+def _unit_rows(F):
+    return F / np.linalg.norm(F, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("order", ["mutual_info", "alternate"])
+@pytest.mark.parametrize(
+    ("cov_est", "reg"), [("empirical", None), ("shrinkage", 0.1), ("oas", "oas")]
+)
+def test_matches_mne_csp(binary, order, cov_est, reg):
+    X, y, _ = binary
+    ours = CSP(n_components=4, cov_est=cov_est, shrinkage=0.1, component_order=order).fit(X, y)
+    ref = mne.decoding.CSP(n_components=4, reg=reg, log=True, component_order=order).fit(X, y)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
+    # same filters up to sign and scale, in the same order
+    cos = np.abs(np.sum(_unit_rows(ours.filters_) * _unit_rows(ref.filters_), axis=1))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-8)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-6)
+    cos_p = np.abs(np.sum(_unit_rows(ours.patterns_) * _unit_rows(ref.patterns_), axis=1))
+    np.testing.assert_allclose(cos_p, 1.0, atol=1e-8)
+
+
+def test_zscored_power_and_filtered_output_match_mne(binary):
+    X, y, _ = binary
+    ours = CSP(4, log=False).fit(X, y)
+    ref = mne.decoding.CSP(4, log=False).fit(X, y)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-6)
+    filt = CSP(4, transform_into="filtered").fit(X, y)
+    ref_f = mne.decoding.CSP(4, transform_into="csp_space").fit(X, y).transform(X)
+    out = filt.transform(X)
+    assert out.shape == (X.shape[0], 4, X.shape[2])
+    np.testing.assert_allclose(out, np.einsum("kc,nct->nkt", filt.filters_[:4], X))
+    signs = np.sign(np.sum(out * ref_f, axis=(0, 2)))
+    np.testing.assert_allclose(out * signs[None, :, None], ref_f, rtol=1e-6, atol=1e-9)
+
+
+def test_generalised_eigenproblem_identities(binary):
+    X, y, _ = binary
+    csp = CSP(4, component_order="eigenvalue").fit(X, y)
+    C1 = epochs_covariance(X[y == 0])
+    C2 = epochs_covariance(X[y == 1])
+    W = csp.filters_.T
+    np.testing.assert_allclose(W.T @ (C1 + C2) @ W, np.eye(8), atol=1e-10)
+    np.testing.assert_allclose(W.T @ C1 @ W, np.diag(csp.eigenvalues_), atol=1e-10)
+    assert np.all((csp.eigenvalues_ >= 0) & (csp.eigenvalues_ <= 1))
+    assert np.all(np.diff(csp.eigenvalues_) <= 0)
+    # patterns are the inverse of the square filter matrix
+    np.testing.assert_allclose(csp.patterns_ @ csp.filters_.T, np.eye(8), atol=1e-8)
+
+
+def test_class_swap_maps_eigenvalues(binary):
+    X, y, _ = binary
+    a = CSP(4, component_order="eigenvalue").fit(X, y)
+    b = CSP(4, component_order="eigenvalue").fit(X, 1 - y)
+    np.testing.assert_allclose(b.eigenvalues_, 1 - a.eigenvalues_[::-1], atol=1e-10)
+    cos = np.abs(np.sum(_unit_rows(a.filters_[::-1]) * _unit_rows(b.filters_), axis=1))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-8)
+
+
+def test_invariant_to_channel_mixing(binary):
+    X, y, _ = binary
+    B = np.random.default_rng(5).standard_normal((8, 8))
+    XB = np.einsum("ij,njt->nit", B, X)
+    a = CSP(4).fit(X, y)
+    b = CSP(4).fit(XB, y)
+    np.testing.assert_allclose(b.eigenvalues_, a.eigenvalues_, atol=1e-8)
+    np.testing.assert_allclose(b.transform(XB), a.transform(X), atol=1e-8)
+
+
+def test_synthetic_erd_accuracy():
+    """bci-signal-processing.md §23.6 test 4: 16 channels, ×1.6 on two sources, noise."""
+    accs = []
+    for seed in range(5):
+        rng = np.random.default_rng(seed)
+        A = rng.standard_normal((16, 16))
+        gains = [(1.6, 1.0), (1.0, 1.6)]
+        Xtr, ytr, _ = _mixture(rng, 30, gains, n_channels=16, mixing=A)
+        Xte, yte, _ = _mixture(rng, 50, gains, n_channels=16, mixing=A)
+        Xtr = Xtr + rng.standard_normal(Xtr.shape)
+        Xte = Xte + rng.standard_normal(Xte.shape)
+        clf = make_pipeline(CSP(4), LinearDiscriminantAnalysis()).fit(Xtr, ytr)
+        accs.append(clf.score(Xte, yte))
+    assert min(accs) >= 0.9, accs
+
+
+def test_universum_trials_ignored_unless_weighted(binary):
+    X, y, _ = binary
+    rng = np.random.default_rng(1)
+    U1 = rng.standard_normal((10, 8, 200))
+    U2 = 5 * rng.standard_normal((15, 8, 200))
+    base = CSP(4).fit(X, y)
+    for U in (U1, U2):
+        Xu = np.concatenate([X, U])
+        yu = np.concatenate([y, np.full(len(U), UNIVERSUM)])
+        fitted = CSP(4).fit(Xu, yu)
+        np.testing.assert_array_equal(fitted.filters_, base.filters_)
+        np.testing.assert_array_equal(fitted.classes_, [0, 1])
+        assert fitted.transform(Xu).shape == (len(Xu), 4)
+    # with a universum weight, different universa give different filters
+    yu1 = np.concatenate([y, np.full(10, UNIVERSUM)])
+    yu2 = np.concatenate([y, np.full(15, UNIVERSUM)])
+    w1 = CSP(4, universum_weight=1.0).fit(np.concatenate([X, U1]), yu1).filters_
+    w2 = CSP(4, universum_weight=1.0).fit(np.concatenate([X, U2]), yu2).filters_
+    assert not np.allclose(_unit_rows(w1), _unit_rows(w2), atol=1e-3)
+
+
+def test_string_labels_with_universum(binary):
+    X, y, _ = binary
+    labels = np.where(y == 0, "left", "right").astype(object)
+    Xu = np.concatenate([X, X[:5]])
+    yu = np.concatenate([labels, ["universum"] * 5])
+    csp = CSP(4).fit(Xu, yu)
+    np.testing.assert_array_equal(csp.classes_, ["left", "right"])
+    np.testing.assert_allclose(csp.filters_, CSP(4).fit(X, y).filters_)
+
+
+def test_universum_weight_penalises_universum_variance():
+    rng = np.random.default_rng(3)
+    # source 0 is discriminative AND strong in the universum; source 1 discriminative only
+    X, y, A = _mixture(rng, 40, [(2.0, 1.6), (0.5, 1 / 1.6)])
+    S = rng.standard_normal((40, 8, 200))
+    S[:, 0] *= 6.0
+    U = np.einsum("ij,njt->nit", A, S)
+    Xu = np.concatenate([X, U])
+    yu = np.concatenate([y, np.full(40, UNIVERSUM)])
+    C1, C2, CU = (epochs_covariance(Z) for Z in (X[y == 0], X[y == 1], U))
+    ratios = []
+    for lam in (0.0, 0.1, 1.0, 10.0):
+        csp = CSP(2, universum_weight=lam, component_order="eigenvalue").fit(Xu, yu)
+        W = csp.filters_.T
+        B = C1 + C2 + lam * CU
+        # the penalised GEV: (C1 - C2) w = (2λ - 1) B w, Wᵀ B W = I
+        np.testing.assert_allclose(W.T @ B @ W, np.eye(8), atol=1e-9)
+        np.testing.assert_allclose(
+            W.T @ (C1 - C2) @ W, np.diag(2 * csp.eigenvalues_ - 1), atol=1e-9
+        )
+        w = W[:, 0]
+        ratios.append((w @ CU @ w) / (w @ (C1 + C2) @ w))
+    assert all(b < a for a, b in itertools.pairwise(ratios)), ratios
+    np.testing.assert_allclose(
+        CSP(2, universum_weight=0.0).fit(Xu, yu).filters_, CSP(2).fit(X, y).filters_
+    )
+
+
+def test_multiclass_ajd_recovers_joint_diagonaliser():
+    rng = np.random.default_rng(7)
+    gains = [(3.0, 1.0, 1.0), (1.0, 3.0, 1.0), (1.0, 1.0, 3.0)]
+    X, y, A = _mixture(rng, 60, gains, n_channels=6, n_times=500)
+    csp = CSP(3, multiclass="ajd").fit(X, y)
+    assert csp.filters_.shape == (6, 6) and csp.eigenvalues_.shape == (3, 6)
+    covs = [epochs_covariance(X[y == c]) for c in range(3)]
+    W = csp.filters_
+    for C in covs:
+        D = W @ C @ W.T
+        off = D - np.diag(np.diag(D))
+        assert np.abs(off).max() < 0.1 * np.abs(np.diag(D)).max()
+    assert amari_index(W, A) < 0.1
+    # the top-ranked components are the three class-specific sources
+    top = np.argmax(np.abs(W[:3] @ A), axis=1)
+    assert sorted(top.tolist()) == [0, 1, 2]
+    assert csp.transform(X).shape == (len(X), 3)
+
+
+def test_multiclass_one_vs_rest():
+    rng = np.random.default_rng(8)
+    gains = [(3.0, 1.0, 1.0), (1.0, 3.0, 1.0), (1.0, 1.0, 3.0)]
+    X, y, A = _mixture(rng, 40, gains, n_channels=6, n_times=300)
+    csp = CSP(2, multiclass="ovr", component_order="eigenvalue").fit(X, y)
+    assert csp.filters_.shape == (6, 6)
+    assert csp.transform(X).shape == (len(X), 6)
+    covs = [epochs_covariance(X[y == c]) for c in range(3)]
+    for c in range(3):
+        rest = np.mean([covs[k] for k in range(3) if k != c], axis=0)
+        ref = scipy.linalg.eigh(covs[c], covs[c] + rest, eigvals_only=True)[::-1]
+        np.testing.assert_allclose(csp.eigenvalues_[2 * c : 2 * c + 2], ref[:2], atol=1e-10)
+        # the class's first filter picks up its own source
+        assert np.argmax(np.abs(csp.filters_[2 * c] @ A)) == c
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"transform_into": "filtered"},
+        {"log": False},
+        {"relative_power": True},
+        {"cov_est": "ledoit_wolf", "universum_weight": 0.5},
+        {"multiclass": "ovr"},
+    ],
+)
+def test_sklearn_contract(binary, params):
+    X, y, _ = binary
+    Xu = np.concatenate([X, X[:6] * 0.3])
+    yu = np.concatenate([y, np.full(6, UNIVERSUM)])
+    est = CSP(3, **params)
+    a = est.fit_transform(Xu, yu)
+    b = clone(est).fit(Xu, yu).transform(Xu)
+    np.testing.assert_allclose(a, b)
+    restored = pickle.loads(pickle.dumps(est))
+    np.testing.assert_allclose(restored.transform(Xu), a)
+    assert clone(est).get_params() == est.get_params()
+
+
+def test_pipeline_with_universum_trials(binary):
+    X, y, _ = binary
+    Xu = np.concatenate([X, X[:10] * 0.5])
+    yu = np.concatenate([y, np.full(10, UNIVERSUM)])
+    pipe = make_pipeline(CSP(4), LinearDiscriminantAnalysis()).fit(Xu, yu)
+    np.testing.assert_array_equal(pipe[0].filters_, CSP(4).fit(X, y).filters_)
+    assert pipe.predict(X).shape == (len(X),)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "fit_args", "match"),
+    [
+        ({}, "2d", "3 dimension|shape \\(n_trials, n_channels, n_times\\)"),
+        ({}, "nan", "NaN|infinity"),
+        ({}, "one_class", "at least 2 labelled classes"),
+        ({"cov_est": "bogus"}, None, "cov_est"),
+        ({"n_components": 9}, None, "n_components=9 exceeds"),
+        ({"n_components": 0}, None, "n_components"),
+        ({"shrinkage": 2.0, "cov_est": "shrinkage"}, None, "shrinkage"),
+        ({"transform_into": "csp_space"}, None, "transform_into"),
+        ({"component_order": "random"}, None, "component_order"),
+        ({"multiclass": "ovo"}, None, "multiclass"),
+        ({"universum_weight": -1.0}, None, "universum_weight"),
+        ({"universum_weight": 1.0}, None, "needs universum trials"),
+        ({}, "y_len", "y must have shape"),
+        ({}, "rank", "not positive definite"),
+    ],
+)
+def test_bad_input(binary, kwargs, fit_args, match):
+    X, y, _ = binary
+    if fit_args == "2d":
+        X = X[:, :, 0]
+    elif fit_args == "nan":
+        X = X.copy()
+        X[0, 0, 0] = np.nan
+    elif fit_args == "one_class":
+        y = np.where(y == 1, UNIVERSUM, 0)
+    elif fit_args == "y_len":
+        y = y[:-1]
+    elif fit_args == "rank":
+        X = np.concatenate([X, X[:, :1]], axis=1)  # duplicated channel
+    with pytest.raises(ValueError, match=match):
+        CSP(**kwargs).fit(X, y)
+
+
+def test_transform_checks_channels_and_fit(binary):
+    X, y, _ = binary
+    with pytest.raises(Exception, match="not fitted"):
+        CSP().transform(X)
+    csp = CSP(2).fit(X, y)
+    with pytest.raises(ValueError, match="5 channels, but CSP was fitted on 8"):
+        csp.transform(X[:, :5])
+    y3 = y.copy()
+    y3[:10] = 2
+    with pytest.raises(ValueError, match="alternate"):
+        CSP(2, component_order="alternate").fit(X, y3)
+    with pytest.raises(ValueError, match="universum_weight"):
+        CSP(2, universum_weight=1.0).fit(
+            np.concatenate([X, X[:3]]), np.concatenate([y3, [UNIVERSUM] * 3])
+        )
+
+
+def load_eegmmidb_left_right(data_dir):
+    """S001 imagined left/right fist (R04/R08/R12), 7–30 Hz, 1–2 s after the cue."""
+    files = mne.datasets.eegbci.load_data(1, [4, 8, 12], path=data_dir, update_path=False)
+    raw = mne.concatenate_raws([mne.io.read_raw_edf(f, preload=True) for f in files])
+    mne.datasets.eegbci.standardize(raw)
+    raw.filter(7.0, 30.0, fir_design="firwin", skip_by_annotation="edge")
+    events, _ = mne.events_from_annotations(raw, event_id={"T1": 1, "T2": 2})
+    epochs = mne.Epochs(
+        raw, events, {"left": 1, "right": 2}, tmin=1.0, tmax=2.0, baseline=None, picks="eeg"
+    )
+    return epochs.get_data(), epochs.events[:, -1]
+
+
+@pytest.mark.data
+def test_eegmmidb_left_right_reference_accuracy(data_dir):
+    """Data README: CSP(4)+LDA, stratified 5-fold: 0.69 ± 0.13 on S001 imagined L/R."""
+    X, y = load_eegmmidb_left_right(data_dir)
+    assert X.shape == (45, 64, 161)
+    cv = StratifiedKFold(5, shuffle=True, random_state=42)
+    ours = cross_val_score(make_pipeline(CSP(4), LinearDiscriminantAnalysis()), X, y, cv=cv)
+    ref = cross_val_score(
+        make_pipeline(mne.decoding.CSP(4, log=True), LinearDiscriminantAnalysis()), X, y, cv=cv
+    )
+    np.testing.assert_allclose(ours, ref, atol=1e-12)
+    assert abs(ours.mean() - 0.69) <= 0.05, ours

@@ -1,0 +1,133 @@
+"""Band-pass and the thesis trial preprocessing: response, window, resampling, detrend."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from bci_universum import UNIVERSUM
+from bci_universum.features import BandPass, LogVariance, TrialPreprocessing
+
+
+def _sines(sfreq, n_times, freqs, n_trials=3, n_channels=2):
+    t = np.arange(n_times) / sfreq
+    sig = sum(np.sin(2 * np.pi * f * t) for f in freqs)
+    return np.broadcast_to(sig, (n_trials, n_channels, n_times)).copy(), t
+
+
+def _amplitude(x, sfreq, f):
+    """Amplitude of the ``f`` Hz component of ``x`` (least squares on sin and cos)."""
+    t = np.arange(x.shape[-1]) / sfreq
+    basis = np.stack([np.sin(2 * np.pi * f * t), np.cos(2 * np.pi * f * t)], axis=1)
+    coef, *_ = np.linalg.lstsq(basis, x, rcond=None)
+    return np.hypot(*coef)
+
+
+@pytest.mark.parametrize("method", ["fir", "iir"])
+def test_bandpass_keeps_pass_band_and_rejects_stop_band(method):
+    sfreq = 160.0
+    X, _ = _sines(sfreq, 1600, [2.0, 15.0, 60.0])
+    out = BandPass(sfreq, 7.0, 30.0, method=method).fit_transform(X)
+    mid = out[0, 0, 400:1200]  # away from the edges
+    assert abs(_amplitude(mid, sfreq, 15.0) - 1.0) < 0.05
+    assert _amplitude(mid, sfreq, 2.0) < 0.05
+    assert _amplitude(mid, sfreq, 60.0) < 0.01
+
+
+def test_trial_preprocessing_thesis_defaults():
+    """256 Hz input (MPIMOV), epochs from -1 s to 2 s around the cue offset."""
+    sfreq = 256.0
+    X, t = _sines(sfreq, 768, [10.0, 70.0])
+    t = t - 1.0
+    X = X + 0.5 * t  # a linear trend
+    pre = TrialPreprocessing(sfreq, tmin=-1.0)
+    out = pre.fit_transform(X)
+    assert out.shape == (3, 2, 50)  # 500 ms at 100 Hz
+    assert pre.sfreq_out_ == 100.0
+    np.testing.assert_allclose(pre.times_, np.arange(50) / 100.0)
+    # the 10 Hz component survives at the right phase, the 70 Hz one is gone
+    expected = np.sin(2 * np.pi * 10.0 * (pre.times_ + 1.0))
+    assert np.max(np.abs(out[0, 0] - (expected - _line_fit(expected)))) < 0.05
+    # detrended: no mean and no slope left
+    np.testing.assert_allclose(out.mean(axis=-1), 0.0, atol=1e-10)
+    slope = np.polyfit(np.arange(50), out[0, 0], 1)[0]
+    assert abs(slope) < 1e-10
+
+
+def _line_fit(x):
+    n = np.arange(len(x))
+    return np.polyval(np.polyfit(n, x, 1), n)
+
+
+def test_trial_preprocessing_window_position():
+    """An impulse at 0.7 s after the cue offset lands at sample 20 of a (0.5, 1.0) s window."""
+    sfreq = 200.0
+    X = np.zeros((1, 1, 600))  # -1 s .. 2 s
+    X[0, 0, int((1.0 + 0.7) * sfreq)] = 1.0
+    pre = TrialPreprocessing(sfreq, tmin=-1.0, window=(0.5, 1.0), detrend=False)
+    out = pre.fit_transform(X)
+    assert out.shape == (1, 1, 50)
+    assert np.argmax(out[0, 0]) == 20
+
+
+def test_trial_preprocessing_without_resampling_or_filter():
+    X = np.random.default_rng(0).standard_normal((2, 3, 100))
+    pre = TrialPreprocessing(100.0, h_freq=None, resample_sfreq=None, window=(0.2, 0.6))
+    out = pre.fit_transform(X)
+    np.testing.assert_allclose(out, __import__("scipy").signal.detrend(X[:, :, 20:60], axis=-1))
+
+
+@pytest.mark.parametrize(
+    "est",
+    [BandPass(100.0, 8.0, 30.0), TrialPreprocessing(100.0, window=(0.0, 0.8), h_freq=40.0)],
+)
+def test_sklearn_contract_and_pipeline(est):
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((20, 4, 100))
+    y = np.repeat([0, 1], 10)
+    X[y == 1, 0] *= 3
+    y[:4] = UNIVERSUM
+    a = est.fit_transform(X, y)
+    np.testing.assert_allclose(a, clone(est).fit(X).transform(X))
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(est)).transform(X), a)
+    pipe = make_pipeline(clone(est), LogVariance(), LogisticRegression()).fit(X, y)
+    assert pipe.predict(X).shape == (20,)
+
+
+@pytest.mark.parametrize(
+    ("est", "match"),
+    [
+        (BandPass(0.0), "sfreq must be a positive number"),
+        (BandPass(100.0, 30.0, 8.0), "l_freq=30.0 must be below h_freq=8.0"),
+        (BandPass(100.0, 8.0, 60.0), "h_freq=60.0 must be None or in"),
+        (BandPass(100.0, None, None), "cannot both be None"),
+        (BandPass(100.0, method="cheby"), "method must be"),
+        (TrialPreprocessing(100.0, h_freq=48.0, resample_sfreq=90.0), "Nyquist"),
+        (TrialPreprocessing(100.0, window=(0.5, 0.2)), "start must be before"),
+        (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
+        (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
+        (TrialPreprocessing(100.0, window="late"), "window must be"),
+    ],
+)
+def test_bad_parameters(est, match):
+    X = np.zeros((2, 3, 100))
+    with pytest.raises(ValueError, match=match):
+        est.fit(X)
+
+
+def test_bad_epochs():
+    X = np.ones((2, 3, 100))
+    with pytest.raises(ValueError, match="n_trials, n_channels, n_times"):
+        BandPass(100.0).fit(X[0])
+    bad = X.copy()
+    bad[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        BandPass(100.0).fit(bad)
+    pre = TrialPreprocessing(100.0).fit(X)
+    with pytest.raises(ValueError, match="80 samples, but 100 were seen in fit"):
+        pre.transform(X[:, :, :80])
+    with pytest.raises(ValueError, match="2 channels, but TrialPreprocessing was fitted on 3"):
+        pre.transform(X[:, :2])

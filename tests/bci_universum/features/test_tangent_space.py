@@ -1,0 +1,130 @@
+"""Tangent space: the lean path equals pyRiemann; universum handling; sklearn contract."""
+
+import pickle
+
+import numpy as np
+import pytest
+from pyriemann.estimation import Covariances
+from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
+from sklearn.base import clone
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+
+from bci_universum import UNIVERSUM
+from bci_universum.features import TangentSpace
+from bci_universum.features.tangent_space import regularized_covariances
+
+
+@pytest.fixture
+def epochs():
+    rng = np.random.default_rng(0)
+    n_channels = 16
+    A = rng.standard_normal((n_channels, n_channels))
+    S = rng.standard_normal((40, n_channels, 120))
+    y = np.repeat([0, 1], 20)
+    S[y == 0, 0] *= 2.0
+    S[y == 1, 1] *= 2.0
+    X = np.einsum("ij,njt->nit", A, S) + 3.0  # a DC offset: covariances must demean
+    return X, y
+
+
+@pytest.mark.parametrize("estimator", ["oas", "lwf", "scm"])
+def test_covariances_equal_pyriemann(epochs, estimator):
+    X, _ = epochs
+    ref = Covariances(estimator=estimator).transform(X)
+    np.testing.assert_allclose(regularized_covariances(X, estimator), ref, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("estimator", ["oas", "lwf", "scm"])
+def test_transform_and_single_trial_equal_pyriemann(epochs, estimator):
+    X, y = epochs
+    ts = TangentSpace(estimator).fit(X, y)
+    covs = Covariances(estimator=estimator).transform(X)
+    ref_ts = PyriemannTangentSpace(metric="riemann").fit(covs)
+    ref = ref_ts.transform(covs)
+    np.testing.assert_allclose(ts.reference_, ref_ts.reference_, atol=1e-12)
+    np.testing.assert_allclose(ts.transform(X), ref, atol=1e-10)
+    for i in (0, 17, 39):
+        np.testing.assert_allclose(ts.transform_trial(X[i]), ref[i], atol=1e-10)
+
+
+def test_64_channel_lean_path_equals_pyriemann():
+    rng = np.random.default_rng(1)
+    X = np.einsum("ij,njt->nit", rng.standard_normal((64, 64)), rng.standard_normal((12, 64, 250)))
+    ts = TangentSpace().fit(X)
+    covs = Covariances(estimator="oas").transform(X)
+    ref = PyriemannTangentSpace(metric="riemann").fit(covs).transform(covs)
+    assert ref.shape == (12, 64 * 65 // 2)
+    np.testing.assert_allclose(ts.transform_trial(X[5]), ref[5], atol=1e-10)
+
+
+def test_reference_excludes_universum_unless_all(epochs):
+    X, y = epochs
+    rng = np.random.default_rng(2)
+    U = 4.0 * rng.standard_normal((10, X.shape[1], X.shape[2]))
+    Xu = np.concatenate([X, U])
+    yu = np.concatenate([y, np.full(10, UNIVERSUM)])
+    labelled = TangentSpace().fit(Xu, yu)
+    np.testing.assert_allclose(labelled.reference_, TangentSpace().fit(X).reference_)
+    everything = TangentSpace(reference="all").fit(Xu, yu)
+    np.testing.assert_allclose(everything.reference_, TangentSpace().fit(Xu).reference_)
+    assert not np.allclose(everything.reference_, labelled.reference_)
+    # universum trials pass through the transform
+    assert labelled.transform(Xu).shape == (len(Xu), 16 * 17 // 2)
+
+
+@pytest.mark.parametrize("params", [{}, {"estimator": "lwf", "reference": "all"}])
+def test_sklearn_contract(epochs, params):
+    X, y = epochs
+    yu = y.copy()
+    yu[:4] = UNIVERSUM
+    est = TangentSpace(**params)
+    a = est.fit_transform(X, yu)
+    np.testing.assert_allclose(a, clone(est).fit(X, yu).transform(X))
+    np.testing.assert_allclose(pickle.loads(pickle.dumps(est)).transform(X), a)
+
+
+def test_pipeline_with_universum_trials(epochs):
+    X, y = epochs
+    Xu = np.concatenate([X, X[:6]])
+    yu = np.concatenate([y, np.full(6, UNIVERSUM)])
+    pipe = make_pipeline(TangentSpace(), LogisticRegression(max_iter=1000)).fit(Xu, yu)
+    np.testing.assert_allclose(pipe[0].reference_, TangentSpace().fit(X).reference_)
+    assert pipe.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda X: X[:, :, 0], "3 dimension|n_trials, n_channels, n_times"),
+        (lambda X: np.where(np.arange(X.shape[2]) == 3, np.nan, X), "NaN|infinity"),
+        (lambda X: X[:, :, :1], "at least 2 time samples"),
+    ],
+)
+def test_bad_input(epochs, make, match):
+    X, _ = epochs
+    with pytest.raises(ValueError, match=match):
+        TangentSpace().fit(make(X))
+
+
+def test_bad_parameters_and_trials(epochs):
+    X, y = epochs
+    with pytest.raises(ValueError, match="estimator must be one of"):
+        TangentSpace("cov").fit(X)
+    with pytest.raises(ValueError, match="reference must be"):
+        TangentSpace(reference="universum").fit(X)
+    with pytest.raises(ValueError, match="all are universum"):
+        TangentSpace().fit(X, np.full(len(X), UNIVERSUM))
+    ts = TangentSpace().fit(X, y)
+    with pytest.raises(ValueError, match="shape \\(16, n_times >= 2\\)"):
+        ts.transform_trial(X[0, :8])
+    bad = X[0].copy()
+    bad[2, 5] = np.inf
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        ts.transform_trial(bad)
+    with pytest.raises(ValueError, match="8 channels, but TangentSpace was fitted on 16"):
+        ts.transform(X[:, :8])
+    flat = X[:2].copy()
+    flat[:, 3] = flat[:, 2]
+    with pytest.raises(ValueError, match="not positive definite"):
+        TangentSpace("scm").fit(X).transform(flat)

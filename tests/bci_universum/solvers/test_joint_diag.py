@@ -1,0 +1,105 @@
+"""Jacobi joint diagonalisation (bci-signal-processing.md §23 P0 item 2)."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import ortho_group
+
+from bci_universum.features._metrics import amari_index
+from bci_universum.solvers.joint_diag import joint_diagonalize
+
+
+def _diagonalisable_set(seed, n_matrices=10, n=8):
+    rng = np.random.default_rng(seed)
+    Q = ortho_group.rvs(n, random_state=seed)
+    D = rng.normal(size=(n_matrices, n))
+    return Q, np.einsum("ij,kj,lj->kil", Q, D, Q)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_exactly_diagonalisable_set_is_diagonalised(seed):
+    Q, M = _diagonalisable_set(seed)
+    res = joint_diagonalize(M)
+    V = res.rotation
+    assert res.converged
+    assert res.n_sweeps <= 100
+    assert amari_index(V.T, Q) < 1e-8
+    off = res.diagonalized - np.einsum("kii->ki", res.diagonalized)[:, :, None] * np.eye(8)
+    assert np.sqrt((off**2).sum(axis=(1, 2))).max() < 1e-10
+    np.testing.assert_allclose(V.T @ V, np.eye(8), atol=1e-12)
+    np.testing.assert_allclose(res.diagonalized, V.T @ M @ V, atol=1e-12)
+    assert res.off_diagonal[-1] < 1e-20
+    assert res.off_diagonal[0] > 1.0
+
+
+def test_criterion_decreases_on_noisy_set():
+    _, M = _diagonalisable_set(11)
+    rng = np.random.default_rng(0)
+    noise = rng.normal(scale=0.05, size=M.shape)
+    M = M + noise + noise.transpose(0, 2, 1)
+    res = joint_diagonalize(M, tol=1e-12)
+    assert res.converged
+    assert np.all(np.diff(res.off_diagonal) <= 1e-12)
+    assert res.off_diagonal[-1] < 0.1 * res.off_diagonal[0]
+    # a stationary point: no Jacobi rotation of any single pair lowers the criterion further
+    again = joint_diagonalize(res.diagonalized)
+    assert again.n_sweeps == 1
+    np.testing.assert_allclose(again.rotation, np.eye(8), atol=1e-10)
+
+
+def test_single_matrix_gives_eigh():
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 6))
+    S = A @ A.T
+    res = joint_diagonalize(S)
+    w_ref, V_ref = np.linalg.eigh(S)
+    np.testing.assert_allclose(np.sort(np.diag(res.diagonalized[0])), w_ref, rtol=1e-10)
+    assert amari_index(res.rotation.T, V_ref) < 1e-8
+
+
+def test_same_results_without_jit(tmp_path):
+    _, M = _diagonalisable_set(5, n_matrices=4, n=5)
+    ref = joint_diagonalize(M).rotation
+    code = (
+        "import numpy as np, sys; from bci_universum.solvers.joint_diag import joint_diagonalize;"
+        "M = np.load(sys.argv[1]); np.save(sys.argv[2], joint_diagonalize(M).rotation)"
+    )
+    root = Path(__file__).resolve().parents[3]
+    np.save(tmp_path / "M.npy", M)
+    env = dict(os.environ, NUMBA_DISABLE_JIT="1", PYTHONPATH=str(root))
+    subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "M.npy"), str(tmp_path / "V.npy")],
+        check=True,
+        env=env,
+        timeout=120,
+    )
+    np.testing.assert_allclose(np.load(tmp_path / "V.npy"), ref, atol=1e-13)
+
+
+def test_sweep_cap_reports_not_converged():
+    _, M = _diagonalisable_set(2)
+    res = joint_diagonalize(M, max_sweeps=1)
+    assert not res.converged
+    assert res.n_sweeps == 1
+    assert res.off_diagonal.shape == (2,)
+
+
+@pytest.mark.parametrize(
+    ("matrices", "kwargs", "match"),
+    [
+        (np.zeros((2, 3, 4)), {}, "square"),
+        (np.zeros((2, 2, 3, 3)), {}, "shape"),
+        (np.array([[[1.0, np.nan], [np.nan, 1.0]]]), {}, "NaN"),
+        (np.array([[[1.0, 2.0], [0.0, 1.0]]]), {}, "symmetric"),
+        (np.eye(3), {"tol": 0.0}, "tol"),
+        (np.eye(3), {"max_sweeps": 0}, "max_sweeps"),
+        (np.eye(3), {"max_sweeps": 2.5}, "max_sweeps"),
+    ],
+)
+def test_bad_input(matrices, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        joint_diagonalize(matrices, **kwargs)
