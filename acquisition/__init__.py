@@ -4,5 +4,26 @@ Never imports Qt. Depends on :mod:`bci_universum` only.
 """
 
 from .lsl_config import configure_lsl
+from .markers import Marker, MarkerOutlet, MarkerReceiver
+from .player import Player
+from .readers import read_recording
+from .receiver import StreamReceiver, StreamSilenceError
+from .recorder import Recorder, recover
+from .simulator import SimulatedSource
+from .streams import list_streams, resolve_stream
 
-__all__ = ["configure_lsl"]
+__all__ = [
+    "Marker",
+    "MarkerOutlet",
+    "MarkerReceiver",
+    "Player",
+    "Recorder",
+    "SimulatedSource",
+    "StreamReceiver",
+    "StreamSilenceError",
+    "configure_lsl",
+    "list_streams",
+    "read_recording",
+    "recover",
+    "resolve_stream",
+]

@@ -9,13 +9,18 @@ from .tangent_space import TangentSpace
 from .tdsep import SOBI, TDSEP
 
 __all__ = [
+    "CCA",
     "CSP",
+    "ICA",
+    "SOBI",
+    "TDSEP",
     "BandPass",
     "BandPower",
     "FilterBank",
+    "KernelCCA",
     "LogVariance",
     "TangentSpace",
+    "TemporalKernelCCA",
     "TrialPreprocessing",
     "WelchPSD",
 ]
-__all__ += ["CCA", "ICA", "SOBI", "TDSEP", "KernelCCA", "TemporalKernelCCA"]
