@@ -1,0 +1,82 @@
+"""Epoching of labelled and universum trials from annotated recordings."""
+
+import mne
+import numpy as np
+import pytest
+
+from bci_universum.datasets import epochs_from_raw, marker_event_id
+
+
+def _raw(descriptions, onsets, sfreq=100.0, seconds=30.0, n_channels=3):
+    rng = np.random.default_rng(0)
+    info = mne.create_info([f"EEG{i}" for i in range(n_channels)], sfreq, "eeg")
+    raw = mne.io.RawArray(
+        rng.standard_normal((n_channels, int(seconds * sfreq))), info, verbose=False
+    )
+    raw.set_annotations(mne.Annotations(onsets, 0.0, descriptions))
+    return raw
+
+
+def test_epochs_follow_markers_and_label_universum():
+    desc = ["cue/left", "cue/right", "universum/rest", "cue/left", "universum/word", "trial/end"]
+    onsets = [1.0, 5.0, 9.0, 13.0, 17.0, 20.0]
+    raw = _raw(desc, onsets)
+    X, y, _epochs = epochs_from_raw(raw, tmin=0.5, tmax=2.5)
+    assert list(y) == ["left", "right", "universum", "left", "universum"]
+    assert X.shape == (5, 3, 201)
+    start = round((13.0 + 0.5) * 100)
+    np.testing.assert_array_equal(X[3], raw.get_data()[:, start : start + 201])
+
+
+def test_explicit_mapping_and_no_universum():
+    raw = _raw(["T1", "T2", "T0", "T1", "T2"], [1.0, 5.0, 9.0, 13.0, 17.0])
+    _X, y, _ = epochs_from_raw(raw, classes={"T1": "left", "T2": "right"}, universum=None)
+    assert list(y) == ["left", "right", "left", "right"]
+    _, y, _ = epochs_from_raw(raw, classes={"T1": "left", "T2": "right"}, universum=["T0"])
+    assert list(y) == ["left", "right", "universum", "left", "right"]
+
+
+def test_bad_segments_and_non_finite_trials_are_dropped():
+    raw = _raw(["cue/left", "cue/right", "cue/left", "cue/right"], [1.0, 5.0, 9.0, 13.0])
+    raw.annotations.append(5.2, 0.5, "BAD_ACQ_SKIP")
+    data = raw.get_data()
+    data[0, 1000] = np.nan
+    raw._data[:] = data
+    X, y, epochs = epochs_from_raw(raw, universum=None)
+    assert list(y) == ["left", "right"]
+    assert np.isfinite(X).all()
+    assert any("NON_FINITE" in log for log in epochs.drop_log)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"classes": ["cue/left", "cue/up"]}, r"cue/up"),
+        ({"classes": ["cue/left"]}, "at least two"),
+        ({"universum": ["universum/sleep"]}, "universum/sleep"),
+        ({"classes": {"cue/left": "universum", "cue/right": "r"}}, "sentinel"),
+        ({"tmin": 2.0, "tmax": 1.0}, "tmax"),
+        ({"tmin": 0.0, "tmax": 40.0}, "Fewer than two classes"),
+    ],
+)
+def test_bad_requests_are_refused(kwargs, match):
+    raw = _raw(["cue/left", "cue/right", "universum/rest"], [1.0, 5.0, 9.0])
+    with pytest.raises(ValueError, match=match):
+        epochs_from_raw(raw, **kwargs)
+
+
+def test_marker_event_id_prefix():
+    ann = mne.Annotations([0, 1, 2, 3], 0, ["cue/a", "cue/b", "universum/x", "universumish"])
+    event_id, labels = marker_event_id(ann, ["cue/a", "cue/b"], "universum/")
+    assert set(event_id) == {"cue/a", "cue/b", "universum/x"}
+    assert labels[event_id["universum/x"]] == "universum"
+
+
+@pytest.mark.data
+def test_eegmmidb_imagery_runs(data_dir):
+    paths = mne.datasets.eegbci.load_data(1, [4], path=data_dir, update_path=False)
+    raw = mne.io.read_raw_edf(paths[0], preload=True, verbose=False)
+    X, y, _ = epochs_from_raw(raw, {"T1": "left", "T2": "right"}, ["T0"], tmin=1.0, tmax=2.0)
+    assert {"left", "right", "universum"} == set(y)
+    assert (y == "left").sum() + (y == "right").sum() == 15
+    assert X.shape[1] == 64
