@@ -228,18 +228,15 @@ def test_replay_xdf_examples(data_dir, fname):
     check_replay(raw, player, *pulled)
 
 
-@pytest.mark.lsl
-@pytest.mark.data
-def test_replay_bci4als_run_and_record_it_back(data_dir, tmp_path):
-    fname = data_dir / "bci4als/assaf/Test1/EEG.xdf"
-    raw = read_recording(fname)
-    name = f"bci4als-{uuid4().hex}"
+def record_back(source, raw, tmp_path, marker_map=None, chunk_size=25):
+    """Replay ``source`` without pacing, record it with the Recorder, read the FIF back."""
     player = Player(
-        raw,
-        name=name,
+        source,
+        name=f"back-{uuid4().hex}",
         pacing=False,
-        marker_map="bci4als",
-        chunk_size=25,
+        counter=True,
+        marker_map=marker_map,
+        chunk_size=chunk_size,
         wait_for_consumers=("data", "markers"),
     )
     with player:
@@ -247,17 +244,29 @@ def test_replay_bci4als_run_and_record_it_back(data_dir, tmp_path):
         markers = MarkerReceiver(source_id=f"{player.source_id}-markers", timeout=5.0)
         recorder = Recorder(receiver, markers, tmp_path, task="replay").start()
         deadline = time.monotonic() + 30
-        while recorder.n_samples < raw.n_times or recorder.n_markers < len(raw.annotations):
+        while recorder.n_samples < raw.n_times or recorder.n_markers < player.n_markers_pushed:
             assert time.monotonic() < deadline, (recorder.n_samples, recorder.n_markers)
             time.sleep(0.05)
         out = recorder.stop()
     back = mne.io.read_raw_fif(out, preload=True, verbose=False)
+    return player, back
+
+
+def check_recorded(raw, player, back):
+    """Samples on disk equal the file's after the float32 cast; markers within one sample."""
     assert back.n_times == raw.n_times
-    # The recorder stores volts in single precision: equal to the stream within float32 eps.
-    np.testing.assert_allclose(back.get_data().T * 1e6, expected_samples(raw), rtol=3e-7)
+    counter = back.get_data(picks=["counter"])[0]
+    np.testing.assert_array_equal(counter, np.arange(raw.n_times))
+    data = back.get_data(picks=raw.ch_names).T
+    scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
+    # The recorder stores SI units in single precision: equal within float32 eps.
+    np.testing.assert_allclose(data * scale, expected_samples(raw), rtol=3e-7, atol=1e-30)
     sfreq = raw.info["sfreq"]
-    texts = [map_marker(d, MARKER_MAPS["bci4als"]) for d in raw.annotations.description]
-    expected = sorted(zip(np.round(raw.annotations.onset * sfreq).astype(int), texts, strict=True))
+    onsets = raw.annotations.onset - (raw.first_time if raw.annotations.orig_time else 0.0)
+    texts = [map_marker(d, player.marker_map) for d in raw.annotations.description]
+    expected = sorted(
+        (s, t) for s, t in zip(np.round(onsets * sfreq).astype(int), texts, strict=True) if t
+    )
     recorded = sorted(
         zip(
             np.round((back.annotations.onset - back.first_time) * sfreq).astype(int),
@@ -267,6 +276,54 @@ def test_replay_bci4als_run_and_record_it_back(data_dir, tmp_path):
     )
     assert [t for _, t in recorded] == [t for _, t in expected]
     assert max(abs(a - b) for (a, _), (b, _) in zip(recorded, expected, strict=True)) <= 1
+
+
+@pytest.mark.lsl
+@pytest.mark.data
+def test_replay_bci4als_run_and_record_it_back(data_dir, tmp_path):
+    raw = read_recording(data_dir / "bci4als/assaf/Test1/EEG.xdf")
+    player, back = record_back(raw, raw, tmp_path, marker_map="bci4als")
+    check_recorded(raw, player, back)
+
+
+# GDF has no writer in MNE or any maintained Python library, so the EDF family's 24-bit
+# member (BDF) stands in for it; BrainVision and EEGLAB go through MNE's own exporters.
+@pytest.mark.lsl
+@pytest.mark.filterwarnings("ignore:Encountered data in 'double' format")
+@pytest.mark.parametrize(
+    ("fmt", "suffix", "module"),
+    [
+        ("fif", "_raw.fif", None),
+        ("edf", ".edf", "edfio"),
+        ("bdf", ".bdf", "edfio"),
+        ("brainvision", ".vhdr", "pybv"),
+        ("eeglab", ".set", "eeglabio"),
+    ],
+)
+def test_replay_file_and_record_it_back(tmp_path, fmt, suffix, module):
+    if module:
+        pytest.importorskip(module)
+    info = mne.create_info(["Fz", "C3", "C4", "Pz"], 200.0, "eeg")
+    rng = np.random.default_rng(7)
+    raw = mne.io.RawArray(rng.standard_normal((4, 2000)) * 2e-5, info, verbose=False)
+    raw.set_annotations(
+        mne.Annotations(
+            [1.0, 3.5, 6.0, 8.25], 0.0, ["cue/left", "universum/rest", "cue/right", "trial/end"]
+        )
+    )
+    fname = tmp_path / f"source{suffix}"
+    if fmt == "fif":
+        raw.save(fname, verbose=False)
+    else:
+        mne.export.export_raw(fname, raw, fmt=fmt, verbose=False)
+    source = read_recording(fname)
+    # BrainVision stores annotations as "<type>/<text>" markers.
+    marker_map = {f"Comment/{d}": d for d in raw.annotations.description}
+    player, back = record_back(
+        fname, source, tmp_path / "rec", marker_map=marker_map, chunk_size=16
+    )
+    check_recorded(source, player, back)
+    assert list(back.annotations.description) == list(raw.annotations.description)
 
 
 @pytest.mark.lsl
