@@ -17,6 +17,7 @@ trials and saved with its metadata (:mod:`bci_universum.model_io`).
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,10 +25,12 @@ from pathlib import Path
 
 import mne
 import numpy as np
+from joblib import Memory
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from bci_universum import UNIVERSUM_STR
 from bci_universum.classifiers import UniversumSVC
@@ -236,6 +239,34 @@ def _nested_cv(pipeline, grid, X, y, outer, seed, n_jobs, keep_universum: bool) 
     return scores
 
 
+def _load_trials(files: list, config: SessionConfig, verbose):
+    """Causally filtered trials of the configured classes and universum conditions.
+
+    Returns ``X, y, epochs`` (as :func:`epochs_from_raw`) and the universum trials per
+    condition name.
+    """
+    band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
+    raws = [filter_like_online(_read(f, verbose), band) for f in files]
+    present = {d for raw in raws for d in raw.annotations.description}
+    absent = [m for m in config.class_markers if m not in present]
+    if absent:
+        raise ValueError(
+            f"No labelled trials of {absent} in the recordings {[str(f) for f in files]}; "
+            f"markers found: {sorted(present)}."
+        )
+    universum_markers = [m for m in config.universum_markers if m in present]
+    # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
+    last = tmax - 1.0 / raws[0].info["sfreq"]
+    X, y, epochs = epochs_from_raw(
+        raws, config.class_markers, universum_markers or None, tmin, last, verbose=verbose
+    )
+    _check_trials(y, config.paradigm.classes)
+    code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
+    markers = Counter(code_to_marker[c] for c in epochs.events[:, 2])
+    n_universum = {m.split("/", 1)[1]: markers[m] for m in universum_markers if markers[m]}
+    return X, y, epochs, n_universum
+
+
 def train_model(
     recordings: Sequence,
     config: SessionConfig | None = None,
@@ -300,56 +331,33 @@ def train_model(
     if output is not None:
         output = check_model_path(output, overwrite=overwrite)
     files = recording_files(recordings)
-    band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
-    raws = [filter_like_online(_read(f, verbose), band) for f in files]
-    present = {d for raw in raws for d in raw.annotations.description}
-    universum_markers = [m for m in config.universum_markers if m in present]
-    absent = [m for m in config.class_markers if m not in present]
-    if absent:
-        raise ValueError(
-            f"No labelled trials of {absent} in the recordings {[str(f) for f in files]}; "
-            f"markers found: {sorted(present)}."
-        )
-    # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
-    last = tmax - 1.0 / raws[0].info["sfreq"]
-    X, y, epochs = epochs_from_raw(
-        raws, config.class_markers, universum_markers or None, tmin, last, verbose=verbose
-    )
-    _check_trials(y, config.paradigm.classes)
-    code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
-    n_universum = dict(
-        sorted(
-            Counter(
-                code_to_marker[c].split("/", 1)[1]
-                for c in epochs.events[:, 2]
-                if code_to_marker[c] in universum_markers
-            ).items()
-        )
-    )
+    X, y, epochs, n_universum = _load_trials(files, config, verbose)
     n_trials = {c: int(np.sum(y == c)) for c in config.paradigm.classes}
-
     base = make_pipeline(name, X.shape[1])
     grid_with = dict(DEFAULT_GRID if param_grid is None else param_grid)
     grid_without = {k: v for k, v in grid_with.items() if k != _UNIVERSUM_PARAM}
     folds = min(n_splits, *n_trials.values())
-    outer = list(
-        UniversumStratifiedKFold(folds, shuffle=True, random_state=random_state).split(X, y)
-    )
-    fold_accuracies = {
-        "without_universum": _nested_cv(
-            base, grid_without, X, y, outer, random_state, n_jobs, keep_universum=False
-        )
-    }
-    if n_universum:
-        fold_accuracies["with_universum"] = _nested_cv(
-            base, grid_with, X, y, outer, random_state, n_jobs, keep_universum=True
-        )
     with_universum = bool(n_universum) and use_universum
+    grid = grid_with if with_universum else grid_without
     keep = slice(None) if with_universum else y != UNIVERSUM_STR
-    final = _search(
-        base, grid_with if with_universum else grid_without, y[keep], folds, random_state, n_jobs
-    ).fit(X[keep], y[keep])
-    fitted = final.best_estimator_
+    # Many small (channels × channels) problems: BLAS threads only contend for the cores.
+    # The feature step does not depend on the classifier's grid: cache its fits per fold.
+    with threadpool_limits(limits=1, user_api="blas"), tempfile.TemporaryDirectory() as cache:
+        base.set_params(memory=Memory(cache, verbose=0))
+        outer = list(
+            UniversumStratifiedKFold(folds, shuffle=True, random_state=random_state).split(X, y)
+        )
+        fold_accuracies = {
+            "without_universum": _nested_cv(
+                base, grid_without, X, y, outer, random_state, n_jobs, keep_universum=False
+            )
+        }
+        if n_universum:
+            fold_accuracies["with_universum"] = _nested_cv(
+                base, grid_with, X, y, outer, random_state, n_jobs, keep_universum=True
+            )
+        final = _search(base, grid, y[keep], folds, random_state, n_jobs).fit(X[keep], y[keep])
+    fitted = final.best_estimator_.set_params(memory=None)
 
     def _stats(key):
         folds_ = fold_accuracies.get(key)
@@ -360,14 +368,14 @@ def train_model(
     metadata = ModelMetadata(
         ch_names=epochs.ch_names,
         sfreq=epochs.info["sfreq"],
-        band=tuple(band),
-        window=(tmin, tmax),
+        band=tuple(config.pipeline.band),
+        window=tuple(config.pipeline.window),
         classes=[str(c) for c in fitted.classes_],
         universum=list(n_universum) if with_universum else [],
         pipeline=name,
         params={
             "selected": _jsonable(final.best_params_),
-            "grid": _jsonable(grid_with if with_universum else grid_without),
+            "grid": _jsonable(grid),
         },
         filter_order=FILTER_ORDER,
         cv={

@@ -1,5 +1,6 @@
 """Training a decoder on recorded sessions, saving it, and decoding online with it."""
 
+import mne
 import numpy as np
 import pytest
 
@@ -37,6 +38,13 @@ def session(tmp_path_factory):
         verbose="error",
     )
     _without(universum, "cue/")
+    for raw in (calibration, universum):  # like the recorder's files: a misc sample counter
+        counter = mne.io.RawArray(
+            np.arange(raw.n_times)[np.newaxis] * 1.0,
+            mne.create_info(["counter"], SFREQ, "misc"),
+            verbose="error",
+        )
+        raw.add_channels([counter], force_update_info=True)
     calibration.save(folder / "sub-01_ses-01_task-calibration_run-01_raw.fif", verbose="error")
     universum.save(folder / "sub-01_ses-01_task-universum_run-01_raw.fif", verbose="error")
     return folder, calibration
@@ -71,7 +79,7 @@ def test_saved_model_round_trips_and_matches_the_data(trained, session):
     _, raw = session
     pipeline, meta = load_model(trained.model_path)
     assert meta == trained.metadata
-    assert meta.ch_names == raw.ch_names and meta.sfreq == SFREQ
+    assert meta.ch_names == raw.ch_names[:N_CH] and meta.sfreq == SFREQ  # not the counter
     assert meta.band == (8.0, 30.0) and meta.window == (0.5, 2.5)
     assert meta.classes == ["left", "right"]
     X = np.random.default_rng(0).standard_normal((5, N_CH, 500)) * 1e-5
@@ -83,11 +91,12 @@ def test_saved_model_round_trips_and_matches_the_data(trained, session):
 def test_online_decoder_from_the_model_equals_offline_training_path(trained, session):
     """The decoder's filter + window is the training's causal filter + epoch: one code path."""
     _, raw = session
+    # the stream, like the recording, has a counter channel after the EEG: picked out by name
     decoder = OnlineDecoder.from_model(trained.model_path, raw.ch_names, SFREQ, update_rate=4)
     assert decoder.window_len == 500
     data = raw.get_data().T
     decisions = decoder.push(data[:5000])
-    filtered = filter_like_online(raw, trained.metadata.band).get_data().T
+    filtered = filter_like_online(raw, trained.metadata.band).get_data(picks="eeg").T
     windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
     np.testing.assert_allclose(
         [d.value for d in decisions],
