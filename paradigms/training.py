@@ -34,7 +34,7 @@ from threadpoolctl import threadpool_limits
 
 from bci_universum import UNIVERSUM_STR
 from bci_universum.classifiers import UniversumSVC
-from bci_universum.datasets import epochs_from_raw
+from bci_universum.datasets import epochs_from_raw, read_recording
 from bci_universum.features import CSP, TangentSpace
 from bci_universum.model_io import ModelMetadata, check_model_path, save_model
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
@@ -195,12 +195,6 @@ def _jsonable(values: dict) -> dict:
     return json.loads(json.dumps(values, default=str))
 
 
-def _read(recording, verbose) -> mne.io.BaseRaw:
-    if isinstance(recording, mne.io.BaseRaw):
-        return recording
-    return mne.io.read_raw(recording, preload=True, verbose=verbose)
-
-
 def _check_trials(y: np.ndarray, classes: Sequence[str]) -> None:
     counts = Counter(y[y != UNIVERSUM_STR])
     absent = [c for c in classes if counts[c] == 0]
@@ -246,7 +240,7 @@ def _load_trials(files: list, config: SessionConfig, verbose):
     condition name.
     """
     band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
-    raws = [filter_like_online(_read(f, verbose), band) for f in files]
+    raws = [filter_like_online(read_recording(f, verbose), band) for f in files]
     present = {d for raw in raws for d in raw.annotations.description}
     absent = [m for m in config.class_markers if m not in present]
     if absent:
