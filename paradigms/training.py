@@ -47,6 +47,8 @@ FILTER_ORDER = 4
 # Hyperparameter grid of the classifier; "without universum" drops the universum cost.
 DEFAULT_GRID = {"classifier__C": [0.1, 1.0, 10.0], "classifier__C_universum": [0.01, 0.1, 1.0]}
 _UNIVERSUM_PARAM = "classifier__C_universum"
+# Two outer folds whose training parts still split into two inner folds.
+_MIN_TRIALS = 4
 
 
 def make_pipeline(name: str, n_channels: int) -> Pipeline:
@@ -200,10 +202,10 @@ def _check_trials(y: np.ndarray, classes: Sequence[str]) -> None:
     absent = [c for c in classes if counts[c] == 0]
     if absent:
         raise ValueError(f"No usable trials of class(es) {absent} (cue/<class> markers).")
-    fewest = min(counts.values())
-    if fewest < 2:
+    if min(counts.values()) < _MIN_TRIALS:
         raise ValueError(
-            f"Cross-validation needs at least 2 trials per class, got {dict(counts)}."
+            f"Nested cross-validation needs at least {_MIN_TRIALS} trials per class, got "
+            f"{dict(counts)}."
         )
 
 

@@ -164,7 +164,7 @@ def test_bad_options_are_refused(session, tmp_path, capsys):
     with pytest.raises(ModelExistsError):
         train_model([raw], output=existing)
     short = raw.copy().crop(0, 20)  # too few trials for cross-validation
-    with pytest.raises(ValueError, match="at least 2 trials per class"):
+    with pytest.raises(ValueError, match="at least 4 trials per class"):
         train_model([short], verbose="error")
     assert main(["train", str(tmp_path / "nowhere"), "--output", str(tmp_path / "x")]) == 1
     assert "not found" in capsys.readouterr().err
