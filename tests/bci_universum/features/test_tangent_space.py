@@ -55,7 +55,9 @@ def test_64_channel_lean_path_equals_pyriemann():
     covs = Covariances(estimator="oas").transform(X)
     ref = PyriemannTangentSpace(metric="riemann").fit(covs).transform(covs)
     assert ref.shape == (12, 64 * 65 // 2)
-    np.testing.assert_allclose(ts.transform_trial(X[5]), ref[5], atol=1e-10)
+    for i in (0, 5, 11):
+        np.testing.assert_allclose(ts.transform_trial(X[i]), ref[i], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ts.transform(X), ref, rtol=1e-10, atol=1e-12)
 
 
 def test_reference_excludes_universum_unless_all(epochs):
