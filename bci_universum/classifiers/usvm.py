@@ -18,7 +18,13 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_diagonal, kernel_matrix, resolve_gamma
+from ..solvers.kernels import (
+    check_kernel,
+    kernel_diagonal,
+    kernel_matrix,
+    kernel_vector,
+    resolve_gamma,
+)
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
 from ._base import BaseBinaryUniversumClassifier
@@ -308,6 +314,9 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 [self.support_vectors_, self.universum_support_vectors_]
             )
         self._expansion_coef = np.concatenate([self.dual_coef_[0], self.universum_dual_coef_[0]])
+        self._expansion_sq_norms = (
+            None if precomputed else np.einsum("ij,ij->i", *2 * [self._expansion_points])
+        )
 
     @property
     def coef_(self) -> np.ndarray:
@@ -341,6 +350,34 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 X, self._expansion_points, self.kernel, self.gamma_, self.degree, self.coef0
             )
         return K @ self._expansion_coef + self.intercept_[0]
+
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        if self.kernel == "precomputed":
+            k = x[self._expansion_index]
+        else:
+            k = kernel_vector(
+                x,
+                self._expansion_points,
+                self.kernel,
+                self.gamma_,
+                self.degree,
+                self.coef0,
+                self._expansion_sq_norms,
+            )
+        return float(k @ self._expansion_coef + self.intercept_[0])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
