@@ -207,32 +207,64 @@ def _section(cls, name: str, values: dict):
     return cls(**kwargs)
 
 
-def load_config(path: str | Path | None = None) -> SessionConfig:
-    """Read a session file; ``None`` gives the defaults.
+def parse_override(text: str) -> tuple[str, str, object]:
+    """Split ``section.key=value`` into its parts; the value is read as TOML (else a string).
+
+    Raises
+    ------
+    ValueError
+        When ``text`` is not of that form.
+    """
+    target, sep, value = text.partition("=")
+    section, dot, key = target.strip().partition(".")
+    if not sep or not dot or not section or not key:
+        raise ValueError(f"Override {text!r} is not of the form section.key=value.")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return section, key.strip(), parsed
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> SessionConfig:
+    """Read a session file (``None`` gives the defaults) and apply command-line overrides.
 
     Parameters
     ----------
     path : str, Path or None
         TOML file.
+    overrides : sequence of str
+        ``section.key=value`` settings applied on top of the file (``paradigm.speed=10``,
+        ``session.subject="02"``); values are TOML, bare words are strings.
 
     Returns
     -------
     config : SessionConfig
     """
-    if path is None:
-        return SessionConfig()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Session file {path} does not exist.")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
+    data: dict = {}
+    source = "the defaults"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"Session file {path} does not exist.")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
+    for text in overrides:
+        section, key, value = parse_override(text)
+        table = data.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"[{section}] must be a table in {source}.")
+        table[key] = value
     sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
     unknown = set(data) - set(sections)
     if unknown:
         raise ValueError(
-            f"Unknown section(s) {sorted(unknown)} in {path}; known: {sorted(sections)}."
+            f"Unknown section(s) {sorted(unknown)} in {source}; known: {sorted(sections)}."
         )
     return SessionConfig(
         **{name: _section(cls, name, data.get(name, {})) for name, cls in sections.items()}

@@ -1,11 +1,12 @@
 """Online feedback: a stream feeding the online decoder, per-trial results and run statistics.
 
 :class:`StreamDecoder` takes every chunk a :class:`~acquisition.StreamReceiver` gets (through its
-subscription queue, so nothing is skipped), keeps the model's channels in the model's order,
-converts stream units to SI volts like the recorder does, and pushes the chunk into a
-:class:`~bci_universum.online.OnlineDecoder`. A trial's result is the sign of the mean decision
-value over its feedback period: positive means the pipeline's second class (``classes_[1]``,
-``right`` for ``left``/``right``), which is also the side the feedback bar moves to.
+subscription queue, so nothing is skipped), converts stream units to SI volts like the recorder
+does, and pushes the chunk into a :class:`~bci_universum.online.OnlineDecoder` built for the
+stream's channels (:meth:`~bci_universum.online.OnlineDecoder.from_model` picks the model's).
+A trial's result is the sign of the mean decision value over its feedback period: positive
+means the pipeline's second class (``classes_[1]``, ``right`` for ``left``/``right``), which is
+also the side the feedback bar moves to.
 """
 
 from __future__ import annotations
@@ -20,23 +21,6 @@ from acquisition.streams import si_scalings
 from bci_universum.online import Decision, OnlineDecoder
 
 
-def channel_picks(stream_ch_names: list[str], model_ch_names: list[str]) -> np.ndarray:
-    """Indices of the model's channels in the stream, in the model's order.
-
-    Raises
-    ------
-    ValueError
-        Naming the model channels the stream lacks.
-    """
-    missing = [ch for ch in model_ch_names if ch not in stream_ch_names]
-    if missing:
-        raise ValueError(
-            f"The model needs channels {missing} that the stream does not have "
-            f"(stream channels: {stream_ch_names})."
-        )
-    return np.array([stream_ch_names.index(ch) for ch in model_ch_names], dtype=np.intp)
-
-
 class StreamDecoder:
     """Feed an online decoder from a stream receiver, chunk by chunk.
 
@@ -46,9 +30,7 @@ class StreamDecoder:
         Connected (or about to be: subscribing before :meth:`~acquisition.StreamReceiver.start`
         keeps the very first sample).
     decoder : OnlineDecoder
-        Decoder whose pipeline was fitted on ``ch_names`` at the stream's sampling rate.
-    ch_names : list of str
-        The model's channels.
+        Decoder taking chunks with all the stream's channels (in SI units).
 
     Attributes
     ----------
@@ -57,35 +39,22 @@ class StreamDecoder:
         being available (``local_clock()`` after the update).
     """
 
-    def __init__(self, receiver, decoder: OnlineDecoder, ch_names: list[str]):
+    def __init__(self, receiver, decoder: OnlineDecoder):
         self.receiver = receiver
         self.decoder = decoder
-        self.ch_names = list(ch_names)
         self.latencies: list[float] = []
         self._queue = receiver.subscribe()
-        self._picks: np.ndarray | None = None
         self._scales: np.ndarray | None = None
-
-    def _prepare(self) -> None:
-        info = self.receiver.info
-        if info is None:
-            raise RuntimeError("The stream receiver is not connected yet.")
-        stream_names = self.receiver.ch_names_
-        self._picks = channel_picks(stream_names, self.ch_names)
-        if not np.isclose(self.receiver.sfreq_, self.decoder.sfreq):
-            raise ValueError(
-                f"The stream samples at {self.receiver.sfreq_:g} Hz but the model was fitted "
-                f"at {self.decoder.sfreq:g} Hz."
-            )
-        self._scales = si_scalings(info)[self._picks]
 
     def poll(self, timeout: float = 0.0) -> list[Decision]:
         """Push every chunk received since the last call; return the decisions completed.
 
         Waits up to ``timeout`` seconds for a first chunk when none is pending.
         """
-        if self._picks is None:
-            self._prepare()
+        if self._scales is None:
+            if self.receiver.info is None:
+                raise RuntimeError("The stream receiver is not connected yet.")
+            self._scales = si_scalings(self.receiver.info)
         out = []
         wait = timeout
         while True:
@@ -96,7 +65,7 @@ class StreamDecoder:
             except queue.Empty:
                 return out
             wait = 0.0
-            decisions = self.decoder.push(data[:, self._picks] * self._scales, stamps)
+            decisions = self.decoder.push(data * self._scales, stamps)
             if decisions:
                 now = local_clock()
                 self.latencies.extend(now - d.timestamp for d in decisions)

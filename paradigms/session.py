@@ -326,9 +326,10 @@ class Session:
 
         Parameters
         ----------
-        model : object
-            A trained model: ``model.pipeline`` (fitted, binary ``classes_``) and
-            ``model.metadata`` with ``ch_names``, ``sfreq`` and ``band``.
+        model : path-like or (pipeline, ModelMetadata)
+            A binary model saved by :func:`bci_universum.model_io.save_model`, or what
+            :func:`~bci_universum.model_io.load_model` returns. Its channels and sampling
+            rate are checked against the stream (a clear error when they do not match).
 
         Returns
         -------
@@ -337,29 +338,20 @@ class Session:
             percentiles in ms) and the ``decisions`` file.
         """
         o, p = self.config.online, self.config.paradigm
-        classes = tuple(str(c) for c in model.pipeline.classes_)
+        decoder = OnlineDecoder.from_model(
+            model,
+            self.receiver.ch_names_,
+            self.receiver.sfreq_,
+            update_rate=o.update_rate,
+            smoothing=o.smoothing,
+            window=o.window,
+        )
+        meta = decoder.metadata
+        classes = tuple(str(c) for c in meta.classes)
         if len(classes) != 2:
             raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
-        meta = model.metadata
-        if not np.isclose(meta.sfreq, self.receiver.sfreq_):
-            raise ValueError(
-                f"The model was trained at {meta.sfreq:g} Hz but stream "
-                f"{self.config.stream.name!r} samples at {self.receiver.sfreq_:g} Hz."
-            )
-        decoder = OnlineDecoder(
-            model.pipeline,
-            meta.sfreq,
-            len(meta.ch_names),
-            window=o.window,
-            update_rate=o.update_rate,
-            band=tuple(meta.band),
-            smoothing=o.smoothing,
-        )
         decoder.warm_up()
-        stream = StreamDecoder(self.receiver, decoder, list(meta.ch_names))
-        stream.poll()  # checks channels and rate, drops what came before the run
-        decoder.reset()
-        stream.latencies.clear()
+        stream = StreamDecoder(self.receiver, decoder)
 
         plain, with_feedback = self.config.timeline_object(), self.config.timeline_object(True)
         rest = mixed_trials([(("universum/rest",), o.rest_trials)], plain, p.seed + 2)
@@ -384,14 +376,16 @@ class Session:
                 schedule,
                 tick=online.tick,
                 on_phase=online.on_phase,
-                metadata={"model_ch_names": list(meta.ch_names), "classes": list(classes)},
+                metadata={"model": meta.to_dict()},
             )
         finally:
             online.close()
             stream.close()
         results["decisions"] = str(decisions_path)
         results["results"] = [asdict(r) | {"hit": r.hit} for r in online.results]
-        results["summary"] = summarize(online.results, stream.latencies, decoder.hop / meta.sfreq)
+        results["summary"] = summarize(
+            online.results, stream.latencies, decoder.hop / decoder.sfreq
+        )
         return _save(results, self.folder)
 
 
@@ -404,6 +398,7 @@ class _OnlineState:
         self.classes = classes
         self.current: FeedbackTrial | None = None
         self.results: list[TrialResult] = []
+        self._started = False
         self._outlet = None
         self._file = None
 
@@ -432,6 +427,12 @@ class _OnlineState:
         self._outlet = None
 
     def tick(self, timeout: float) -> None:
+        if not self._started:
+            # decode from the run's first trial on, not the backlog of the set-up
+            self.stream.poll()
+            self.stream.decoder.reset()
+            self.stream.latencies.clear()
+            self._started = True
         decisions = self.stream.poll(timeout)
         latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
         for d, latency in zip(decisions, latencies, strict=True):
