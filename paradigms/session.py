@@ -135,8 +135,12 @@ class Session:
                 ).start()
             self.markers = MarkerReceiver(source_id=self.outlet.source_id, timeout=cfg.timeout)
             self.markers.start()
+            # a simulated subject is ours by source_id, whatever else streams under its name
             self.receiver = StreamReceiver(
-                cfg.name, timeout=cfg.timeout, silence_timeout=cfg.silence_timeout
+                None if self.source else cfg.name,
+                source_id=self.source.source_id if self.source else None,
+                timeout=cfg.timeout,
+                silence_timeout=cfg.silence_timeout,
             )
             self.receiver.start()
             if self.source is not None and not self.outlet.wait_for_consumers(cfg.timeout):
