@@ -33,14 +33,15 @@ def _stream(n, seed=1):
     return np.random.default_rng(seed).standard_normal((n, N_CH))
 
 
-def test_online_equals_offline_for_any_chunking(pipeline):
+@pytest.mark.parametrize("max_chunk", [40, 700])
+def test_online_equals_offline_for_any_chunking(pipeline, max_chunk):
     data = _stream(3000)
     dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0, update_rate=16, band=(8, 30))
     rng = np.random.default_rng(2)
     online = []
     pos = 0
     while pos < len(data):
-        size = int(rng.integers(1, 40))
+        size = int(rng.integers(1, max_chunk))
         online += dec.push(data[pos : pos + size])
         pos += size
     idx, values = offline_decisions(dec, data)
