@@ -328,6 +328,8 @@ class OnlineDecoder:
         timestamps = np.asarray(timestamps, dtype=np.float64)
         if timestamps.shape != (n,):
             raise ValueError(f"timestamps must have shape ({n},), got {timestamps.shape}.")
+        if n == 0:
+            return []
         bad = ~np.isfinite(chunk).all(axis=1)
         if bad.any():
             chunk = np.where(np.isfinite(chunk), chunk, 0.0)

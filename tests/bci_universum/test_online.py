@@ -128,6 +128,7 @@ def test_bad_chunks(pipeline):
         dec.push(np.zeros((10, N_CH + 1)))
     with pytest.raises(ValueError, match="timestamps"):
         dec.push(np.zeros((10, N_CH)), np.zeros(9))
+    assert dec.push(np.zeros((0, N_CH))) == [] and dec.n_samples_seen == 0
     with pytest.raises(ValueError, match="decision_function"):
         OnlineDecoder(object(), SFREQ, N_CH)
     with pytest.raises(ValueError, match="non-finite"):
