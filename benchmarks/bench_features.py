@@ -138,7 +138,8 @@ def main():
     lines = [
         "# Features benchmark (CSP, tangent space)",
         "",
-        f"Command: `PYTHONPATH=. python benchmarks/bench_features.py`. Python {platform.python_version()}, "
+        "Command: `PYTHONPATH=. python benchmarks/bench_features.py`. "
+        f"Python {platform.python_version()}, "
         f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, mne {mne.__version__}, "
         f"pyriemann {pyriemann.__version__}; {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.1f} at the start of the run (a shared machine: absolute times "
