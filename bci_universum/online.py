@@ -283,10 +283,13 @@ class OnlineDecoder:
     def reset(self) -> None:
         """Forget all pushed data: zero filter state, empty window, no smoothing memory."""
         self._zi = np.zeros((self.sos.shape[0], 2, self.n_channels))
-        self._buf = np.zeros((self.window_len, self.n_channels))
-        self._bad = np.zeros(self.window_len, dtype=bool)
-        self._times = np.full(self.window_len, np.nan)
-        self._pos = 0  # next write position in the ring
+        # A linear buffer twice the window: the window is a view of its last window_len rows,
+        # and the tail moves back to the start only when the buffer is full.
+        capacity = 2 * self.window_len
+        self._buf = np.zeros((capacity, self.n_channels))
+        self._bad = np.zeros(capacity, dtype=bool)
+        self._times = np.full(capacity, np.nan)
+        self._end = self.window_len  # the window is rows [_end - window_len, _end)
         self._smoothed = np.nan
         self.n_samples_seen = 0
 
@@ -325,6 +328,8 @@ class OnlineDecoder:
         timestamps = np.asarray(timestamps, dtype=np.float64)
         if timestamps.shape != (n,):
             raise ValueError(f"timestamps must have shape ({n},), got {timestamps.shape}.")
+        if n == 0:
+            return []
         bad = ~np.isfinite(chunk).all(axis=1)
         if bad.any():
             chunk = np.where(np.isfinite(chunk), chunk, 0.0)
@@ -346,31 +351,33 @@ class OnlineDecoder:
         return decisions
 
     def _write(self, data: np.ndarray, bad: np.ndarray, times: np.ndarray) -> None:
+        w = self.window_len
+        if data.shape[0] > w:
+            data, bad, times = data[-w:], bad[-w:], times[-w:]
         n = data.shape[0]
         if n == 0:
             return
-        if n >= self.window_len:
-            data, bad, times = (
-                data[-self.window_len :],
-                bad[-self.window_len :],
-                times[-self.window_len :],
-            )
-            n = self.window_len
-        idx = (self._pos + np.arange(n)) % self.window_len
-        self._buf[idx] = data
-        self._bad[idx] = bad
-        self._times[idx] = times
-        self._pos = (self._pos + n) % self.window_len
+        if self._end + n > self._buf.shape[0]:
+            for arr in (self._buf, self._bad, self._times):
+                arr[:w] = arr[self._end - w : self._end]
+            self._end = w
+        stop = self._end + n
+        self._buf[self._end : stop] = data
+        self._bad[self._end : stop] = bad
+        self._times[self._end : stop] = times
+        self._end = stop
 
     def _window(self) -> np.ndarray:
-        order = (self._pos + np.arange(self.window_len)) % self.window_len
-        return self._buf[order].T
+        """The current window, (n_channels, window_len), a read-only view of the buffer."""
+        view = self._buf[self._end - self.window_len : self._end].T
+        view.flags.writeable = False
+        return view
 
     def _decide(self, sample_index: int) -> Decision:
-        newest = (self._pos - 1) % self.window_len
-        timestamp = float(self._times[newest])
-        if self._bad.any():
-            n_bad = int(self._bad.sum())
+        timestamp = float(self._times[self._end - 1])
+        bad = self._bad[self._end - self.window_len : self._end]
+        if bad.any():
+            n_bad = int(bad.sum())
             return Decision(
                 sample_index,
                 timestamp,

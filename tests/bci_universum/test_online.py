@@ -33,14 +33,15 @@ def _stream(n, seed=1):
     return np.random.default_rng(seed).standard_normal((n, N_CH))
 
 
-def test_online_equals_offline_for_any_chunking(pipeline):
+@pytest.mark.parametrize("max_chunk", [40, 700])
+def test_online_equals_offline_for_any_chunking(pipeline, max_chunk):
     data = _stream(3000)
     dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0, update_rate=16, band=(8, 30))
     rng = np.random.default_rng(2)
     online = []
     pos = 0
     while pos < len(data):
-        size = int(rng.integers(1, 40))
+        size = int(rng.integers(1, max_chunk))
         online += dec.push(data[pos : pos + size])
         pos += size
     idx, values = offline_decisions(dec, data)
@@ -127,6 +128,7 @@ def test_bad_chunks(pipeline):
         dec.push(np.zeros((10, N_CH + 1)))
     with pytest.raises(ValueError, match="timestamps"):
         dec.push(np.zeros((10, N_CH)), np.zeros(9))
+    assert dec.push(np.zeros((0, N_CH))) == [] and dec.n_samples_seen == 0
     with pytest.raises(ValueError, match="decision_function"):
         OnlineDecoder(object(), SFREQ, N_CH)
     with pytest.raises(ValueError, match="non-finite"):
