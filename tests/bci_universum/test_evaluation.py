@@ -14,18 +14,23 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from bci_universum.classifiers import UniversumSVC
+from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
 from bci_universum.evaluation import (
     CrossGroup,
     LearningCurve,
     WithinSession,
+    accepts_universum,
     evaluate,
     plan_jobs,
+    select_and_fit,
+    with_universum,
 )
 from bci_universum.evaluation_report import read_csv, results_table, write_report
 from bci_universum.features.csp import CSP
+from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 
 pytestmark = pytest.mark.filterwarnings("ignore:pipelines without a universum classifier")
 
@@ -222,6 +227,46 @@ def test_evaluate_is_deterministic_and_seed_dependent(data):
     c = evaluate(*args, seed=4, progress=False)
     assert _without_time(a) == _without_time(b)
     assert [r["key"] for r in a] != [r["key"] for r in c]
+
+
+@pytest.mark.parametrize("universum", ["U_C3", "centred", "U_mean"])
+def test_select_and_fit_matches_grid_search(universum):
+    epochs = make_epochs(effect=0.25, seed=1)  # hard enough for the grid points to differ
+    keep = epochs.y != "universum" if universum == "U_mean" else slice(None)
+    X, y = epochs.X[keep], epochs.y[keep]
+    estimator = with_universum(csp_usvm(epochs), universum, epochs, seed=5)
+    prefix = "estimator__" if universum == "U_mean" else ""
+    points = {"C": (0.001, 0.1, 10.0), "C_universum": (0.0, 1.0), "epsilon": (0.1,)}
+    grid = {f"{prefix}universumsvc__{k}": list(v) for k, v in points.items()}
+    if universum == "centred":
+        grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    model, best = select_and_fit(estimator, grid, X, y, cv)
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    reference.fit(X, y)
+    assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
+    assert best == reference.best_params_
+    np.testing.assert_allclose(
+        model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
+    )
+
+
+class _LabelledOnly(BaseEstimator):
+    """A meta-estimator with a universum_label that fits its estimator on labelled trials."""
+
+    def __init__(self, estimator, universum_label=None):
+        self.estimator = estimator
+        self.universum_label = universum_label
+
+
+def test_accepts_universum_follows_final_step_and_wrappers(data):
+    assert accepts_universum(csp_usvm(data[0]))
+    assert accepts_universum(with_universum(csp_usvm(data[0]), "centred_U_nm", data[0], 0))
+    assert accepts_universum(ECOCUniversumClassifier(UniversumSVC()))
+    assert not accepts_universum(csp_lda(data[0]))
+    assert not accepts_universum(
+        make_pipeline(CSP(2), _LabelledOnly(LinearDiscriminantAnalysis()))
+    )
 
 
 # --- backends --------------------------------------------------------------------------------
