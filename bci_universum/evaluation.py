@@ -538,8 +538,35 @@ def _check_epochs(epochs, classes) -> tuple:
     return tuple(sorted(classes))
 
 
+def _check_universa(epochs, universa: list[str]) -> None:
+    kinds = set(np.asarray(epochs.universum_kinds).astype(str).tolist())
+    for u in universa:
+        base, kind = parse_universum(u)
+        if base in ("U_nm", "centred_U_nm") and not set(MOTOR_CHANNELS) & set(epochs.ch_names):
+            raise ValueError(
+                f"{_where(epochs)}: universum {u!r} needs motor channels "
+                f"({', '.join(MOTOR_CHANNELS[:4])}, ...) in ch_names."
+            )
+        if kind is not None and kind not in kinds:
+            raise ValueError(
+                f"{_where(epochs)}: universum {u!r}: no universum trials of kind {kind!r}."
+            )
+
+
+def _without_universum(pipelines, estimators, universa) -> set[tuple[str, str]]:
+    """(pipeline, universum) pairs to skip: pipelines that cannot learn from a universum."""
+    skipped = set()
+    for name, estimator in estimators.items():
+        aware = getattr(pipelines[name], "universum_aware", None)
+        if not (accepts_universum(estimator) if aware is None else aware):
+            skipped |= {(name, u) for u in universa if u != "none"}
+    return skipped
+
+
 def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes=None):
     """Validate everything and list the jobs; raises before any computation.
+
+    Parameters are those of :func:`evaluate`.
 
     Returns
     -------
@@ -554,85 +581,50 @@ def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes
     for attr in ("splits", "param_grid", "name"):
         if not hasattr(protocol, attr):
             raise TypeError(
-                f"protocol {protocol!r} has no {attr!r}; use WithinSession, "
-                "CrossGroup or LearningCurve."
+                f"protocol {protocol!r} has no {attr!r}; use WithinSession, CrossGroup or "
+                "LearningCurve."
             )
-    jobs = []
+    jobs, skipped = [], set()
     for d, epochs in enumerate(datasets):
         used = _check_epochs(epochs, classes)
+        _check_universa(epochs, universa)
         data_id = _data_digest(epochs)
-        estimators = {name: f(epochs) for name, f in pipelines.items()}
-        for u in universa:
-            base, kind = parse_universum(u)
-            if base in ("U_nm", "centred_U_nm") and not set(MOTOR_CHANNELS) & set(epochs.ch_names):
-                raise ValueError(
-                    f"{_where(epochs)}: universum {u!r} needs motor channels "
-                    f"({', '.join(MOTOR_CHANNELS[:4])}, ...) in ch_names."
-                )
-            if kind is not None and kind not in set(
-                np.asarray(epochs.universum_kinds).astype(str)
-            ):
-                raise ValueError(
-                    f"{_where(epochs)}: universum {u!r}: no universum trials of kind {kind!r}."
-                )
-        aware = {n: getattr(f, "universum_aware", None) for n, f in pipelines.items()}
-        skipped = [
-            (n, u)
-            for n, e in estimators.items()
-            for u in universa
-            if u != "none" and not (aware[n] if aware[n] is not None else accepts_universum(e))
-        ]
-        if skipped and d == 0:
-            warnings.warn(
-                f"pipelines without a universum classifier run with universum 'none' only; "
-                f"skipping {sorted(set(skipped))}.",
-                UserWarning,
-                stacklevel=3,
-            )
+        y = np.asarray(epochs.y).astype(str)
+        estimators = {name: factory(epochs) for name, factory in pipelines.items()}
+        skip = _without_universum(pipelines, estimators, universa)
+        skipped |= skip
         for split in protocol.splits(epochs, used, seed):
+            where = f"{_where(epochs, split.session)}, split {split.name}"
             job_seed = derive_seed(seed, epochs.dataset, epochs.subject, split.session, split.name)
             for u in universa:
                 uni = _training_universum(split, u, epochs)
                 if parse_universum(u)[0] in _RECORDED and uni.size == 0:
-                    raise ValueError(
-                        f"{_where(epochs, split.session)}, split {split.name}: "
-                        f"universum {u!r} has no recorded universum trials to use."
-                    )
+                    raise ValueError(f"{where}: universum {u!r} has no recorded universum trials.")
                 train = np.sort(np.concatenate([split.train, uni]))
-                for name, factory_est in estimators.items():
-                    if (name, u) in skipped:
+                for name in estimators:
+                    if (name, u) in skip:
                         continue
-                    est = with_universum(factory_est, u, epochs, job_seed)
+                    est = with_universum(estimators[name], u, epochs, job_seed)
                     grid = resolve_grid(est, protocol.param_grid, has_universum=u != "none")
                     if grid:
-                        _check_counts(
-                            epochs,
-                            np.asarray(epochs.y).astype(str),
-                            split.train,
-                            split.inner_splits,
-                            f"{_where(epochs, split.session)}, split {split.name} "
-                            f"(inner {split.inner_splits}-fold model selection)",
-                        )
-                    key = _digest(
-                        {
-                            "version": _CACHE_VERSION,
-                            "data": data_id,
-                            "dataset": epochs.dataset,
-                            "subject": epochs.subject,
-                            "pipeline": name,
-                            "estimator": _describe(est),
-                            "universum": u,
-                            "protocol": protocol.name,
-                            "session": split.session,
-                            "split": split.name,
-                            "train": train.tolist(),
-                            "test": split.test.tolist(),
-                            "grid": grid,
-                            "inner": split.inner_splits,
-                            "seed": job_seed,
-                        }
-                    )[:32]
+                        inner = f"{where} (inner {split.inner_splits}-fold model selection)"
+                        _check_counts(epochs, y, split.train, split.inner_splits, inner)
+                    key = _digest({
+                        "version": _CACHE_VERSION, "data": data_id, "dataset": epochs.dataset,
+                        "subject": epochs.subject, "pipeline": name, "estimator": _describe(est),
+                        "universum": u, "protocol": protocol.name, "session": split.session,
+                        "split": split.name, "train": train.tolist(),
+                        "test": split.test.tolist(), "grid": grid,
+                        "inner": split.inner_splits, "seed": job_seed,
+                    })[:32]  # fmt: skip
                     jobs.append(Job(key, d, name, u, protocol.name, split, train, grid, job_seed))
+    if skipped:
+        warnings.warn(
+            "pipelines without a universum classifier run with universum 'none' only; "
+            f"skipping {sorted(skipped)}.",
+            UserWarning,
+            stacklevel=3,
+        )
     return jobs
 
 
