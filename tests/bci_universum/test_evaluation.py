@@ -14,18 +14,23 @@ import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
-from bci_universum.classifiers import UniversumSVC
+from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
 from bci_universum.evaluation import (
     CrossGroup,
     LearningCurve,
     WithinSession,
+    accepts_universum,
     evaluate,
     plan_jobs,
+    select_and_fit,
+    with_universum,
 )
 from bci_universum.evaluation_report import read_csv, results_table, write_report
 from bci_universum.features.csp import CSP
+from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 
 pytestmark = pytest.mark.filterwarnings("ignore:pipelines without a universum classifier")
 
@@ -224,6 +229,46 @@ def test_evaluate_is_deterministic_and_seed_dependent(data):
     assert [r["key"] for r in a] != [r["key"] for r in c]
 
 
+@pytest.mark.parametrize("universum", ["U_C3", "centred", "U_mean"])
+def test_select_and_fit_matches_grid_search(universum):
+    epochs = make_epochs(effect=0.25, seed=1)  # hard enough for the grid points to differ
+    keep = epochs.y != "universum" if universum == "U_mean" else slice(None)
+    X, y = epochs.X[keep], epochs.y[keep]
+    estimator = with_universum(csp_usvm(epochs), universum, epochs, seed=5)
+    prefix = "estimator__" if universum == "U_mean" else ""
+    points = {"C": (0.001, 0.1, 10.0), "C_universum": (0.0, 1.0), "epsilon": (0.1,)}
+    grid = {f"{prefix}universumsvc__{k}": list(v) for k, v in points.items()}
+    if universum == "centred":
+        grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    model, best = select_and_fit(estimator, grid, X, y, cv)
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    reference.fit(X, y)
+    assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
+    assert best == reference.best_params_
+    np.testing.assert_allclose(
+        model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
+    )
+
+
+class _LabelledOnly(BaseEstimator):
+    """A meta-estimator with a universum_label that fits its estimator on labelled trials."""
+
+    def __init__(self, estimator, universum_label=None):
+        self.estimator = estimator
+        self.universum_label = universum_label
+
+
+def test_accepts_universum_follows_final_step_and_wrappers(data):
+    assert accepts_universum(csp_usvm(data[0]))
+    assert accepts_universum(with_universum(csp_usvm(data[0]), "centred_U_nm", data[0], 0))
+    assert accepts_universum(ECOCUniversumClassifier(UniversumSVC()))
+    assert not accepts_universum(csp_lda(data[0]))
+    assert not accepts_universum(
+        make_pipeline(CSP(2), _LabelledOnly(LinearDiscriminantAnalysis()))
+    )
+
+
 # --- backends --------------------------------------------------------------------------------
 
 
@@ -233,11 +278,9 @@ def test_serial_joblib_dask_give_identical_results(data, tmp_path):
             WithinSession(3, 3, GRID))  # fmt: skip
     serial = evaluate(*args, progress=False)
     parallel = evaluate(*args, backend="joblib", n_jobs=2, progress=False)
-    with (
-        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster,
-        distributed.Client(cluster) as client,
-    ):
-        on_dask = evaluate(*args, backend="dask", scheduler=client, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster:
+        address = cluster.scheduler_address  # as `--scheduler ADDRESS` passes it
+        on_dask = evaluate(*args, backend="dask", scheduler=address, progress=False)
     assert _without_time(serial) == _without_time(parallel) == _without_time(on_dask)
 
 
@@ -357,3 +400,32 @@ def test_report_files_and_table(data, tmp_path):
               and r["subject"] == "S1" and r["metric"] == "accuracy"]  # fmt: skip
     assert f"{100 * np.mean(scores):.2f} ± {100 * np.std(scores, ddof=1):.2f}" in row
     assert "6 labelled training trials" in results_table(curve)
+
+
+def _rows(subject, universum, scores, n_train=90, n_test=10):
+    return [
+        {"dataset": "d", "subject": subject, "session": "1", "pipeline": "p",
+         "universum": universum, "protocol": "within-session", "split": f"fold{i}",
+         "n_train": n_train, "n_test": n_test, "n_universum": 0, "metric": "accuracy",
+         "score": s, "fit_time": 0.0, "params": "{}", "key": ""}
+        for i, s in enumerate(scores)
+    ]  # fmt: skip
+
+
+def test_table_marks_corrected_and_plain_significance():
+    base = [0.60, 0.70, 0.65, 0.75, 0.62, 0.68, 0.71, 0.66, 0.64, 0.69]
+    rng = np.random.default_rng(0)
+    big = [b + 0.10 + 0.01 * rng.standard_normal() for b in base]  # clear gain
+    small = list(np.add(base, [0.04, 0.0, 0.02, 0.03, 0.01, 0.0, 0.03, 0.02, 0.0, 0.05]))
+    rows = (_rows("S1", "none", base) + _rows("S1", "U_C3", big)
+            + _rows("S2", "none", base, 20, 20) + _rows("S2", "U_C3", small, 20, 20))  # fmt: skip
+    table = results_table(rows)
+    line = next(x for x in table.splitlines() if x.startswith("| p | U_C3 |"))
+    s1, s2 = line.split(" | ")[2:4]
+    assert s1.endswith("*")
+    # small gain: plain t = 3.59 (p = 0.006); corrected with n_test/n_train = 1:
+    # t = 3.59 * sqrt(0.1 / 1.1) = 1.08 (p = 0.31)
+    assert s2.rstrip(" |").endswith("†")
+    baseline = next(x for x in table.splitlines() if x.startswith("| p | none |"))
+    assert "*" not in baseline and "†" not in baseline
+    assert f"{100 * np.mean(base):.2f} ± {100 * np.std(base, ddof=1):.2f}" in baseline
