@@ -1,4 +1,4 @@
-"""Evaluation pipelines by name, universa by name, and their hyperparameter grids.
+"""Evaluation pipelines by name: feature extraction and classifier, with or without universum.
 
 =============  ==============================================================================
 pipeline       steps (epochs ``(n_trials, n_channels, n_times)`` in, class labels out)
@@ -20,28 +20,17 @@ which drops universum trials before fitting, so every pipeline runs on the same 
 Filtering runs on the whole epoch before the window is cut, so load epochs longer than the
 window (e.g. −1 to 4 s around the cue for a 1–2 s window).
 
-Universa (the thesis' BCI universa, ``universum-svm.md`` §16.4):
-
-=============  ==============================================================================
-universum      what the classifier gets
-=============  ==============================================================================
-none           no universum trials (a U-SVM is then the plain SVM)
-U_C3           the recorded universum trials (rest, idle, baseline, another task, ...)
-centred        U_C3 moved onto the midpoint of the class means, in feature space, per fold
-U_mean         averages of one random training trial per class, built from the epochs
-U_nm           training epochs with their motor ICA components removed (needs channel names)
-centred_U_nm   U_nm centred in feature space
-=============  ==============================================================================
-
-:func:`make_pipeline` builds the (unfitted) estimator; :func:`search_grid` turns a grid over
-plain classifier parameter names (``C``, ``C_universum``, ``epsilon``) into the estimator's
-own parameter paths, leaving out parameters that cannot matter.
+Universa (``none``, ``U_C3``, ``centred``, ``U_mean``, ``U_nm``, ``centred_U_nm``) are applied by
+the evaluation engine (:func:`bci_universum.evaluation.with_universum`), which wraps these
+pipelines; the classifier step is named ``"clf"`` and grids name its plain parameters (``C``,
+``C_universum``, ``epsilon``). :func:`pipeline_factory` gives the picklable
+``factory(epochs) -> estimator`` that :func:`bci_universum.evaluation.evaluate` takes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
@@ -56,29 +45,19 @@ from sklearn.utils.validation import check_is_fitted
 from ._universum import universum_mask
 from .classifiers import UniversumSVC
 from .features import CSP, ICA, BandPass, TangentSpace, TrialPreprocessing, WelchPSD
-from .universa import (
-    MOTOR_CHANNELS,
-    CentredUniversum,
-    MeanUniversum,
-    NonMotorUniversum,
-    WithUniversum,
-)
 
 __all__ = [
     "PIPELINES",
-    "UNIVERSA",
     "LabelledOnly",
     "LabelledStandardScaler",
+    "PipelineFactory",
     "make_pipeline",
+    "pipeline_factory",
     "pipeline_params",
-    "search_grid",
-    "uses_recorded_universum",
 ]
 
 #: Name of the classifier step in every pipeline.
 CLASSIFIER = "clf"
-UNIVERSA = ("none", "U_C3", "centred", "U_mean", "U_nm", "centred_U_nm")
-_UNIVERSUM_PARAMS = ("C_universum", "epsilon")
 
 
 def _delegates(attr):
@@ -337,24 +316,20 @@ def _check_name(name: str) -> PipelineSpec:
     return PIPELINES[name]
 
 
-def _check_universum(universum: str) -> None:
-    if universum not in UNIVERSA:
-        raise ValueError(f"Unknown universum {universum!r}; choose from {list(UNIVERSA)}.")
+def _check_params(name: str, params: Mapping) -> PipelineSpec:
+    spec = _check_name(name)
+    unknown = sorted(set(params) - set(spec.defaults))
+    if unknown:
+        raise ValueError(
+            f"Pipeline {name!r} has no parameter {unknown}; its parameters: "
+            f"{sorted(spec.defaults)}."
+        )
+    return spec
 
 
 def pipeline_params(name: str) -> dict:
     """Default parameters of pipeline ``name`` (what ``make_pipeline(**params)`` accepts)."""
     return dict(_check_name(name).defaults)
-
-
-def uses_recorded_universum(universum: str) -> bool:
-    """Whether universum ``universum`` uses the recorded universum trials of the data.
-
-    ``U_C3`` and ``centred`` do; ``none`` uses no universum and ``U_mean``/``U_nm`` build their
-    own, so the recorded universum trials should be removed from the data for them.
-    """
-    _check_universum(universum)
-    return universum in ("U_C3", "centred")
 
 
 def make_pipeline(
@@ -363,12 +338,10 @@ def make_pipeline(
     sfreq: float,
     tmin: float = 0.0,
     ch_names: Sequence[str] | None = None,
-    universum: str = "none",
     random_state: int | None = 0,
-    memory=None,
     **params,
-) -> BaseEstimator:
-    """Build the unfitted estimator of pipeline ``name`` with universum ``universum``.
+) -> Pipeline:
+    """Build the unfitted pipeline ``name``.
 
     Parameters
     ----------
@@ -380,95 +353,57 @@ def make_pipeline(
         Time of the first epoch sample relative to the cue (s); windows are relative to the
         cue.
     ch_names : sequence of str or None
-        Channel names (``U_nm`` finds the motor channels by name).
-    universum : str
-        One of :data:`UNIVERSA`. For the baselines (``csp_lda``, ``csp_svm``, ``ts_lr``) only
-        ``"none"`` is meaningful, but any universum is accepted and ignored by the classifier.
+        Channel names of the epochs (given to the ICA of the thesis pipeline).
     random_state : int or None
-        Seed of ICA, U_mean and the U-SVM solver.
-    memory : str, joblib.Memory or None
-        Cache of the fitted feature steps (:class:`sklearn.pipeline.Pipeline`'s ``memory``):
-        a grid search over classifier parameters then fits the features once per fold.
+        Seed of the ICA and of the U-SVM solver.
     **params
         Overrides of :func:`pipeline_params` (e.g. ``window=(0.5, 2.5)``, ``C=10``).
 
     Returns
     -------
-    estimator : sklearn.pipeline.Pipeline or bci_universum.universa.WithUniversum
-        The classifier step is named ``"clf"``; ``U_mean`` and ``U_nm`` wrap the whole
-        pipeline in :class:`~bci_universum.universa.WithUniversum`.
+    pipeline : sklearn.pipeline.Pipeline
+        Its classifier step is named ``"clf"``.
     """
-    spec = _check_name(name)
-    _check_universum(universum)
-    unknown = sorted(set(params) - set(spec.defaults))
-    if unknown:
-        raise ValueError(
-            f"Pipeline {name!r} has no parameter {unknown}; its parameters: "
-            f"{sorted(spec.defaults)}."
-        )
-    steps = spec.build(sfreq, tmin, ch_names, random_state, {**spec.defaults, **params})
-    if universum in ("centred", "centred_U_nm"):
-        step, clf = steps[-1]
-        steps[-1] = (step, WithUniversum(clf, CentredUniversum()))
-    pipeline = Pipeline(steps, memory=memory)
-    if universum == "U_mean":
-        return WithUniversum(pipeline, MeanUniversum(random_state=random_state))
-    if universum in ("U_nm", "centred_U_nm"):
-        if ch_names is None:
-            raise ValueError(f"Universum {universum!r} needs the channel names.")
-        motor = [c for c in MOTOR_CHANNELS if c in ch_names]
-        if not motor:
-            raise ValueError(
-                f"Universum {universum!r} needs motor channels ({', '.join(MOTOR_CHANNELS)}); "
-                f"none is among {list(ch_names)}."
-            )
-        builder = NonMotorUniversum(
-            motor, ch_names=list(ch_names), ica=ICA(random_state=random_state)
-        )
-        return WithUniversum(pipeline, builder)
-    return pipeline
+    spec = _check_params(name, params)
+    return Pipeline(spec.build(sfreq, tmin, ch_names, random_state, {**spec.defaults, **params}))
 
 
-def _classifier_path(estimator) -> tuple[str, BaseEstimator]:
-    """Parameter path prefix of the innermost classifier of ``estimator`` and the classifier."""
-    path = ""
-    while True:
-        if isinstance(estimator, Pipeline):
-            path += f"{CLASSIFIER}__"
-            estimator = estimator.named_steps[CLASSIFIER]
-        elif isinstance(estimator, WithUniversum | LabelledOnly):
-            path += "estimator__"
-            estimator = estimator.estimator
-        else:
-            return path, estimator
-
-
-def search_grid(estimator, grid: Mapping[str, Sequence], universum: str) -> dict[str, list]:
-    """Map a grid over plain classifier parameters onto ``estimator``'s parameter paths.
-
-    Parameters the classifier does not have are left out (LDA has no ``C``), and so are the
-    universum parameters (``C_universum``, ``epsilon``) when ``universum`` is ``"none"``.
-    ``epsilon`` is irrelevant when ``C_universum`` is 0, but kept: the grid stays a product.
+@dataclass(frozen=True)
+class PipelineFactory:
+    """Picklable ``factory(epochs) -> unfitted pipeline`` for the evaluation engine.
 
     Parameters
     ----------
-    estimator : estimator
-        From :func:`make_pipeline`.
-    grid : dict
-        Plain name → candidate values, e.g. ``{"C": [1, 10, 100], "C_universum": [0, 1]}``.
-    universum : str
-        The universum the estimator was built with.
-
-    Returns
-    -------
-    param_grid : dict
-        For :class:`sklearn.model_selection.GridSearchCV`; empty when nothing is tuned.
+    name : str
+        Pipeline name (:data:`PIPELINES`).
+    params : dict
+        Parameter overrides.
+    random_state : int or None
+        Seed of the pipeline's random steps.
     """
-    _check_universum(universum)
-    prefix, clf = _classifier_path(estimator)
-    own = clf.get_params(deep=False)
-    return {
-        prefix + key: list(values)
-        for key, values in grid.items()
-        if key in own and not (universum == "none" and key in _UNIVERSUM_PARAMS)
-    }
+
+    name: str
+    params: Mapping = field(default_factory=dict)
+    random_state: int | None = 0
+
+    @property
+    def universum_aware(self) -> bool:
+        """Whether the classifier learns from universum trials (else: universum none only)."""
+        return PIPELINES[self.name].universum_aware
+
+    def __call__(self, epochs) -> Pipeline:
+        """The pipeline for an :class:`~bci_universum.evaluation_data.EpochSet`."""
+        return make_pipeline(
+            self.name,
+            sfreq=epochs.sfreq,
+            tmin=epochs.tmin,
+            ch_names=epochs.ch_names,
+            random_state=self.random_state,
+            **self.params,
+        )
+
+
+def pipeline_factory(name: str, random_state: int | None = 0, **params) -> PipelineFactory:
+    """Check ``name`` and ``params`` now and return the factory of that pipeline."""
+    _check_params(name, params)
+    return PipelineFactory(name, dict(params), random_state)

@@ -1,5 +1,7 @@
 """Evaluation pipelines by name: construction, universum handling, grids, errors."""
 
+import pickle
+
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -10,12 +12,10 @@ from bci_universum.evaluation_data import epochset_from_raw
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.pipelines import (
     PIPELINES,
-    UNIVERSA,
     LabelledOnly,
     make_pipeline,
+    pipeline_factory,
     pipeline_params,
-    search_grid,
-    uses_recorded_universum,
 )
 from bci_universum.simulation.eeg import simulate_raw
 
@@ -28,12 +28,10 @@ def epochs():
     )
 
 
-def _make(name, e, universum="none", **params):
+def _make(name, e, **params):
     if name == "thesis":
         params = {"ica_components": 6, "window": (0.5, 2.5), **params}
-    return make_pipeline(
-        name, sfreq=e.sfreq, tmin=e.tmin, ch_names=e.ch_names, universum=universum, **params
-    )
+    return make_pipeline(name, sfreq=e.sfreq, tmin=e.tmin, ch_names=e.ch_names, **params)
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
@@ -66,37 +64,32 @@ def test_usvm_without_universum_weight_is_the_svm(epochs):
     np.testing.assert_array_equal(usvm.predict(epochs.X), svm.predict(epochs.X))
 
 
-@pytest.mark.parametrize("universum", [u for u in UNIVERSA if u != "none"])
-def test_universa_change_the_csp_usvm(epochs, universum):
-    data = epochs if uses_recorded_universum(universum) else epochs.with_universum(None)
-    plain = _make("csp_usvm", epochs, C_universum=0.0).fit(data.X, data.y)
-    est = _make("csp_usvm", epochs, universum, C_universum=100.0, epsilon=0.01)
-    est.fit(data.X, data.y)
-    assert not np.allclose(plain.decision_function(data.X), est.decision_function(data.X))
-    clone(est)  # the estimator stays clonable
+def test_universum_trials_change_the_usvm_only_through_the_classifier(epochs):
+    labelled = ~epochs.is_universum
+    usvm = _make("csp_usvm", epochs, C_universum=100.0, epsilon=0.01)
+    with_u = clone(usvm).fit(epochs.X, epochs.y)
+    without = clone(usvm).fit(epochs.X[labelled], epochs.y[labelled])
+    features = with_u[:-1].transform(epochs.X)
+    np.testing.assert_allclose(features, without[:-1].transform(epochs.X))
+    assert with_u[-1].universum_support_.size > 0
+    assert not np.allclose(with_u.decision_function(epochs.X), without.decision_function(epochs.X))
 
 
-def test_search_grid_paths_are_settable(epochs):
-    grid = {"C": [1, 10], "C_universum": [0, 1], "epsilon": [0.1]}
-    for name in PIPELINES:
-        for universum in ("none", "centred", "U_mean"):
-            est = _make(name, epochs, universum)
-            params = search_grid(est, grid, universum)
-            est.set_params(**{k: v[0] for k, v in params.items()})
-            tuned = {k.rsplit("__", 1)[-1] for k in params}
-            if name == "csp_lda":
-                assert tuned == set()
-            elif universum == "none" or not PIPELINES[name].universum_aware:
-                assert tuned == {"C"}
-            else:
-                assert tuned == {"C", "C_universum", "epsilon"}
+def test_factory_builds_for_the_epochs_and_is_picklable(epochs):
+    factory = pickle.loads(pickle.dumps(pipeline_factory("thesis", ica_components=4)))
+    est = factory(epochs)
+    assert est.named_steps["preprocess"].sfreq == epochs.sfreq
+    assert est.named_steps["ica"].n_components == 4
+    assert factory.universum_aware
+    assert not pipeline_factory("csp_lda").universum_aware
+    with pytest.raises(ValueError, match="no parameter"):
+        pipeline_factory("csp_lda", C=1.0)
 
 
 def test_grid_search_runs_inside_the_pipeline(epochs):
-    est = _make("csp_usvm", epochs, "U_C3")
     search = GridSearchCV(
-        est,
-        search_grid(est, {"C": [1, 10], "C_universum": [0, 1]}, "U_C3"),
+        _make("csp_usvm", epochs),
+        {"clf__C": [1, 10], "clf__C_universum": [0, 1]},
         cv=UniversumStratifiedKFold(3),
         scoring=universum_scorer("accuracy"),
     ).fit(epochs.X, epochs.y)
@@ -112,9 +105,7 @@ def test_labelled_only_refuses_pure_universum():
     ("kwargs", "match"),
     [
         ({"name": "csp_qda"}, "Unknown pipeline 'csp_qda'"),
-        ({"universum": "U_x"}, "Unknown universum 'U_x'"),
         ({"n_filters": 3}, r"no parameter \['n_filters'\]"),
-        ({"universum": "U_nm", "ch_names": ["O1", "O2"]}, "motor channels"),
     ],
 )
 def test_bad_requests(kwargs, match):
