@@ -524,6 +524,7 @@ def load_eegmmidb(
     baseline_step: float = 4.0,
     tmin: float = 1.0,
     tmax: float = 2.0,
+    picks: Sequence[str] | str = "data",
     verbose=None,
 ) -> EpochSet:
     """Load PhysioNet eegmmidb trials of one subject from a local copy (no download).
@@ -548,6 +549,9 @@ def load_eegmmidb(
         Spacing of baseline windows (s).
     tmin, tmax : float
         Trial window relative to each annotation (s); the README's reference uses 1–2 s.
+    picks : sequence of str or str
+        Channels to keep, by their standard names (e.g.
+        :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -565,7 +569,13 @@ def load_eegmmidb(
     if bad_runs or not runs:
         raise ValueError(f"eegmmidb task runs are 3–14, got {list(runs)}.")
     root = Path(path) if path is not None else data_path(required=True)
-    common = {"tmin": tmin, "tmax": tmax, "subject": str(subject), "dataset": "eegmmidb"}
+    common = {
+        "tmin": tmin,
+        "tmax": tmax,
+        "subject": str(subject),
+        "dataset": "eegmmidb",
+        "picks": picks if isinstance(picks, str) else list(picks),
+    }
     sets = []
     for run in runs:
         raw = _eegmmidb_raw(subject, run, root, verbose)
@@ -595,7 +605,7 @@ def load_eegmmidb(
     return epochs
 
 
-def _baseline_set(raw, run: int, verbose, **common) -> EpochSet:
+def _baseline_set(raw, run: int, verbose, *, picks, **common) -> EpochSet:
     """Baseline windows as universum trials (``epochs_from_raw`` needs two classes)."""
     events, event_id = mne.events_from_annotations(raw, verbose=verbose)
     epochs = mne.Epochs(
@@ -605,7 +615,7 @@ def _baseline_set(raw, run: int, verbose, **common) -> EpochSet:
         tmin=common["tmin"],
         tmax=common["tmax"],
         baseline=None,
-        picks="data",
+        picks=picks,
         preload=True,
         verbose=verbose,
     )
