@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from acquisition import SpikeCountSource
 from acquisition.spike_source import label_marker, spike_counts_to_raw
 
 
@@ -26,3 +27,14 @@ def test_counts_to_raw_lays_trials_end_to_end_with_markers():
         spike_counts_to_raw(counts, 0.05, labels=[1.0])
     with pytest.raises(ValueError, match="n_trials, n_neurons, n_bins"):
         spike_counts_to_raw(counts[0], 0.05)
+
+
+@pytest.mark.data
+def test_m1_reach_windows_as_a_source(data_dir, monkeypatch):
+    monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
+    source = SpikeCountSource.from_m1(name="m1-not-started")
+    assert source.counts.shape == (570, 171, 10) and source.raw.info["sfreq"] == 20.0
+    np.testing.assert_array_equal(source.raw.get_data()[:, 10:20], source.counts[1])
+    cues = [text for text in source.marker_texts if text.startswith("cue/")]
+    assert cues == [label_marker(angle) for angle in source.labels]
+    np.testing.assert_array_equal(source.marker_samples[1::2], np.arange(570) * 10)
