@@ -36,6 +36,10 @@ class ModelVersionWarning(UserWarning):
     """A model was saved with other package versions than the installed ones."""
 
 
+class ModelExistsError(FileExistsError, ValueError):
+    """The model file or its sidecar already exists (and ``overwrite`` is False)."""
+
+
 def package_versions() -> dict[str, str | None]:
     """Installed versions of bci_universum and the packages a pipeline depends on."""
     versions: dict[str, str | None] = {"bci_universum": __version__}
@@ -158,6 +162,26 @@ def _atomic_write(path: Path, write) -> None:
         raise
 
 
+def check_model_path(path, *, overwrite: bool = False) -> Path:
+    """Check that a model can be saved to ``path`` (before spending time on training).
+
+    Raises ``ValueError`` for a ``.json`` name (the sidecar's suffix) and
+    :class:`ModelExistsError` when the model or its sidecar exists and ``overwrite`` is False.
+
+    Returns
+    -------
+    path : Path
+    """
+    path = Path(path)
+    if path.suffix == ".json":
+        raise ValueError(f"{path}: a model file cannot end in .json (that is its sidecar).")
+    if not overwrite:
+        existing = [str(p) for p in (path, _sidecar(path)) if p.exists()]
+        if existing:
+            raise ModelExistsError(f"{existing} already exist(s); use overwrite to replace.")
+    return path
+
+
 def save_model(path, pipeline, metadata: ModelMetadata, *, overwrite: bool = False) -> Path:
     """Save a fitted pipeline and its metadata.
 
@@ -171,16 +195,14 @@ def save_model(path, pipeline, metadata: ModelMetadata, *, overwrite: bool = Fal
     metadata : ModelMetadata
         What the pipeline expects and how it was made.
     overwrite : bool
-        Replace existing files instead of raising ``FileExistsError``.
+        Replace existing files instead of raising :class:`ModelExistsError`.
 
     Returns
     -------
     path : Path
         The model file.
     """
-    path = Path(path)
-    if path.suffix == ".json":
-        raise ValueError(f"{path}: a model file cannot end in .json (that is its sidecar).")
+    path = check_model_path(path, overwrite=overwrite)
     if not isinstance(metadata, ModelMetadata):
         raise TypeError(f"metadata must be a ModelMetadata, got {type(metadata).__name__}.")
     if not hasattr(pipeline, "decision_function"):
@@ -191,17 +213,12 @@ def save_model(path, pipeline, metadata: ModelMetadata, *, overwrite: bool = Fal
             f"metadata.classes {metadata.classes} differ from the pipeline's classes_ "
             f"{list(classes)}."
         )
-    sidecar = _sidecar(path)
-    if not overwrite:
-        existing = [str(p) for p in (path, sidecar) if p.exists()]
-        if existing:
-            raise FileExistsError(f"{existing} already exist(s); use overwrite=True to replace.")
     path.parent.mkdir(parents=True, exist_ok=True)
     document = {"format": FORMAT, "format_version": FORMAT_VERSION}
     payload = {**document, "pipeline": pipeline, "metadata": metadata.to_dict()}
     _atomic_write(path, lambda tmp: joblib.dump(payload, tmp))
     text = json.dumps({**document, "metadata": metadata.to_dict()}, indent=2)
-    _atomic_write(sidecar, lambda tmp: Path(tmp).write_text(text + "\n"))
+    _atomic_write(_sidecar(path), lambda tmp: Path(tmp).write_text(text + "\n"))
     return path
 
 
