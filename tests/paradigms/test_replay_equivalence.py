@@ -8,22 +8,21 @@ from acquisition.streams import describe_channels
 from bci_universum.online import OnlineDecoder, offline_decisions
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.feedback import StreamDecoder
+from paradigms.training import train_model
 from tests.acquisition.lsl_helpers import wait_until
-
-from .session_helpers import fit_model
 
 
 @pytest.mark.lsl
 def test_replayed_recording_gives_the_offline_decisions(tmp_path):
     fname = tmp_path / "sim_raw.fif"
     simulate_raw(6, n_channels=8, seed=2, verbose="error").save(fname, verbose="error")
-    pipeline, meta = fit_model([fname])
+    trained = train_model([fname], n_splits=3)
 
     with Player(fname, channel_format="double64", counter=True, pacing=False) as player:
         info = player.data_info
         ch_names = [ch.name for ch in describe_channels(info)]
         decoder = OnlineDecoder.from_model(
-            (pipeline, meta), ch_names, info.nominal_srate(), window=1.0
+            (trained.pipeline, trained.metadata), ch_names, info.nominal_srate(), window=1.0
         )
         receiver = StreamReceiver(source_id=info.source_id(), silence_timeout=None)
         # subscribed before connecting: the decoder sees the replay from its first sample
