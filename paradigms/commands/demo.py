@@ -60,15 +60,15 @@ def run(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"--replay: session folder {args.replay} does not exist.")
     start = time.monotonic()
     if args.output is not None:
-        _run(args, args.output)
+        _run(args, args.output, args.output / "model.joblib")
     else:
         with tempfile.TemporaryDirectory(prefix="bci-universum-demo-") as folder:
-            _run(args, Path(folder))
+            _run(args, Path(folder), None)
     print(f"\nDemo finished in {time.monotonic() - start:.0f} s.")
     return 0
 
 
-def _run(args, output: Path) -> None:
+def _run(args, output: Path, model_path: Path | None) -> None:
     from acquisition.lsl_config import configure_lsl
     from paradigms.config import load_config
 
@@ -81,12 +81,13 @@ def _run(args, output: Path) -> None:
             f"paradigm.trials_per_class={n}",
             f"paradigm.universum_trials={n}",
             f"online.trials_per_class={n}",
+            "online.rest_trials=2",
             f"paradigm.seed={args.seed}",
         ],
     )
     configure_lsl(config.session.lsl_mode)
     if args.replay is not None:
-        _replay(args, config, output)
+        _replay(args, config, model_path)
         return
 
     from paradigms.commands.online import format_summary
@@ -109,9 +110,7 @@ def _run(args, output: Path) -> None:
                 results = step()
                 print(f"{name}: {len(results['trials'])} trials recorded -> {results['fname']}")
             print("\nTraining (nested universum-aware CV) ...")
-            trained = train_model(
-                [session.folder], config, output=output / "model.joblib", verbose="error"
-            )
+            trained = train_model([session.folder], config, output=model_path, verbose="error")
             print(trained.summary())
             print("\nOnline feedback ...")
             online = session.online((trained.pipeline, trained.metadata))
@@ -121,7 +120,7 @@ def _run(args, output: Path) -> None:
     print(format_summary(online["summary"]))
 
 
-def _replay(args, config, output: Path) -> None:
+def _replay(args, config, model_path: Path | None) -> None:
     from paradigms.commands.online import format_summary
     from paradigms.replay import replay_feedback
     from paradigms.training import train_model
@@ -139,7 +138,7 @@ def _replay(args, config, output: Path) -> None:
     trained = train_model(
         runs["calibration"] + runs["universum"],
         config,
-        output=output / "model.joblib",
+        output=model_path,
         verbose="error",
     )
     print(trained.summary())

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -71,6 +72,17 @@ def test_demo_runs_a_simulated_session(tmp_path, capsys):
     assert model["metadata"]["classes"] == ["left", "right"]
     session = tmp_path / "sub-01_ses-01"
     assert len(list(session.glob("*_raw.fif"))) == 3
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_replays_the_example_session(capsys):
+    session = Path(__file__).resolve().parents[2] / "recordings" / "sub-01_ses-01"
+    assert main(["demo", "--replay", str(session), "--speed", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "universum: rest 10" in out
+    assert _figure(r"hit rate: \d+/20 = (\d+)%", out) >= 80
+    assert _figure(r"p50 (\d+\.\d) ms", out) > 0
 
 
 def test_demo_bad_input(tmp_path, capsys):
