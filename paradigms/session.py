@@ -180,6 +180,7 @@ class Session:
         """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
         while True:
             self._check_stream()
+            self.presenter.process_events()
             left = deadline - local_clock()
             if left <= 0:
                 return
