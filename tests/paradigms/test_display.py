@@ -87,11 +87,13 @@ class _GrabbingPresenter(QtPresenter):
 
     def __init__(self, **kwargs):
         self.shots = []
+        self.times = []
         super().__init__(**kwargs)
 
     def show(self, screen, condition=None):
         t = super().show(screen, condition)
         self.shots.append((screen, condition, self.grab()))
+        self.times.append((screen, condition, t))
         return t
 
 
@@ -111,6 +113,7 @@ def test_session_screens_render_offscreen(tmp_path):
                 (Trial(1, "universum/rest", 1.0), config.timeline_object(feedback=True)),
             ]
             results = session.run("screens", schedule)
+            markers = session.markers.get_markers()
     finally:
         presenter.close()
     assert results["ended"] == "completed"
@@ -127,3 +130,9 @@ def test_session_screens_render_offscreen(tmp_path):
     for screen, condition, img in presenter.shots:
         if screen != "blank":
             assert (img.max(axis=2) > 100).mean() > 0.002, f"{screen} ({condition}) is blank"
+    # each cue marker carries the time the presenter returned once the cue was on screen
+    cue_times = [t for screen, _, t in presenter.times if screen == "cue"]
+    cue_markers = [m for m in markers if m.text in ("cue/left", "universum/rest")]
+    assert [m.text for m in cue_markers] == ["cue/left", "universum/rest"]
+    np.testing.assert_allclose([m.timestamp for m in cue_markers], cue_times, atol=2e-3)
+    assert [t["onsets"]["cue"] for t in results["trials"]] == cue_times
