@@ -1,9 +1,9 @@
 """What the subject sees: a pyqtgraph window, or a headless presenter with the same timing.
 
-Both presenters expose ``show(screen, condition=None) -> float``, ``set_feedback(value)`` and
-``beep()``;
-``show`` returns the LSL time at which the screen was on display, which the paradigm stamps on
-the phase's marker (the time of the frame that showed the cue, not the time it was asked for).
+Both presenters expose ``show(screen, condition=None) -> float``, ``set_feedback(value)``,
+``beep()`` and ``process_events()``; ``show`` returns the LSL time at which the screen was on
+display, which the paradigm stamps on the phase's marker (the time of the frame that showed the
+cue, not the time it was asked for).
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ class HeadlessPresenter:
     def set_feedback(self, value: float) -> None:
         """Store the feedback value (clipped to [-1, 1])."""
         self.feedback = float(np.clip(value, -1.0, 1.0))
+
+    def process_events(self) -> None:
+        """Nothing to keep responsive."""
 
     def beep(self) -> float:
         """Silent: record the time a beep was due and return it."""
@@ -144,6 +147,10 @@ class QtPresenter:
         """Move the feedback bar: ``value`` in [-1, 1] (clipped), negative to the left."""
         self.feedback = float(np.clip(value, -1.0, 1.0))
         self._bar.setOpts(x=[self.feedback / 2.0], width=[abs(self.feedback)])
+        self._app.processEvents()
+
+    def process_events(self) -> None:
+        """Keep the window responsive between screens."""
         self._app.processEvents()
 
     def beep(self) -> float:

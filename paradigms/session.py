@@ -180,6 +180,7 @@ class Session:
         """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
         while True:
             self._check_stream()
+            self.presenter.process_events()
             left = deadline - local_clock()
             if left <= 0:
                 return
@@ -297,7 +298,7 @@ class Session:
         trials = draw_trials(
             self.config.class_markers, p.trials_per_class * len(p.classes), timeline, p.seed
         )
-        return _save(self.run("calibration", [(t, timeline) for t in trials]), self.folder)
+        return _save(self.run("calibration", [(t, timeline) for t in trials]))
 
     def universum(self, mode: str | None = None) -> dict:
         """A universum run: ``separate`` (universum trials only), ``interleaved`` (with
@@ -323,7 +324,7 @@ class Session:
         results = self.run(
             "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
         )
-        return _save(results, self.folder)
+        return _save(results)
 
     def online(self, model) -> dict:
         """Online feedback: ``[online] rest_trials`` rest trials, then feedback trials.
@@ -390,7 +391,7 @@ class Session:
         results["summary"] = summarize(
             online.results, stream.latencies, decoder.hop / decoder.sfreq
         )
-        return _save(results, self.folder)
+        return _save(results)
 
 
 class _OnlineState:
@@ -464,10 +465,12 @@ class _OnlineState:
             self.current = None
 
 
-def _save(results: dict, folder: Path) -> dict:
+def _save(results: dict) -> dict:
+    """Write ``results`` beside the recording (file names relative to the session folder)."""
     fname = Path(results["fname"])
     path = fname.with_name(fname.name.replace("_raw.fif", "_results.json"))
-    path.write_text(json.dumps(results, indent=1, default=float))
+    relative = {k: Path(v).name if k in ("fname", "decisions") else v for k, v in results.items()}
+    path.write_text(json.dumps(relative, indent=1, default=float))
     results["results_file"] = str(path)
     return results
 

@@ -11,8 +11,9 @@ import pytest
 from acquisition.recorder import bids_basename
 from paradigms.session import Session, mixed_trials, next_run
 from paradigms.timeline import imagery_timeline
+from paradigms.training import train_model
 
-from .session_helpers import fast_config, fit_model
+from .session_helpers import fast_config
 
 SIM = {"n_channels": 8, "seed": 3}
 
@@ -47,8 +48,8 @@ def test_simulated_session_end_to_end(tmp_path):
     with Session(config, simulate=SIM) as session:
         cal = session.calibration()
         uni = session.universum()
-        model = fit_model([cal["fname"], uni["fname"]])
-        online = session.online(model)
+        trained = train_model([cal["fname"], uni["fname"]], config, n_splits=3)
+        online = session.online((trained.pipeline, trained.metadata))
 
     assert [r["ended"] for r in (cal, uni, online)] == ["completed"] * 3
     cal["conditions"] = config.class_markers
