@@ -434,8 +434,6 @@ class OnlineDecoder:
             Takes chunks with all the stream's channels; its ``metadata`` attribute holds the
             model's :class:`~bci_universum.model_io.ModelMetadata`.
         """
-        from sklearn.pipeline import Pipeline
-
         from .features.preprocessing import ChannelPicker
         from .model_io import ModelMetadata, load_model
 
@@ -460,13 +458,14 @@ class OnlineDecoder:
         missing = [c for c in metadata.ch_names if c not in ch_names]
         if missing:
             raise ValueError(
-                f"The stream lacks the model's channel(s) {missing} (stream channels: "
-                f"{ch_names})."
+                f"The stream lacks the model's channel(s) {missing} (stream channels: {ch_names})."
             )
         picks = [ch_names.index(c) for c in metadata.ch_names]
         if picks != list(range(len(ch_names))):
             picker = ChannelPicker(picks).fit(np.zeros((1, len(ch_names), 1)))
-            pipeline = Pipeline([("picks", picker), ("model", pipeline)])
+            steps = pipeline.steps if isinstance(pipeline, Pipeline) else [("model", pipeline)]
+            # One flat pipeline, so that the decoder's single-trial path covers every step.
+            pipeline = Pipeline([("stream_picks", picker), *steps])
         decoder = cls(
             pipeline,
             metadata.sfreq,

@@ -141,6 +141,7 @@ def test_channel_picker_selects_and_reorders():
     X = np.random.default_rng(0).standard_normal((3, 4, 10))
     picker = ChannelPicker([2, 0]).fit(X)
     np.testing.assert_array_equal(picker.transform(X), X[:, [2, 0]])
+    np.testing.assert_array_equal(picker.transform_trial(X[1]), X[1, [2, 0]])
     assert pickle.loads(pickle.dumps(picker)).transform(X).shape == (3, 2, 10)
     with pytest.raises(ValueError, match="out of range"):
         ChannelPicker([4]).fit(X)
