@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from bci_universum.datasets import epochs_from_raw
-from bci_universum.model_io import ModelExistsError, load_model
+from bci_universum.model_io import ModelExistsError, ModelMetadata, load_model
 from bci_universum.online import OnlineDecoder
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
@@ -177,3 +177,51 @@ def test_recordings_with_other_channels_are_refused(session, tmp_path):
     other = raw.copy().drop_channels([raw.ch_names[0]])
     with pytest.raises(ValueError, match=rf"missing: \['{raw.ch_names[0]}'\]"):
         train_model([raw, other], verbose="error")
+
+
+@pytest.fixture(scope="module")
+def new_session(tmp_path_factory):
+    """A short later session of the same subject model: 6 trials per class, 6 rest trials."""
+    raw = simulate_raw(
+        6, universum_tasks=("rest",), n_channels=N_CH, sfreq=SFREQ, seed=11, verbose="error"
+    )
+    fname = tmp_path_factory.mktemp("sub-01_ses-02") / "sub-01_ses-02_task-calibration_raw.fif"
+    raw.save(fname, verbose="error")
+    return fname, raw
+
+
+def test_prior_model_from_a_previous_session(trained, new_session, tmp_path, capsys):
+    fname, raw = new_session
+    output = tmp_path / "biased.joblib"
+    argv = ["train", str(fname), "-o", str(output), "--prior", str(trained.model_path)]
+    assert main([*argv, "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "classifier__prior_weight" in out and "with universum" in out
+    assert f"Prior: {trained.model_path}" in out
+    pipeline, meta = load_model(output)
+    assert meta.params["prior"]["created"] == trained.metadata.created
+    assert meta.params["grid"]["classifier__prior_weight"] == [0.0, 0.5, 1.0]
+    assert type(pipeline.named_steps["classifier"]).__name__ == "BiasedSVC"
+    # the saved model carries the prior, and decodes online like offline (single-trial path)
+    decoder = OnlineDecoder.from_model(output, raw.ch_names, SFREQ, update_rate=4)
+    data = raw.get_data().T[:3000]
+    decisions = decoder.push(data)
+    filtered = filter_like_online(raw, meta.band).get_data().T
+    windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
+    np.testing.assert_allclose(
+        [d.value for d in decisions], pipeline.decision_function(windows), rtol=0, atol=1e-9
+    )
+
+
+def test_incompatible_prior_is_refused(trained, new_session):
+    _, raw = new_session
+    pipeline, meta = load_model(trained.model_path)
+    other_band = ModelMetadata(**{**meta.to_dict(), "band": [7.0, 30.0]})
+    with pytest.raises(ValueError, match=r"band \(7\.0, 30\.0\)"):
+        train_model([raw], prior=(pipeline, other_band), verbose="error")
+    other_classes = ModelMetadata(**{**meta.to_dict(), "classes": ["feet", "right"]})
+    with pytest.raises(ValueError, match="classes"):
+        train_model([raw], prior=(pipeline, other_classes), verbose="error")
+    other_channels = ModelMetadata(**{**meta.to_dict(), "ch_names": [*meta.ch_names[:-1], "X1"]})
+    with pytest.raises(ValueError, match=r"lacks the model's channel\(s\) \['X1'\]"):
+        train_model([raw], prior=(pipeline, other_channels), verbose="error")
