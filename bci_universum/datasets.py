@@ -217,7 +217,11 @@ def epochs_from_raw(
         if parts:
             _match_channels(parts[0], epochs, _recording_name(one))
         parts.append(epochs)
-    epochs = parts[0] if len(parts) == 1 else mne.concatenate_epochs(parts, verbose=verbose)
+    if len(parts) > 1:
+        # MNE cannot concatenate epochs' annotations (it would drop them with a warning).
+        epochs = mne.concatenate_epochs([p.set_annotations(None) for p in parts], verbose=verbose)
+    else:
+        epochs = parts[0]
     X = epochs.get_data(copy=False)
     y = np.array([labels[code] for code in epochs.events[:, 2]], dtype=object)
     if len(set(y[y != UNIVERSUM_STR])) < 2:
