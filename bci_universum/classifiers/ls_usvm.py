@@ -24,7 +24,7 @@ import scipy.linalg
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..solvers.kernels import check_kernel, kernel_matrix, kernel_vector, resolve_gamma
 from ._base import BaseBinaryUniversumClassifier
 
 
@@ -218,6 +218,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         self.intercept_ = np.array([b])
         self.support_ = support
         self.support_vectors_ = np.empty((0, X_all.shape[1])) if precomputed else X_all
+        self._support_sq_norms = np.einsum("ij,ij->i", *2 * [self.support_vectors_])
         self.n_universum_ = n_u
         if self.kernel == "linear":
             self.coef_ = self.dual_coef_ @ X_all
@@ -248,3 +249,31 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         else:
             K = self._kernel(X, self.support_vectors_)
         return K @ self.dual_coef_[0] + self.intercept_[0]
+
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        if self.kernel == "precomputed":
+            k = x[self.support_]
+        else:
+            k = kernel_vector(
+                x,
+                self.support_vectors_,
+                self.kernel,
+                self.gamma_,
+                self.degree,
+                self.coef0,
+                self._support_sq_norms,
+            )
+        return float(k @ self.dual_coef_[0] + self.intercept_[0])

@@ -157,6 +157,7 @@ def _epochs(n_classes, n_per_class=20, n_universum=10, n_ch=N_CH, seed=3):
 def _lean_pipelines():
     from bci_universum.classifiers import (
         ECOCUniversumClassifier,
+        LeastSquaresUniversumSVC,
         MulticlassUniversumSVC,
         UniversumSVC,
     )
@@ -175,6 +176,13 @@ def _lean_pipelines():
             make_pipeline(CSP(4, multiclass="ovr"), MulticlassUniversumSVC(kernel="rbf")),
         ),
         "ts+musvm-2class": (2, make_pipeline(TangentSpace(), MulticlassUniversumSVC())),
+        "csp+ls-usvm": (2, make_pipeline(CSP(4), LeastSquaresUniversumSVC(C_universum=0.5))),
+        "ts+ecoc-ls-usvm-rbf": (
+            3,
+            make_pipeline(
+                TangentSpace(), ECOCUniversumClassifier(LeastSquaresUniversumSVC(kernel="rbf"))
+            ),
+        ),
         "csp+lda-3class": (
             3,
             make_pipeline(CSP(4, multiclass="ovr"), LinearDiscriminantAnalysis()),
