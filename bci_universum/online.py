@@ -5,9 +5,10 @@ The online path is: causal band-pass (second-order sections whose state is kept 
 on that one window, every ``hop`` samples. The offline reference, :func:`offline_decisions`,
 filters a whole recording with the same filter from the same initial state and cuts the same
 windows, so both paths give the same decisions up to rounding: there is one filter
-(:func:`design_bandpass`), one windowing rule (:func:`decision_indices`) and one pipeline.
+(:func:`design_bandpass`, run by one numba kernel with ``scipy.signal.sosfilt``'s recurrence),
+one windowing rule (:func:`decision_indices`) and one pipeline.
 
-scikit-learn validates its input on every call, which alone costs milliseconds per window. The
+scikit-learn validates its input on every call (0.1–0.4 ms per step on 64 channels). The
 decoder therefore runs each window through :func:`trial_decision_path`: the pipeline's steps in
 turn, using a step's single-trial method where it offers one (``transform_trial`` on the
 project's transformers, ``decision_trial`` on its classifiers: the same computation as
