@@ -430,6 +430,88 @@ class OnlineDecoder:
             self._smoothed = self.smoothing * self._smoothed + (1 - self.smoothing) * value
         return Decision(sample_index, timestamp, value, self._smoothed, True, "", values, label)
 
+    @classmethod
+    def from_model(
+        cls,
+        model,
+        ch_names: list[str],
+        sfreq: float,
+        *,
+        update_rate: float = 16.0,
+        smoothing: float = 0.0,
+        window: float | None = None,
+    ) -> OnlineDecoder:
+        """Decoder for a stream, from a saved model and its metadata.
+
+        The model's channels are picked from the stream by name (any order, extra stream
+        channels ignored); its band-pass, filter order and window length are used.
+
+        Parameters
+        ----------
+        model : path-like or (pipeline, ModelMetadata)
+            A file written by :func:`bci_universum.model_io.save_model`, or what
+            :func:`~bci_universum.model_io.load_model` returns.
+        ch_names : list of str
+            The stream's channel names, in its column order.
+        sfreq : float
+            The stream's sampling rate in Hz; must equal the model's.
+        update_rate, smoothing
+            As in :class:`OnlineDecoder`.
+        window : float or None
+            Window length in seconds; ``None`` uses the model's training window length.
+
+        Returns
+        -------
+        decoder : OnlineDecoder
+            Takes chunks with all the stream's channels; its ``metadata`` attribute holds the
+            model's :class:`~bci_universum.model_io.ModelMetadata`.
+        """
+        from sklearn.pipeline import Pipeline
+
+        from .features.preprocessing import ChannelPicker
+        from .model_io import ModelMetadata, load_model
+
+        if isinstance(model, tuple):
+            pipeline, metadata = model
+            if not isinstance(metadata, ModelMetadata):
+                raise TypeError(
+                    f"model must be a path or (pipeline, ModelMetadata), got metadata of type "
+                    f"{type(metadata).__name__}."
+                )
+        else:
+            pipeline, metadata = load_model(model)
+        if abs(float(sfreq) - metadata.sfreq) > 1e-6 * metadata.sfreq:
+            raise ValueError(
+                f"The stream's sampling rate ({sfreq} Hz) differs from the model's "
+                f"({metadata.sfreq} Hz); record and train at the stream's rate."
+            )
+        ch_names = [str(c) for c in ch_names]
+        duplicated = sorted({c for c in ch_names if ch_names.count(c) > 1})
+        if duplicated:
+            raise ValueError(f"The stream has duplicated channel names {duplicated}.")
+        missing = [c for c in metadata.ch_names if c not in ch_names]
+        if missing:
+            raise ValueError(
+                f"The stream lacks the model's channel(s) {missing} (stream channels: "
+                f"{ch_names})."
+            )
+        picks = [ch_names.index(c) for c in metadata.ch_names]
+        if picks != list(range(len(ch_names))):
+            picker = ChannelPicker(picks).fit(np.zeros((1, len(ch_names), 1)))
+            pipeline = Pipeline([("picks", picker), ("model", pipeline)])
+        decoder = cls(
+            pipeline,
+            metadata.sfreq,
+            len(ch_names),
+            window=metadata.window_length if window is None else window,
+            update_rate=update_rate,
+            band=metadata.band,
+            filter_order=metadata.filter_order,
+            smoothing=smoothing,
+        )
+        decoder.metadata = metadata
+        return decoder
+
 
 def causal_filter(data: np.ndarray, sos: np.ndarray) -> np.ndarray:
     """Filter continuous ``data`` of shape (n_samples, n_channels) causally from a zero state."""
