@@ -5,9 +5,10 @@ The online path is: causal band-pass (second-order sections whose state is kept 
 on that one window, every ``hop`` samples. The offline reference, :func:`offline_decisions`,
 filters a whole recording with the same filter from the same initial state and cuts the same
 windows, so both paths give the same decisions up to rounding: there is one filter
-(:func:`design_bandpass`), one windowing rule (:func:`decision_indices`) and one pipeline.
+(:func:`design_bandpass`, run by one numba kernel with ``scipy.signal.sosfilt``'s recurrence),
+one windowing rule (:func:`decision_indices`) and one pipeline.
 
-scikit-learn validates its input on every call, which alone costs milliseconds per window. The
+scikit-learn validates its input on every call (0.1–0.4 ms per step on 64 channels). The
 decoder therefore runs each window through :func:`trial_decision_path`: the pipeline's steps in
 turn, using a step's single-trial method where it offers one (``transform_trial`` on the
 project's transformers, ``decision_trial`` on its classifiers: the same computation as
@@ -29,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 from scipy import signal
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
@@ -103,6 +105,36 @@ def design_bandpass(sfreq: float, band: tuple[float, float] | None, order: int =
     if low is not None:
         return signal.butter(order, low, btype="highpass", fs=sfreq, output="sos")
     return signal.butter(order, high, btype="lowpass", fs=sfreq, output="sos")
+
+
+@njit(cache=True)
+def _sosfilt(sos, x, zi, out, bad) -> None:
+    """Filter ``x`` (n_samples, n_channels) into ``out``, updating the state ``zi`` in place.
+
+    The recurrence of ``scipy.signal.sosfilt`` (direct form II transposed, ``zi`` of shape
+    (n_sections, 2, n_channels), ``sos[:, 3] == 1``) in one compiled call: the online path
+    filters a few samples per update, where scipy's per-call checks would cost more than the
+    filtering. Non-finite samples enter as zeros and are flagged in ``bad``.
+    """
+    n_samples, n_channels = x.shape
+    for t in range(n_samples):
+        flagged = False
+        for c in range(n_channels):
+            value = x[t, c]
+            if not np.isfinite(value):
+                flagged = True
+                value = 0.0
+            out[t, c] = value
+        bad[t] = flagged
+    for s in range(sos.shape[0]):
+        b0, b1, b2, a1, a2 = sos[s, 0], sos[s, 1], sos[s, 2], sos[s, 4], sos[s, 5]
+        for t in range(n_samples):
+            for c in range(n_channels):
+                xv = out[t, c]
+                yv = b0 * xv + zi[s, 0, c]
+                zi[s, 0, c] = b1 * xv - a1 * yv + zi[s, 1, c]
+                zi[s, 1, c] = b2 * xv - a2 * yv
+                out[t, c] = yv
 
 
 def decision_indices(n_samples: int, window_len: int, hop: int) -> np.ndarray:
@@ -330,22 +362,22 @@ class OnlineDecoder:
             raise ValueError(f"timestamps must have shape ({n},), got {timestamps.shape}.")
         if n == 0:
             return []
-        bad = ~np.isfinite(chunk).all(axis=1)
-        if bad.any():
-            chunk = np.where(np.isfinite(chunk), chunk, 0.0)
-        filtered, self._zi = signal.sosfilt(self.sos, chunk, axis=0, zi=self._zi)
+        filtered = np.empty((n, self.n_channels))
+        bad = np.empty(n, dtype=bool)
+        _sosfilt(self.sos, chunk, self._zi, filtered, bad)
 
         decisions = []
         start = self.n_samples_seen
-        # Split the chunk at every sample that completes a decision window.
-        targets = decision_indices(start + n, self.window_len, self.hop)
-        targets = targets[targets >= start]
+        # Split the chunk at every sample that completes a decision window: the samples
+        # decision_indices gives, from the first one at or after `start`.
+        first = self.window_len - 1
+        first += max(0, -(-(start - first) // self.hop)) * self.hop
         done = 0
-        for target in targets:
+        for target in range(first, start + n, self.hop):
             stop = target - start + 1
             self._write(filtered[done:stop], bad[done:stop], timestamps[done:stop])
             done = stop
-            decisions.append(self._decide(int(target)))
+            decisions.append(self._decide(target))
         self._write(filtered[done:], bad[done:], timestamps[done:])
         self.n_samples_seen = start + n
         return decisions
@@ -462,8 +494,11 @@ class OnlineDecoder:
 
 def causal_filter(data: np.ndarray, sos: np.ndarray) -> np.ndarray:
     """Filter continuous ``data`` of shape (n_samples, n_channels) causally from a zero state."""
+    data = np.asarray(data, dtype=np.float64)
     zi = np.zeros((sos.shape[0], 2, data.shape[1]))
-    return signal.sosfilt(sos, data, axis=0, zi=zi)[0]
+    out = np.empty(data.shape)
+    _sosfilt(np.asarray(sos, dtype=np.float64), data, zi, out, np.empty(data.shape[0], dtype=bool))
+    return out
 
 
 def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

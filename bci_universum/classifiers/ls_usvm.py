@@ -25,7 +25,7 @@ import scipy.linalg
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..solvers.kernels import check_kernel, kernel_matrix, kernel_vector, resolve_gamma
 from ._base import BaseBinaryUniversumClassifier
 
 
@@ -266,6 +266,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         precomputed = self.kernel == "precomputed"
         points = system.points
         self.support_vectors_ = np.empty((0, points.shape[1])) if precomputed else points
+        self._support_sq_norms = np.einsum("ij,ij->i", *2 * [self.support_vectors_])
         self.n_universum_ = system.n_universum
         if self.kernel == "linear":
             self.coef_ = self.dual_coef_ @ points
@@ -299,3 +300,31 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         else:
             K = self._kernel(X, self.support_vectors_)
         return K @ self.dual_coef_[0] + self.intercept_[0]
+
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        if self.kernel == "precomputed":
+            k = x[self.support_]
+        else:
+            k = kernel_vector(
+                x,
+                self.support_vectors_,
+                self.kernel,
+                self.gamma_,
+                self.degree,
+                self.coef0,
+                self._support_sq_norms,
+            )
+        return float(k @ self.dual_coef_[0] + self.intercept_[0])

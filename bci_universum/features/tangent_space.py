@@ -9,14 +9,19 @@ products and one symmetric eigendecomposition:
     t(X) = upper( logm( P^{-1/2} C(X) P^{-1/2} ) )
 
 which is pyRiemann's ``tangent_space(covariances(X), P)`` without re-deriving ``P^{-1/2}`` and
-the scikit-learn validation on every call. ``transform`` and :meth:`TangentSpace.transform_trial`
-run the same vectorised code (:func:`regularized_covariances` and the mapping above); the tests
-check both against pyRiemann's own ``Covariances`` + ``TangentSpace`` output.
+the scikit-learn validation on every call. The mapping of one trial is one numba function
+(:func:`_tangent_vector`: the covariance as one BLAS product of the demeaned trial, its
+shrinkage, the whitening, LAPACK's ``syevd`` and the logarithm), so the online path pays no
+per-operation Python overhead. ``transform`` runs the same function over the trials and
+:meth:`TangentSpace.transform_trial` on one; :func:`regularized_covariances` shares the
+covariance code. The tests check all of them against pyRiemann's own ``Covariances`` +
+``TangentSpace`` output.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 from pyriemann.estimation import Covariances
 from pyriemann.geometry.base import invsqrtm
 from pyriemann.tangentspace import TangentSpace as _PyriemannTangentSpace
@@ -27,6 +32,79 @@ from .._universum import universum_mask
 from ._epochs import check_epochs
 
 COVARIANCE_ESTIMATORS = ("oas", "lwf", "scm")
+_ESTIMATOR_CODES = {"scm": 0, "oas": 1, "lwf": 2}
+
+
+@njit(cache=True)
+def _trial_covariance(x: np.ndarray, code: int) -> np.ndarray:
+    """Covariance of one trial ``(n_channels, n_times)``: sample (0), OAS (1) or Ledoit-Wolf (2).
+
+    The shrinkage formulas are scikit-learn's ``oas`` and ``ledoit_wolf`` (which pyRiemann
+    calls), written for one trial.
+    """
+    n_channels, n_times = x.shape
+    xc = np.empty((n_channels, n_times))
+    for i in range(n_channels):
+        mean = x[i].sum() / n_times
+        for t in range(n_times):
+            xc[i, t] = x[i, t] - mean
+    S = np.dot(xc, xc.T)
+    S /= n_times
+    if code == 0:
+        return S
+    trace = np.trace(S)
+    mu = trace / n_channels
+    sum_sq = (S * S).sum()
+    if code == 1:
+        alpha = sum_sq / (n_channels * n_channels)
+        num = alpha + mu * mu
+        den = (n_times + 1) * (alpha - mu * mu / n_channels)
+        shrinkage = 1.0 if den == 0 else min(num / den, 1.0)
+    else:
+        power = (xc * xc).sum(axis=0)
+        beta = ((power * power).sum() / n_times - sum_sq) / (n_channels * n_times)
+        delta = (sum_sq - 2.0 * mu * trace + n_channels * mu * mu) / n_channels
+        beta = min(beta, delta)
+        shrinkage = 0.0 if beta == 0 else beta / delta
+    S *= 1.0 - shrinkage
+    for i in range(n_channels):
+        S[i, i] += shrinkage * mu
+    return S
+
+
+@njit(cache=True)
+def _covariances(X: np.ndarray, code: int) -> np.ndarray:
+    out = np.empty((X.shape[0], X.shape[1], X.shape[1]))
+    for k in range(X.shape[0]):
+        out[k] = _trial_covariance(X[k], code)
+    return out
+
+
+@njit(cache=True)
+def _tangent_vector(x, code, P, rows, cols, weights, out) -> bool:
+    """Write the tangent vector of trial ``x`` into ``out``; False if not positive definite."""
+    M = np.dot(np.dot(P, _trial_covariance(x, code)), P)
+    eigvals, eigvecs = np.linalg.eigh(M)
+    if eigvals[0] <= 1e-12 * eigvals[-1]:
+        return False
+    logs = np.dot(eigvecs * np.log(eigvals), eigvecs.T)
+    for k in range(rows.size):
+        out[k] = logs[rows[k], cols[k]] * weights[k]
+    return True
+
+
+@njit(cache=True)
+def _tangent_vectors(X, code, P, rows, cols, weights, out) -> bool:
+    for k in range(X.shape[0]):
+        if not _tangent_vector(X[k], code, P, rows, cols, weights, out[k]):
+            return False
+    return True
+
+
+def _estimator_code(estimator: str) -> int:
+    if estimator not in _ESTIMATOR_CODES:
+        raise ValueError(f"estimator must be one of {COVARIANCE_ESTIMATORS}, got {estimator!r}.")
+    return _ESTIMATOR_CODES[estimator]
 
 
 def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray:
@@ -34,46 +112,19 @@ def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray
 
     Parameters
     ----------
-    X : ndarray of shape (..., n_channels, n_times)
-        Epochs ``(n_trials, n_channels, n_times)`` or one trial ``(n_channels, n_times)``; each
-        trial is demeaned over time, as pyRiemann/scikit-learn do.
+    X : ndarray of shape (n_trials, n_channels, n_times)
+        Epochs, float64 (each trial is demeaned over time, as pyRiemann/scikit-learn do).
     estimator : {"oas", "lwf", "scm"}
         Oracle approximating shrinkage (Chen et al. 2010), Ledoit–Wolf shrinkage, or the
         sample covariance; the shrinkage formulas are scikit-learn's ``oas`` and
-        ``ledoit_wolf`` (the estimators pyRiemann calls), vectorised over trials.
+        ``ledoit_wolf`` (the estimators pyRiemann calls).
 
     Returns
     -------
-    covs : ndarray of shape (..., n_channels, n_channels)
+    covs : ndarray of shape (n_trials, n_channels, n_channels)
     """
-    n_channels, n_times = X.shape[-2:]
-    Xc = X - X.mean(axis=-1, keepdims=True)
-    S = Xc @ np.swapaxes(Xc, -1, -2)
-    S /= n_times
-    if estimator == "scm":
-        return S
-    trace = np.trace(S, axis1=-2, axis2=-1)
-    mu = trace / n_channels
-    if estimator == "oas":
-        alpha = np.mean(S**2, axis=(-2, -1))
-        num = alpha + mu**2
-        den = (n_times + 1) * (alpha - mu**2 / n_channels)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shrinkage = np.where(den == 0, 1.0, np.minimum(num / den, 1.0))
-    elif estimator == "lwf":
-        beta_ = np.sum(np.sum(Xc**2, axis=-2) ** 2, axis=-1)
-        delta_ = np.sum(S**2, axis=(-2, -1))
-        beta = (beta_ / n_times - delta_) / (n_channels * n_times)
-        delta = (delta_ - 2.0 * mu * trace + n_channels * mu**2) / n_channels
-        beta = np.minimum(beta, delta)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            shrinkage = np.where(beta == 0, 0.0, beta / delta)
-    else:
-        raise ValueError(f"estimator must be one of {COVARIANCE_ESTIMATORS}, got {estimator!r}.")
-    S *= (1.0 - shrinkage)[..., None, None]
-    diag = np.arange(n_channels)
-    S[..., diag, diag] += (shrinkage * mu)[..., None]
-    return S
+    code = _estimator_code(estimator)
+    return _covariances(np.asarray(X, dtype=np.float64), code)
 
 
 class TangentSpace(TransformerMixin, BaseEstimator):
@@ -131,10 +182,7 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         -------
         self : TangentSpace
         """
-        if self.estimator not in COVARIANCE_ESTIMATORS:
-            raise ValueError(
-                f"estimator must be one of {COVARIANCE_ESTIMATORS}, got {self.estimator!r}."
-            )
+        self._code = _estimator_code(self.estimator)
         if self.reference not in ("labelled", "all"):
             raise ValueError(f"reference must be 'labelled' or 'all', got {self.reference!r}.")
         X = check_epochs(self, X, reset=True, min_times=2)
@@ -157,18 +205,17 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         self._weights = np.where(rows == cols, 1.0, np.sqrt(2.0))
         return self
 
-    def _tangent_vectors(self, X: np.ndarray) -> np.ndarray:
-        """The mapping of ``transform`` (``X`` of shape (..., n_channels, n_times), finite)."""
-        covs = regularized_covariances(X, self.estimator)
-        P = self.isqrt_reference_
-        eigvals, eigvecs = np.linalg.eigh(P @ covs @ P)
-        if np.any(eigvals[..., 0] <= 1e-12 * eigvals[..., -1]):
+    def _map(self, X: np.ndarray) -> np.ndarray:
+        """Tangent vectors of ``X`` (one trial or a stack of trials), float64 and finite."""
+        out = np.empty(X.shape[:-2] + self._rows.shape)
+        args = (self._code, self.isqrt_reference_, self._rows, self._cols, self._weights)
+        ok = _tangent_vector(X, *args, out) if X.ndim == 2 else _tangent_vectors(X, *args, out)
+        if not ok:
             raise ValueError(
                 "A trial covariance is not positive definite (flat or duplicated channels?); "
                 "use estimator='oas' or 'lwf'."
             )
-        logs = (eigvecs * np.log(eigvals)[..., None, :]) @ np.swapaxes(eigvecs, -1, -2)
-        return logs[..., self._rows, self._cols] * self._weights
+        return out
 
     def transform(self, X):
         """Map every trial (labelled and universum) to the tangent space.
@@ -184,7 +231,7 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "isqrt_reference_")
         X = check_epochs(self, X, reset=False, min_times=2)
-        return self._tangent_vectors(X)
+        return self._map(X)
 
     def transform_trial(self, x: np.ndarray) -> np.ndarray:
         """Lean single-trial path for online use (same computation as :meth:`transform`).
@@ -207,4 +254,4 @@ class TangentSpace(TransformerMixin, BaseEstimator):
             )
         if not np.isfinite(x).all():
             raise ValueError("The trial contains NaN or infinite samples.")
-        return self._tangent_vectors(x)
+        return self._map(x)

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from scipy import signal
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
@@ -57,10 +58,18 @@ def test_decision_schedule(pipeline):
     assert OnlineDecoder(pipeline, SFREQ, N_CH, update_rate=16).hop == round(SFREQ / 16)
 
 
+@pytest.mark.parametrize("band", [(8, 30), (None, 30), (1, None), None])
+def test_causal_filter_equals_scipy(band):
+    sos = design_bandpass(SFREQ, band)
+    data = _stream(1000)
+    ref = signal.sosfilt(sos, data, axis=0)
+    np.testing.assert_allclose(causal_filter(data, sos), ref, rtol=1e-12, atol=1e-14)
+
+
 def test_filter_state_is_kept_between_chunks(pipeline):
     sos = design_bandpass(SFREQ, (8, 30))
     data = _stream(1000)
-    whole = causal_filter(data, sos)
+    whole = signal.sosfilt(sos, data, axis=0)
     dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
     dec.push(data[:333])
     dec.push(data[333:])
@@ -148,6 +157,7 @@ def _epochs(n_classes, n_per_class=20, n_universum=10, n_ch=N_CH, seed=3):
 def _lean_pipelines():
     from bci_universum.classifiers import (
         ECOCUniversumClassifier,
+        LeastSquaresUniversumSVC,
         MulticlassUniversumSVC,
         UniversumSVC,
     )
@@ -166,6 +176,13 @@ def _lean_pipelines():
             make_pipeline(CSP(4, multiclass="ovr"), MulticlassUniversumSVC(kernel="rbf")),
         ),
         "ts+musvm-2class": (2, make_pipeline(TangentSpace(), MulticlassUniversumSVC())),
+        "csp+ls-usvm": (2, make_pipeline(CSP(4), LeastSquaresUniversumSVC(C_universum=0.5))),
+        "ts+ecoc-ls-usvm-rbf": (
+            3,
+            make_pipeline(
+                TangentSpace(), ECOCUniversumClassifier(LeastSquaresUniversumSVC(kernel="rbf"))
+            ),
+        ),
         "csp+lda-3class": (
             3,
             make_pipeline(CSP(4, multiclass="ovr"), LinearDiscriminantAnalysis()),
