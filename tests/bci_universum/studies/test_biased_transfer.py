@@ -24,6 +24,7 @@ def test_study_runs_and_the_prior_helps_with_few_trials(runs):
         assert result.fit_seconds[timed].shape == (2,) and np.all(result.fit_seconds[timed] > 0)
     # one trial per class alone is near chance; a prior from the two other runs is not
     assert result.mean("biased")[0] > result.mean("no prior")[0]
+    assert result.mean("biased + offset")[0] > result.mean("no prior")[0]
 
 
 @pytest.mark.data
