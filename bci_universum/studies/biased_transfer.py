@@ -14,6 +14,8 @@ at random for training and the rest are the test set. Compared on the same draws
   prior most new trials lie beyond the margin and the offset is barely determined by a few
   trials (the solver takes the middle of its feasible interval), which can shift the prior's
   boundary;
+* ``biased + universum``: ``biased`` plus as many rest periods (T0) of the new run as labelled
+  training trials, as universum trials (``C_U = 1``, ``ε = 0.05``);
 * ``pooled``: features + SVC on the previous runs and the ``n`` new trials together (the
   obvious alternative to a prior: more data).
 
@@ -38,6 +40,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.svm import SVC
 
+from .._universum import UNIVERSUM_STR
 from ..classifiers.biased import BiasedSVC, PriorDecision
 from ..datasets import epochs_from_raw
 from ..features.csp import CSP
@@ -46,7 +49,7 @@ from ..features.tangent_space import TangentSpace
 #: The imagined left/right fist runs of eegmmidb.
 IMAGERY_RUNS = (4, 8, 12)
 #: Methods compared, in table order.
-METHODS = ("no prior", "prior alone", "biased", "biased + offset", "pooled")
+METHODS = ("no prior", "prior alone", "biased", "biased + offset", "biased + universum", "pooled")
 #: Fit times recorded: whole pipelines, and the classifier step alone on the same features.
 TIMED = (
     "no prior pipeline",
@@ -83,8 +86,8 @@ def load_imagery_runs(
     Returns
     -------
     data : dict
-        Run number → ``(X, y)`` with ``X`` of shape (n_trials, 64, n_times) and labels
-        ``"left"``/``"right"``.
+        Run number → ``(X, y)`` with ``X`` of shape (n_trials, n_channels, n_times) and labels
+        ``"left"``/``"right"``, and ``"universum"`` for the rest periods (T0) between trials.
     """
     data = {}
     for run in runs:
@@ -95,7 +98,7 @@ def load_imagery_runs(
         X, y, _ = epochs_from_raw(
             raw,
             classes={"T1": "left", "T2": "right"},
-            universum=None,
+            universum=["T0"],
             tmin=tmin,
             tmax=tmax,
             picks=channels if isinstance(channels, str) else list(channels),
@@ -148,6 +151,11 @@ class TransferResult:
         return acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1])
 
 
+def _labelled(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = y != UNIVERSUM_STR
+    return X[keep], y[keep]
+
+
 def _timed_fit(model, X, y) -> float:
     start = time.perf_counter()
     model.fit(X, y)
@@ -159,7 +167,12 @@ def _biased_pipeline(features: str, prior, prior_weight: float, C: float, offset
         [("features", feature_extractor(features)), ("prior", PriorDecision(prior))]
     )
     classifier = BiasedSVC(
-        prior="last_column", prior_weight=prior_weight, kernel="linear", C=C, fit_intercept=offset
+        prior="last_column",
+        prior_weight=prior_weight,
+        kernel="linear",
+        C=C,
+        C_universum=1.0,
+        fit_intercept=offset,
     )
     return make_pipeline(union, classifier)
 
@@ -203,9 +216,10 @@ def run_transfer_study(
     accuracy = {m: np.empty((len(sizes), n_total)) for m in METHODS}
     fit_seconds = {m: np.empty((len(sizes), n_total)) for m in TIMED}
     for r, target in enumerate(runs):
-        X_new, y_new = data[target]
-        X_old = np.concatenate([data[run][0] for run in runs if run != target])
-        y_old = np.concatenate([data[run][1] for run in runs if run != target])
+        X_new, y_new = _labelled(*data[target])
+        X_rest = data[target][0][data[target][1] == UNIVERSUM_STR]
+        X_old = np.concatenate([_labelled(*data[run])[0] for run in runs if run != target])
+        y_old = np.concatenate([_labelled(*data[run])[1] for run in runs if run != target])
         prior_pipe = make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
         prior = FrozenEstimator(prior_pipe.fit(X_old, y_old))
         classes = np.unique(y_new)
@@ -232,6 +246,13 @@ def run_transfer_study(
                     biased = _biased_pipeline(features, prior, prior_weight, C, offset)
                     fit_seconds[f"{method} pipeline"][s, k] = _timed_fit(biased, X_tr, y_tr)
                     accuracy[method][s, k] = biased.score(X_te, y_te)
+                rest = rng.choice(len(X_rest), min(len(train), len(X_rest)), replace=False)
+                with_u = _biased_pipeline(features, prior, prior_weight, C, False)
+                with_u.fit(
+                    np.concatenate([X_tr, X_rest[rest]]),
+                    np.concatenate([y_tr, np.full(len(rest), UNIVERSUM_STR)]),
+                )
+                accuracy["biased + universum"][s, k] = with_u.score(X_te, y_te)
                 pooled = make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
                 pooled.fit(np.concatenate([X_old, X_tr]), np.concatenate([y_old, y_tr]))
                 accuracy["pooled"][s, k] = pooled.score(X_te, y_te)

@@ -15,7 +15,8 @@ def runs(data_dir):
 def test_study_runs_and_the_prior_helps_with_few_trials(runs):
     assert sorted(runs) == list(bt.IMAGERY_RUNS)
     for X, y in runs.values():
-        assert X.shape[:2] == (15, 64) and set(y) == {"left", "right"}
+        assert X.shape[1] == 64 and set(y) == {"left", "right", "universum"}
+        assert np.sum(y != "universum") == 15
     result = bt.run_transfer_study(runs, sizes=(1, 4), n_draws=3, features="csp")
     for method in bt.METHODS:
         acc = result.accuracy[method]
