@@ -11,7 +11,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics.pairwise import linear_kernel, rbf_kernel
 from sklearn.model_selection import cross_val_score
 from sklearn.pipeline import FeatureUnion, make_pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from sklearn.svm import SVC
 
 from bci_universum import UNIVERSUM
@@ -22,6 +22,7 @@ from bci_universum.classifiers import (
     PriorDecision,
     UniversumSVC,
 )
+from bci_universum.online import OnlineDecoder, offline_decisions
 
 cvxopt = pytest.importorskip("cvxopt")
 
@@ -287,3 +288,36 @@ def test_prior_decision_checks_its_estimator():
     multi = LogisticRegression().fit(np.eye(3), [0, 1, 2])
     with pytest.raises(ValueError, match="must be binary"):
         PriorDecision(multi).fit().transform(np.eye(3))
+
+
+def _log_var(X):
+    return np.log(np.var(X, axis=-1))
+
+
+def test_transfer_pipeline_runs_in_the_online_decoder():
+    """A new session's pipeline biased toward the last session's one decodes chunk by chunk."""
+    rng = np.random.default_rng(0)
+    n_ch, sfreq = 6, 128.0
+
+    def epochs(n, gain):
+        X = rng.standard_normal((n, n_ch, 128))
+        y = np.repeat([0, 1], n // 2)
+        X[y == 1, 0] *= gain
+        return X, y
+
+    X_old, y_old = epochs(60, 2.0)
+    last_session = make_pipeline(FunctionTransformer(_log_var), SVC(kernel="linear"))
+    prior = FrozenEstimator(last_session.fit(X_old, y_old))
+    X_new, y_new = epochs(6, 1.6)
+    features = FeatureUnion(
+        [("logvar", FunctionTransformer(_log_var)), ("prior", PriorDecision(prior))]
+    )
+    new_session = make_pipeline(features, BiasedSVC(prior="last_column", kernel="linear"))
+    new_session.fit(X_new, y_new)
+
+    decoder = OnlineDecoder(new_session, sfreq, n_ch, window=1.0, update_rate=8, band=(8, 30))
+    stream = rng.standard_normal((1024, n_ch))
+    online = [d for start in range(0, 1024, 50) for d in decoder.push(stream[start : start + 50])]
+    index, values = offline_decisions(decoder, stream)
+    assert len(online) == len(index) > 20
+    np.testing.assert_allclose([d.value for d in online], values, atol=1e-9)
