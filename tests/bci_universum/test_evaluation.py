@@ -374,6 +374,10 @@ def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):
     with pytest.raises(ValueError, match="needs motor channels"):
         evaluate(occipital, {"usvm": csp_usvm}, ["U_nm"], WithinSession(3, 3, GRID),
                  progress=False)  # fmt: skip
+    one_class_run = make_epochs()
+    one_class_run.y[(one_class_run.runs == "R1") & (one_class_run.y == "right")] = "left"
+    with pytest.raises(ValueError, match="train runs \\('R1',\\): class 'right' has 0"):
+        evaluate(one_class_run, {"lda": csp_lda}, ["none"], CrossGroup("run"), progress=False)
     with pytest.raises(TypeError, match="not callable"):
         evaluate(data, {"usvm": "csp_usvm"}, ["none"], progress=False)
 
