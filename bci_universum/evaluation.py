@@ -881,6 +881,10 @@ def evaluate(
     rows : list of dict
         Tidy rows ``dataset, subject, session, pipeline, universum, protocol, split, n_train,
         n_test, n_universum, metric, score, fit_time, params, key`` in planning order.
+        ``n_train`` counts labelled training trials, ``n_universum`` the recorded universum
+        trials added to them (generated universa, U_mean and U_nm, are not counted); ``params``
+        is the JSON of the selected grid point; ``fit_time`` (s) covers model selection and
+        refit; ``key`` names the job's cache file.
     """
     from tqdm.auto import tqdm
 

@@ -153,11 +153,11 @@ def tests_table(comparisons: Sequence[dict]) -> str:
     ]
     for c in comparisons:
         size = "" if c["n_train"] is None else f" (n={c['n_train']})"
+        difference = round(100 * c["mean_difference"], 2) + 0.0  # no "-0.00"
         lines.append(
             f"| {c['dataset']} | {c['protocol']}{size} | {c['subject']} | {c['pipeline']} | "
             f"{c['universum']} | {c['reference_pipeline']} + {c['reference_universum']} | "
-            f"{c['n_pairs']} | {100 * c['mean_difference']:+.2f} | {c['p_corrected']:.3f} | "
-            f"{c['p_plain']:.3f} |"
+            f"{c['n_pairs']} | {difference:+.2f} | {c['p_corrected']:.3f} | {c['p_plain']:.3f} |"
         )
     return "\n".join(lines) + "\n"
 
