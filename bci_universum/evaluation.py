@@ -145,9 +145,9 @@ def _where(epochs, session: str | None = None) -> str:
     return where if session is None else f"{where}, session {session!r}"
 
 
-def _check_counts(epochs, y: np.ndarray, idx: np.ndarray, need: int, what: str) -> None:
-    classes, counts = np.unique(y[idx], return_counts=True)
-    for c, n in zip(classes, counts, strict=True):
+def _check_counts(y: np.ndarray, idx: np.ndarray, classes, need: int, what: str) -> None:
+    for c in classes:
+        n = int(np.sum(y[idx] == c))
         if n < need:
             raise ValueError(f"{what}: class {c!r} has {n} labelled trials, fewer than {need}.")
 
@@ -214,7 +214,7 @@ class WithinSession:
         for session in sorted(set(sessions[lab].tolist())):
             in_s = sessions == session
             labelled = np.flatnonzero(lab & in_s)
-            _check_counts(epochs, y, labelled, self.n_splits, f"{_where(epochs, session)}")
+            _check_counts(y, labelled, classes, self.n_splits, _where(epochs, session))
             cv = StratifiedKFold(
                 self.n_splits,
                 shuffle=True,
@@ -291,7 +291,7 @@ class CrossGroup:
                     f"trials, found {testable}."
                 )
             for train_groups, test_group in pairs:
-                known = set(groups[in_scope])
+                known = set(groups[in_scope].tolist())
                 missing = sorted({*train_groups, test_group} - known)
                 if missing:
                     raise ValueError(
@@ -303,9 +303,7 @@ class CrossGroup:
                     raise ValueError(
                         f"{where}: {self.group} {test_group!r} has no labelled trials."
                     )
-                _check_counts(
-                    epochs, y, train, self.inner_splits, f"{where}, train {train_groups}"
-                )
+                _check_counts(y, train, classes, 2, f"{where}, train {self.group}s {train_groups}")
                 is_test = groups == test_group
                 pool = {"train": ~is_test, "test": is_test, "both": np.ones(len(y), bool)}
                 yield Split(
@@ -371,7 +369,7 @@ class LearningCurve:
                 )
                 tr, te = next(cv.split(labelled, y[labelled]))
                 pool = labelled[rng.permutation(tr)]
-                _check_counts(epochs, y, pool, max(self.n_per_class), f"{where} (training pool)")
+                _check_counts(y, pool, classes, max(self.n_per_class), f"{where} (training pool)")
                 u = universum
                 if self.n_universum is not None and self.n_universum < u.size:
                     u = np.sort(rng.choice(u, self.n_universum, replace=False))
@@ -608,7 +606,7 @@ def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes
                     grid = resolve_grid(est, protocol.param_grid, has_universum=u != "none")
                     if grid:
                         inner = f"{where} (inner {split.inner_splits}-fold model selection)"
-                        _check_counts(epochs, y, split.train, split.inner_splits, inner)
+                        _check_counts(y, split.train, used, split.inner_splits, inner)
                     key = _digest({
                         "version": _CACHE_VERSION, "data": data_id, "dataset": epochs.dataset,
                         "subject": epochs.subject, "pipeline": name, "estimator": _describe(est),
@@ -883,6 +881,10 @@ def evaluate(
     rows : list of dict
         Tidy rows ``dataset, subject, session, pipeline, universum, protocol, split, n_train,
         n_test, n_universum, metric, score, fit_time, params, key`` in planning order.
+        ``n_train`` counts labelled training trials, ``n_universum`` the recorded universum
+        trials added to them (generated universa, U_mean and U_nm, are not counted); ``params``
+        is the JSON of the selected grid point; ``fit_time`` (s) covers model selection and
+        refit; ``key`` names the job's cache file.
     """
     from tqdm.auto import tqdm
 

@@ -24,10 +24,12 @@ from .model_selection import corrected_paired_ttest, paired_ttest
 __all__ = [
     "COLUMNS",
     "compare_to_baseline",
+    "compare_to_pipeline",
     "plot_learning_curve",
     "plot_scores",
     "read_csv",
     "results_table",
+    "tests_table",
     "write_csv",
     "write_report",
 ]
@@ -35,6 +37,11 @@ __all__ = [
 COLUMNS = (
     "dataset", "subject", "session", "pipeline", "universum", "protocol", "split",
     "n_train", "n_test", "n_universum", "metric", "score", "fit_time", "params", "key",
+)  # fmt: skip
+_TEST_COLUMNS = (
+    "dataset", "protocol", "n_train", "subject", "pipeline", "universum", "reference_pipeline",
+    "reference_universum", "n_pairs", "mean_difference", "t_corrected", "p_corrected",
+    "t_plain", "p_plain",
 )  # fmt: skip
 _INT = ("n_train", "n_test", "n_universum")
 _FLOAT = ("score", "fit_time")
@@ -80,6 +87,34 @@ def _cells(rows: Iterable[dict], metric: str) -> dict[tuple, dict[tuple, dict]]:
     return cells
 
 
+def _paired(cells, against) -> list[dict]:
+    """Paired tests of every cell against the cell ``against(pipeline, universum)`` names."""
+    out = []
+    for (dataset, protocol, level, subject, pipeline, universum), scored in cells.items():
+        reference = against(pipeline, universum)
+        if reference is None or reference == (pipeline, universum):
+            continue
+        base = cells.get((dataset, protocol, level, subject, *reference))
+        pairs = sorted(set(scored) & set(base or {}))
+        if len(pairs) < 2:
+            continue
+        a = [scored[p]["score"] for p in pairs]
+        b = [base[p]["score"] for p in pairs]
+        corrected = corrected_paired_ttest(
+            a, b, [scored[p]["n_train"] for p in pairs], [scored[p]["n_test"] for p in pairs]
+        )
+        plain = paired_ttest(a, b)
+        out.append({
+            "dataset": dataset, "protocol": protocol, "n_train": level, "subject": subject,
+            "pipeline": pipeline, "universum": universum, "reference_pipeline": reference[0],
+            "reference_universum": reference[1], "n_pairs": len(pairs),
+            "mean_difference": corrected.mean_difference,
+            "t_corrected": corrected.statistic, "p_corrected": corrected.pvalue,
+            "t_plain": plain.statistic, "p_plain": plain.pvalue,
+        })  # fmt: skip
+    return out
+
+
 def compare_to_baseline(
     rows: Iterable[dict], metric: str = "accuracy", baseline: str = "none"
 ) -> list[dict]:
@@ -92,31 +127,39 @@ def compare_to_baseline(
     -------
     comparisons : list of dict
         Keys ``dataset, protocol, n_train (learning curves only, else None), subject, pipeline,
-        universum, n_pairs, mean_difference, t_corrected, p_corrected, t_plain, p_plain``.
+        universum, reference_pipeline, reference_universum, n_pairs, mean_difference
+        (score − reference), t_corrected, p_corrected, t_plain, p_plain``.
     """
-    cells = _cells(rows, metric)
-    out = []
-    for (dataset, protocol, level, subject, pipeline, universum), scored in cells.items():
-        if universum == baseline:
-            continue
-        base = cells.get((dataset, protocol, level, subject, pipeline, baseline))
-        pairs = sorted(set(scored) & set(base or {}))
-        if len(pairs) < 2:
-            continue
-        a = [scored[p]["score"] for p in pairs]
-        b = [base[p]["score"] for p in pairs]
-        corrected = corrected_paired_ttest(
-            a, b, [scored[p]["n_train"] for p in pairs], [scored[p]["n_test"] for p in pairs]
+    return _paired(_cells(rows, metric), lambda pipeline, universum: (pipeline, baseline))
+
+
+def compare_to_pipeline(
+    rows: Iterable[dict], reference: tuple[str, str], metric: str = "accuracy"
+) -> list[dict]:
+    """Paired tests of every (pipeline, universum) against one ``reference`` pair.
+
+    E.g. ``reference=("ts_lr", "none")`` compares every U-SVM variant with tangent space +
+    logistic regression, split by split. Keys as in :func:`compare_to_baseline`.
+    """
+    return _paired(_cells(rows, metric), lambda pipeline, universum: tuple(reference))
+
+
+def tests_table(comparisons: Sequence[dict]) -> str:
+    """Markdown table of paired tests (differences × 100)."""
+    lines = [
+        "| data set | protocol | subject | pipeline | universum | against | pairs | "
+        "difference × 100 | p corrected | p plain |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in comparisons:
+        size = "" if c["n_train"] is None else f" (n={c['n_train']})"
+        difference = round(100 * c["mean_difference"], 2) + 0.0  # no "-0.00"
+        lines.append(
+            f"| {c['dataset']} | {c['protocol']}{size} | {c['subject']} | {c['pipeline']} | "
+            f"{c['universum']} | {c['reference_pipeline']} + {c['reference_universum']} | "
+            f"{c['n_pairs']} | {difference:+.2f} | {c['p_corrected']:.3f} | {c['p_plain']:.3f} |"
         )
-        plain = paired_ttest(a, b)
-        out.append({
-            "dataset": dataset, "protocol": protocol, "n_train": level, "subject": subject,
-            "pipeline": pipeline, "universum": universum, "n_pairs": len(pairs),
-            "mean_difference": corrected.mean_difference,
-            "t_corrected": corrected.statistic, "p_corrected": corrected.pvalue,
-            "t_plain": plain.statistic, "p_plain": plain.pvalue,
-        })  # fmt: skip
-    return out
+    return "\n".join(lines) + "\n"
 
 
 def _ordered(values: Iterable[str], first: str | None = None) -> list[str]:
@@ -253,20 +296,37 @@ def write_report(
     baseline: str = "none",
     alpha: float = 0.05,
     stem: str = "results",
+    reference: tuple[str, str] | None = None,
 ) -> dict[str, Path]:
-    """Write ``<stem>.csv``, ``<stem>.md`` and the plots into ``out_dir``.
+    """Write ``<stem>.csv``, ``<stem>.md``, ``<stem>_tests.csv`` and the plots into ``out_dir``.
+
+    The Markdown file holds the thesis-style tables and a table of every paired test: each
+    universum against ``baseline`` of the same pipeline, and, with ``reference`` (a
+    ``(pipeline, universum)`` pair), every variant against that reference.
 
     Returns
     -------
     paths : dict
-        ``csv``, ``markdown``, and ``boxplot`` and/or ``learning_curve`` (when such rows exist).
+        ``csv``, ``markdown``, ``tests``, and ``boxplot`` and/or ``learning_curve`` (when such
+        rows exist).
     """
     rows = list(rows)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     paths = {"csv": write_csv(rows, out / f"{stem}.csv")}
+    tests = compare_to_baseline(rows, metric, baseline)
+    if reference is not None:
+        tests += compare_to_pipeline(rows, reference, metric)
+    paths["tests"] = out / f"{stem}_tests.csv"
+    with paths["tests"].open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=_TEST_COLUMNS)
+        writer.writeheader()
+        writer.writerows(tests)
     md = out / f"{stem}.md"
-    md.write_text(results_table(rows, metric, baseline, alpha))
+    text = results_table(rows, metric, baseline, alpha)
+    if tests:
+        text += f"\n### Paired tests ({metric})\n\n" + tests_table(tests)
+    md.write_text(text)
     paths["markdown"] = md
     if any(r["protocol"] != _CURVE for r in rows):
         paths["boxplot"] = plot_scores(rows, out / f"{stem}_{metric}_boxplot.png", metric)

@@ -28,9 +28,18 @@ from bci_universum.evaluation import (
     select_and_fit,
     with_universum,
 )
-from bci_universum.evaluation_report import read_csv, results_table, write_report
+from bci_universum.evaluation_report import (
+    compare_to_pipeline,
+    read_csv,
+    results_table,
+    write_report,
+)
 from bci_universum.features.csp import CSP
-from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
+from bci_universum.model_selection import (
+    UniversumStratifiedKFold,
+    corrected_paired_ttest,
+    universum_scorer,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore:pipelines without a universum classifier")
 
@@ -374,6 +383,10 @@ def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):
     with pytest.raises(ValueError, match="needs motor channels"):
         evaluate(occipital, {"usvm": csp_usvm}, ["U_nm"], WithinSession(3, 3, GRID),
                  progress=False)  # fmt: skip
+    one_class_run = make_epochs()
+    one_class_run.y[(one_class_run.runs == "R1") & (one_class_run.y == "right")] = "left"
+    with pytest.raises(ValueError, match="train runs \\('R1',\\): class 'right' has 0"):
+        evaluate(one_class_run, {"lda": csp_lda}, ["none"], CrossGroup("run"), progress=False)
     with pytest.raises(TypeError, match="not callable"):
         evaluate(data, {"usvm": "csp_usvm"}, ["none"], progress=False)
 
@@ -429,3 +442,18 @@ def test_table_marks_corrected_and_plain_significance():
     baseline = next(x for x in table.splitlines() if x.startswith("| p | none |"))
     assert "*" not in baseline and "†" not in baseline
     assert f"{100 * np.mean(base):.2f} ± {100 * np.std(base, ddof=1):.2f}" in baseline
+
+
+def test_pipeline_comparison_pairs_by_split(tmp_path):
+    a = [0.60, 0.70, 0.65, 0.75, 0.62]
+    b = [0.55, 0.71, 0.60, 0.70, 0.66]
+    other = [{**r, "pipeline": "ts_lr", "split": r["split"]} for r in _rows("S1", "none", b)]
+    rows = _rows("S1", "none", a) + _rows("S1", "U_C3", a[::-1]) + other[::-1]  # any order
+    tests = compare_to_pipeline(rows, ("ts_lr", "none"))
+    assert [(t["pipeline"], t["universum"]) for t in tests] == [("p", "none"), ("p", "U_C3")]
+    expected = corrected_paired_ttest(a, b, 90, 10)
+    assert tests[0]["p_corrected"] == pytest.approx(expected.pvalue)
+    assert tests[0]["mean_difference"] == pytest.approx(np.mean(a) - np.mean(b))
+    paths = write_report(rows, tmp_path, reference=("ts_lr", "none"))
+    assert "ts_lr + none" in paths["markdown"].read_text()
+    assert len(paths["tests"].read_text().splitlines()) == 1 + 1 + 2  # header, baseline, reference
