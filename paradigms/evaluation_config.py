@@ -67,6 +67,7 @@ from __future__ import annotations
 
 import glob
 import sys
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,8 @@ from bci_universum.pipelines import PipelineFactory, pipeline_factory
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 DATASET_KINDS = ("eegmmidb", "recording", "xdf")
 BACKENDS = ("serial", "joblib", "dask")
+#: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
+BASELINES_NONE_ONLY = "pipelines without a universum classifier"
 QUICK_PROTOCOL = {"n_splits": 3, "inner_splits": 3, "n_repeats": 2}
 QUICK_GRID = {"C": [1.0, 10.0], "C_universum": [0.0, 1.0], "epsilon": [0.1]}
 
@@ -395,14 +398,16 @@ class EvaluationConfig:
         for p in self.protocols:
             protocol = p.build(self.grid)
             try:
-                plan_jobs(
-                    data,
-                    {k: self.pipelines[k] for k in p.pipelines},
-                    p.universa,
-                    protocol,
-                    seed=self.seed,
-                    classes=self.classes,
-                )
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
+                    plan_jobs(
+                        data,
+                        {k: self.pipelines[k] for k in p.pipelines},
+                        p.universa,
+                        protocol,
+                        seed=self.seed,
+                        classes=self.classes,
+                    )
             except ValueError as err:
                 raise ValueError(f"[[protocol]] {p.name}: {err}") from err
             protocols.append((p, protocol))

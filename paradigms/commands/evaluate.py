@@ -52,10 +52,7 @@ def run(args) -> int:
     from bci_universum.evaluation import evaluate
     from bci_universum.evaluation_report import write_report
 
-    from ..evaluation_config import load_config
-
-    # expected: the baselines (LDA, SVM, LR) run with universum "none" only
-    warnings.filterwarnings("ignore", message="pipelines without a universum classifier")
+    from ..evaluation_config import BASELINES_NONE_ONLY, load_config
 
     if args.scheduler is not None and args.backend not in (None, "dask"):
         raise ValueError("--scheduler needs --backend dask.")
@@ -75,19 +72,21 @@ def run(args) -> int:
     for settings, protocol in protocols:
         stem = settings.name if settings.name not in stems else f"{settings.name}-{len(stems)}"
         stems.append(stem)
-        rows = evaluate(
-            data,
-            {name: config.pipelines[name] for name in settings.pipelines},
-            settings.universa,
-            protocol,
-            cache_dir=config.output / "cache",
-            n_jobs=config.n_jobs,
-            backend=config.backend,
-            scheduler=config.scheduler,
-            seed=config.seed,
-            progress=not args.no_progress,
-            classes=config.classes,
-        )
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
+            rows = evaluate(
+                data,
+                {name: config.pipelines[name] for name in settings.pipelines},
+                settings.universa,
+                protocol,
+                cache_dir=config.output / "cache",
+                n_jobs=config.n_jobs,
+                backend=config.backend,
+                scheduler=config.scheduler,
+                seed=config.seed,
+                progress=not args.no_progress,
+                classes=config.classes,
+            )
         paths = write_report(rows, config.output, metric=config.metric, stem=stem)
         print(f"\n## {stem}\n")
         print(paths["markdown"].read_text())

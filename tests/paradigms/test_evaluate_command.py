@@ -201,34 +201,86 @@ def test_example_configs_are_valid(name, monkeypatch, tmp_path):
     assert [p.name for p in config.protocols] == ["within-session", "cross-run", "learning-curve"]
 
 
-def _run_example(name, data_dir, tmp_path, capsys):
+@pytest.mark.data
+@pytest.mark.parametrize("name", ["eegmmidb_s001.toml", "bci4als.toml"])
+def test_example_configs_plan_on_the_real_data(name, data_dir, monkeypatch, no_fit):
+    monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
+    data, protocols = load_config(CONFIGS / name).prepare()
+    assert len(data) == 1 and len(protocols) == 3
+
+
+SMALL = """
+[evaluation]
+output = "{output}"
+classes = ["left", "right"]
+{dataset}
+[pipelines.csp_lda]
+window = {window}
+[pipelines.csp_usvm]
+window = {window}
+[pipelines.ts_lr]
+window = {window}
+universa = ["none", "U_C3:{kind}"]
+[[protocol]]
+name = "within-session"
+[[protocol]]
+name = "cross-run"
+universum_from = "test"
+[[protocol]]
+name = "learning-curve"
+n_per_class = [4, 8]
+[quick]
+protocol = {{ n_splits = 3, inner_splits = 2, n_repeats = 1 }}
+grid = {{ C = [1], C_universum = [0, 1], epsilon = [0.1] }}
+"""
+
+
+def _small_run(tmp_path, capsys, dataset, window, kind):
     out = tmp_path / "out"
-    code = main(
-        ["evaluate", str(CONFIGS / name), "--quick", "--no-progress", "--output", str(out)]
-    )
+    config = tmp_path / "small.toml"
+    text = SMALL.format(output=out.as_posix(), dataset=dataset, window=window, kind=kind)
+    # universa must precede the tables: move the line to the top
+    line = f'universa = ["none", "U_C3:{kind}"]'
+    config.write_text(line + "\n" + text.replace(line, ""))
+    code = main(["evaluate", str(config), "--quick", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     for stem in ("within-session", "cross-run", "learning-curve"):
         assert (out / f"{stem}.csv").stat().st_size > 0
-        assert "| Pipeline | Universum |" in (out / f"{stem}.md").read_text()
+        assert "| csp_usvm | U_C3:" in (out / f"{stem}.md").read_text()
     assert list(out.glob("*_boxplot.png")) and list(out.glob("*_learning_curve.png"))
     return out
 
 
 @pytest.mark.data
 @pytest.mark.slow
-def test_eegmmidb_s001_example(data_dir, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
-    _run_example("eegmmidb_s001.toml", data_dir, tmp_path, capsys)
+def test_evaluate_eegmmidb_s001(data_dir, tmp_path, capsys):
+    dataset = f"""
+[[datasets]]
+kind = "eegmmidb"
+path = "{Path(data_dir).as_posix()}"
+runs = [4, 8, 12]
+universum = ["rest"]
+tmin = -1.0
+tmax = 4.0
+channels = ["FC3", "FC1", "FC2", "FC4", "C3", "C1", "Cz", "C2", "C4", "CP3", "CP1", "CP2", "CP4"]
+"""
+    out = _small_run(tmp_path, capsys, dataset, "[1.0, 2.0]", "rest")
+    with (out / "cross-run.csv").open() as fh:
+        assert {r["split"] for r in csv.DictReader(fh)} == {"4+8->12", "12+4->8", "12+8->4"}
 
 
 @pytest.mark.data
 @pytest.mark.slow
-def test_bci4als_example(data_dir, tmp_path, capsys, monkeypatch):
-    monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
-    out = _run_example("bci4als.toml", data_dir, tmp_path, capsys)
+def test_evaluate_bci4als(data_dir, tmp_path, capsys):
+    text = (CONFIGS / "bci4als.toml").read_text()
+    dataset = text[text.index("[[datasets]]") : text.index("[pipelines.csp_lda]")]
+    dataset = dataset.replace(
+        'kind = "xdf"', f'kind = "xdf"\npath = "{Path(data_dir).as_posix()}"'
+    )
+    out = _small_run(tmp_path, capsys, dataset, "[0.5, 4.5]", "idle")
     with (out / "cross-run.csv").open() as fh:
-        splits = {r["split"].split("->")[1] for r in csv.DictReader(fh)}
-    assert splits == {f"Test{i}" for i in range(1, 10)}
+        tested = {r["split"].split("->")[1] for r in csv.DictReader(fh)}
+    assert tested == {f"Test{i}" for i in range(1, 10)}
 
 
 @pytest.mark.data
