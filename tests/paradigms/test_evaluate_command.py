@@ -131,6 +131,15 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
         engine.run_job = engine_run_job
     assert len(list((out / "cache").glob("*.json"))) == n_cached
 
+    # joblib workers give the same scores as the serial run
+    parallel = tmp_path / "parallel"
+    args = ["--backend", "joblib", "--n-jobs", "2", "--output", str(parallel), "--no-progress"]
+    assert main(["evaluate", str(config), *args]) == 0
+    for stem in ("within-session", "cross-run"):
+        with (out / f"{stem}.csv").open() as a, (parallel / f"{stem}.csv").open() as b:
+            serial_rows, joblib_rows = list(csv.DictReader(a)), list(csv.DictReader(b))
+        assert [r["score"] for r in serial_rows] == [r["score"] for r in joblib_rows]
+
 
 @pytest.mark.parametrize(
     ("fields", "match"),
