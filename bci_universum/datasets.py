@@ -56,8 +56,9 @@ def marker_event_id(
 
     Parameters
     ----------
-    annotations : mne.Annotations
-        The recording's annotations (the project's markers, or any other descriptions).
+    annotations : mne.Annotations or sequence of mne.Annotations
+        The recording's annotations (the project's markers, or any other descriptions); for
+        several recordings, a marker must be present in at least one of them.
     classes : dict or sequence of str
         Descriptions of labelled trials. A dict maps each description to its class label
         (``{"T1": "left", "T2": "right"}``); a sequence uses the text after the last ``/``
@@ -82,7 +83,9 @@ def marker_event_id(
         raise ValueError(f"classes needs at least two descriptions, got {list(class_map)}.")
     if UNIVERSUM_STR in class_map.values():
         raise ValueError(f"{UNIVERSUM_STR!r} is the universum sentinel, not a class label.")
-    present = set(annotations.description)
+    if isinstance(annotations, mne.Annotations):
+        annotations = [annotations]
+    present = {d for a in annotations for d in a.description}
     missing = [c for c in class_map if c not in present]
     if missing:
         raise ValueError(
@@ -114,6 +117,19 @@ def marker_event_id(
     return event_id, labels
 
 
+def _as_raw(recording, verbose) -> mne.io.BaseRaw:
+    if isinstance(recording, mne.io.BaseRaw):
+        return recording
+    path = Path(recording)
+    if not path.is_file():
+        raise FileNotFoundError(f"Recording {path} does not exist.")
+    return mne.io.read_raw(path, preload=True, verbose=verbose)
+
+
+def _recording_name(raw: mne.io.BaseRaw) -> str:
+    return str(raw.filenames[0]) if raw.filenames and raw.filenames[0] else repr(raw)
+
+
 def epochs_from_raw(
     raw,
     classes: Mapping[str, str] | Sequence[str] = ("cue/left", "cue/right"),
@@ -123,7 +139,7 @@ def epochs_from_raw(
     picks="data",
     verbose=None,
 ) -> tuple[np.ndarray, np.ndarray, mne.Epochs]:
-    """Cut labelled and universum trials out of a continuous recording.
+    """Cut labelled and universum trials out of one or several continuous recordings.
 
     Epochs start at each marker (annotation onset) plus ``tmin`` and end at ``tmax``; trials
     overlapping a ``BAD_*`` annotation (e.g. an acquisition gap) or containing non-finite
@@ -131,8 +147,11 @@ def epochs_from_raw(
 
     Parameters
     ----------
-    raw : mne.io.BaseRaw
-        Continuous recording with annotations.
+    raw : mne.io.BaseRaw, path-like, or sequence of them
+        Continuous recording(s) with annotations; files are read with :func:`mne.io.read_raw`.
+        Several recordings (e.g. a calibration run and a universum run) must have the same
+        sampling rate and picked channels (in any order; the first recording's order is used);
+        a marker need only occur in one of them.
     classes, universum
         See :func:`marker_event_id`.
     tmin, tmax : float
@@ -145,34 +164,47 @@ def epochs_from_raw(
     Returns
     -------
     X : ndarray, shape (n_trials, n_channels, n_times)
-        Trials in chronological order.
+        Trials in chronological order, recording after recording.
     y : ndarray of str, shape (n_trials,)
         Class labels, :data:`UNIVERSUM_STR` for universum trials.
     epochs : mne.Epochs
-        The MNE epochs behind ``X`` (metadata, channel info, drop log).
+        The MNE epochs behind ``X`` (metadata, channel info, drop log), concatenated over
+        recordings.
     """
     if not tmax > tmin:
         raise ValueError(f"tmax ({tmax}) must be greater than tmin ({tmin}).")
-    event_id, labels = marker_event_id(raw.annotations, classes, universum)
-    events, _ = mne.events_from_annotations(raw, event_id=event_id, verbose=verbose)
-    epochs = mne.Epochs(
-        raw,
-        events,
-        event_id=event_id,
-        tmin=tmin,
-        tmax=tmax,
-        baseline=None,
-        picks=picks,
-        reject_by_annotation=True,
-        preload=True,
-        verbose=verbose,
-        on_missing="ignore",
-    )
+    recordings = list(raw) if isinstance(raw, list | tuple) else [raw]
+    if not recordings:
+        raise ValueError("No recordings given.")
+    raws = [_as_raw(r, verbose) for r in recordings]
+    event_id, labels = marker_event_id([r.annotations for r in raws], classes, universum)
+    parts = []
+    for one in raws:
+        present = {d: c for d, c in event_id.items() if d in set(one.annotations.description)}
+        if not present:
+            continue
+        events, _ = mne.events_from_annotations(one, event_id=present, verbose=verbose)
+        epochs = mne.Epochs(
+            one,
+            events,
+            event_id=event_id,
+            tmin=tmin,
+            tmax=tmax,
+            baseline=None,
+            picks=picks,
+            reject_by_annotation=True,
+            preload=True,
+            verbose=verbose,
+            on_missing="ignore",
+        )
+        finite = np.isfinite(epochs.get_data(copy=False)).all(axis=(1, 2))
+        if not finite.all():
+            epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
+        if parts:
+            _match_channels(parts[0], epochs, _recording_name(one))
+        parts.append(epochs)
+    epochs = parts[0] if len(parts) == 1 else mne.concatenate_epochs(parts, verbose=verbose)
     X = epochs.get_data(copy=False)
-    finite = np.isfinite(X).all(axis=(1, 2))
-    if not finite.all():
-        epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
-        X = epochs.get_data(copy=False)
     y = np.array([labels[code] for code in epochs.events[:, 2]], dtype=object)
     if len(set(y[y != UNIVERSUM_STR])) < 2:
         raise ValueError(
@@ -180,3 +212,20 @@ def epochs_from_raw(
             f"window tmin={tmin}, tmax={tmax} against the recording's length and bad segments."
         )
     return np.ascontiguousarray(X), y, epochs
+
+
+def _match_channels(reference: mne.Epochs, epochs: mne.Epochs, name: str) -> None:
+    """Reorder ``epochs``' channels like ``reference``'s; refuse other channels or rates."""
+    if epochs.info["sfreq"] != reference.info["sfreq"]:
+        raise ValueError(
+            f"{name} is sampled at {epochs.info['sfreq']} Hz, the first recording at "
+            f"{reference.info['sfreq']} Hz."
+        )
+    missing = [c for c in reference.ch_names if c not in epochs.ch_names]
+    extra = [c for c in epochs.ch_names if c not in reference.ch_names]
+    if missing or extra:
+        raise ValueError(
+            f"{name} has other channels than the first recording (missing: {missing}, "
+            f"extra: {extra})."
+        )
+    epochs.reorder_channels(reference.ch_names)

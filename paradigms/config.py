@@ -12,12 +12,15 @@ values of the wrong type are refused with an error naming the key::
     [stream]
     name = "bci-universum-eeg"
     markers = "bci-universum-markers"
+    timeout = 10.0
+    silence_timeout = 2.0
 
     [paradigm]
     classes = ["left", "right"]
     universum = ["rest"]
     trials_per_class = 20
     universum_trials = 20
+    universum_mode = "separate"
     speed = 1.0
 
     [timeline]
@@ -37,6 +40,7 @@ values of the wrong type are refused with an error naming the key::
     update_rate = 16.0
     smoothing = 0.8
     trials_per_class = 10
+    rest_trials = 0
 """
 
 from __future__ import annotations
@@ -66,6 +70,10 @@ class StreamSection:
     name: str = "bci-universum-eeg"
     markers: str = "bci-universum-markers"
     timeout: float = 10.0
+    silence_timeout: float = 2.0
+
+
+UNIVERSUM_MODES = ("separate", "interleaved", "rest_block")
 
 
 @dataclass
@@ -74,6 +82,7 @@ class ParadigmSection:
     universum: list = field(default_factory=lambda: ["rest"])
     trials_per_class: int = 20
     universum_trials: int = 20
+    universum_mode: str = "separate"
     speed: float = 1.0
     seed: int = 0
 
@@ -100,6 +109,7 @@ class OnlineSection:
     update_rate: float = 16.0
     smoothing: float = 0.8
     trials_per_class: int = 10
+    rest_trials: int = 0
 
 
 @dataclass
@@ -120,6 +130,19 @@ class SessionConfig:
         for key in ("trials_per_class", "universum_trials"):
             if getattr(p, key) < 0:
                 raise ValueError(f"[paradigm] {key} must be ≥ 0, got {getattr(p, key)}.")
+        if p.universum_mode not in UNIVERSUM_MODES:
+            raise ValueError(
+                f"[paradigm] universum_mode must be one of {UNIVERSUM_MODES}, "
+                f"got {p.universum_mode!r}."
+            )
+        for key in ("trials_per_class", "rest_trials"):
+            if getattr(self.online, key) < 0:
+                raise ValueError(f"[online] {key} must be ≥ 0, got {getattr(self.online, key)}.")
+        for key in ("timeout", "silence_timeout"):
+            if not getattr(self.stream, key) > 0:
+                raise ValueError(
+                    f"[stream] {key} must be positive seconds, got {getattr(self.stream, key)}."
+                )
         if not p.speed > 0:
             raise ValueError(f"[paradigm] speed must be positive, got {p.speed}.")
         if self.session.lsl_mode not in ("loopback", "lab"):
@@ -184,32 +207,64 @@ def _section(cls, name: str, values: dict):
     return cls(**kwargs)
 
 
-def load_config(path: str | Path | None = None) -> SessionConfig:
-    """Read a session file; ``None`` gives the defaults.
+def parse_override(text: str) -> tuple[str, str, object]:
+    """Split ``section.key=value`` into its parts; the value is read as TOML (else a string).
+
+    Raises
+    ------
+    ValueError
+        When ``text`` is not of that form.
+    """
+    target, sep, value = text.partition("=")
+    section, dot, key = target.strip().partition(".")
+    if not sep or not dot or not section or not key:
+        raise ValueError(f"Override {text!r} is not of the form section.key=value.")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return section, key.strip(), parsed
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+) -> SessionConfig:
+    """Read a session file (``None`` gives the defaults) and apply command-line overrides.
 
     Parameters
     ----------
     path : str, Path or None
         TOML file.
+    overrides : sequence of str
+        ``section.key=value`` settings applied on top of the file (``paradigm.speed=10``,
+        ``session.subject="02"``); values are TOML, bare words are strings.
 
     Returns
     -------
     config : SessionConfig
     """
-    if path is None:
-        return SessionConfig()
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Session file {path} does not exist.")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
+    data: dict = {}
+    source = "the defaults"
+    if path is not None:
+        path = Path(path)
+        source = str(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"Session file {path} does not exist.")
+        try:
+            data = tomllib.loads(path.read_text())
+        except tomllib.TOMLDecodeError as err:
+            raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
+    for text in overrides:
+        section, key, value = parse_override(text)
+        table = data.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"[{section}] must be a table in {source}.")
+        table[key] = value
     sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
     unknown = set(data) - set(sections)
     if unknown:
         raise ValueError(
-            f"Unknown section(s) {sorted(unknown)} in {path}; known: {sorted(sections)}."
+            f"Unknown section(s) {sorted(unknown)} in {source}; known: {sorted(sections)}."
         )
     return SessionConfig(
         **{name: _section(cls, name, data.get(name, {})) for name, cls in sections.items()}

@@ -1,8 +1,9 @@
 """What the subject sees: a pyqtgraph window, or a headless presenter with the same timing.
 
-Both presenters expose ``show(screen, condition=None) -> float`` and ``set_feedback(value)``;
-``show`` returns the LSL time at which the screen was on display, which the paradigm stamps on
-the phase's marker (the time of the frame that showed the cue, not the time it was asked for).
+Both presenters expose ``show(screen, condition=None) -> float``, ``set_feedback(value)``,
+``beep()`` and ``process_events()``; ``show`` returns the LSL time at which the screen was on
+display, which the paradigm stamps on the phase's marker (the time of the frame that showed the
+cue, not the time it was asked for).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ class HeadlessPresenter:
 
     def __init__(self):
         self.history: list[tuple[float, str, str | None]] = []
+        self.beeps: list[float] = []
         self.feedback = 0.0
 
     def show(self, screen: str, condition: str | None = None) -> float:
@@ -48,6 +50,15 @@ class HeadlessPresenter:
     def set_feedback(self, value: float) -> None:
         """Store the feedback value (clipped to [-1, 1])."""
         self.feedback = float(np.clip(value, -1.0, 1.0))
+
+    def process_events(self) -> None:
+        """Nothing to keep responsive."""
+
+    def beep(self) -> float:
+        """Silent: record the time a beep was due and return it."""
+        t = local_clock()
+        self.beeps.append(t)
+        return t
 
     def close(self) -> None:
         """Nothing to release."""
@@ -137,6 +148,15 @@ class QtPresenter:
         self.feedback = float(np.clip(value, -1.0, 1.0))
         self._bar.setOpts(x=[self.feedback / 2.0], width=[abs(self.feedback)])
         self._app.processEvents()
+
+    def process_events(self) -> None:
+        """Keep the window responsive between screens."""
+        self._app.processEvents()
+
+    def beep(self) -> float:
+        """Sound the system beep; return the LSL time."""
+        self._app.beep()
+        return local_clock()
 
     def grab(self) -> np.ndarray:
         """The window's current pixels as an RGB array of shape (height, width, 3)."""

@@ -3,7 +3,7 @@
 from .cca import CCA, KernelCCA, TemporalKernelCCA
 from .csp import CSP
 from .ica import ICA
-from .preprocessing import BandPass, TrialPreprocessing
+from .preprocessing import BandPass, ChannelPicker, TrialPreprocessing
 from .spectral import BandPower, FilterBank, LogVariance, WelchPSD
 from .tangent_space import TangentSpace
 from .tdsep import SOBI, TDSEP
@@ -16,6 +16,7 @@ __all__ = [
     "TDSEP",
     "BandPass",
     "BandPower",
+    "ChannelPicker",
     "FilterBank",
     "KernelCCA",
     "LogVariance",

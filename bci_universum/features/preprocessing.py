@@ -286,3 +286,70 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
         if self.detrend:
             X = scipy.signal.detrend(X, axis=-1, type="linear")
         return np.ascontiguousarray(X)
+
+
+class ChannelPicker(TransformerMixin, BaseEstimator):
+    """Select and reorder channels of epochs by index (e.g. a model's channels from a stream).
+
+    Parameters
+    ----------
+    picks : sequence of int
+        Indices of the channels to keep, in the output order.
+
+    Attributes
+    ----------
+    n_features_in_ : int
+        Number of input channels.
+    """
+
+    def __init__(self, picks):
+        self.picks = picks
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = False
+        return tags
+
+    def fit(self, X, y=None):
+        """Check that every pick is a channel of ``X``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+        y : ignored
+
+        Returns
+        -------
+        self : ChannelPicker
+        """
+        X = check_epochs(self, X, reset=True)
+        picks = np.asarray(self.picks)
+        if picks.ndim != 1 or picks.size == 0 or picks.dtype.kind not in "iu":
+            raise ValueError(f"picks must be a non-empty sequence of int, got {self.picks!r}.")
+        if picks.min() < 0 or picks.max() >= X.shape[1]:
+            raise ValueError(f"picks {picks.tolist()} out of range for {X.shape[1]} channels.")
+        return self
+
+    def transform(self, X):
+        """Return ``X[:, picks]`` (no validation beyond the shape: this runs every update).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs.
+
+        Returns
+        -------
+        X_picked : ndarray of shape (n_trials, len(picks), n_times)
+        """
+        check_is_fitted(self, "n_features_in_")
+        X = np.asarray(X)
+        if X.ndim != 3 or X.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"ChannelPicker expects epochs with {self.n_features_in_} channels, got shape "
+                f"{X.shape}."
+            )
+        return X[:, self.picks]

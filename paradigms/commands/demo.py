@@ -1,27 +1,156 @@
-"""``bci-universum demo``: the main job of the quick start.
+"""``bci-universum demo``: a whole BCI session in accelerated time.
 
-Until the full BCI demo exists, the main job is the quick OCR digits study (digit 5 vs 8 with a
-universum of 3s and of averaged digits; SVM, U-SVM, LS-SVM, U_ls-SVM; well under a minute).
+A simulated subject streams EEG on loopback LSL and obeys the paradigm's cues: calibration run
+→ universum run → training (cross-validated accuracy with and without the universum) → online
+feedback (hit rate, decision latency). With ``--replay SESSION_DIR`` the recorded calibration and
+universum runs of a session train the model and its recorded online run is replayed through the
+online decoder instead. (The OCR digits study that used to be the demo is ``bci-universum digits
+--quick``.)
 """
 
 from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from pathlib import Path
 
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "demo",
-        help="run the main job (until the full BCI demo exists: the quick digits OCR study)",
-        description="Run the quick OCR digits study and print its table of test errors.",
+        help="simulated subject -> calibration -> universum -> training -> online feedback",
+        description=(
+            "Run a whole session in accelerated time with a simulated subject (or replay a "
+            "recorded session with --replay) and print the cross-validated accuracy with and "
+            "without universum, the online hit rate and the decision latencies."
+        ),
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument(
-        "--n-jobs", type=int, default=1, help="parallel jobs over training sets (default: 1)"
+        "--replay",
+        type=Path,
+        metavar="SESSION_DIR",
+        help="train on this session's calibration and universum runs and replay its online "
+        "run, e.g. recordings/sub-01_ses-01",
     )
+    parser.add_argument(
+        "--speed", type=float, default=10.0, help="times faster than real time (default 10)"
+    )
+    parser.add_argument(
+        "--trials",
+        type=int,
+        default=10,
+        help="calibration and online trials per class, universum trials (default 10)",
+    )
+    parser.add_argument("--channels", type=int, default=16, help="simulated electrodes (16)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
+    parser.add_argument(
+        "--output", type=Path, help="keep the recordings and the model here (default: discard)"
+    )
+    parser.add_argument("--display", action="store_true", help="show the paradigm in a window")
     parser.set_defaults(func=run)
 
 
-def run(args) -> int:
-    from bci_universum.studies.ocr_digits import run_ocr_study
-
-    print(run_ocr_study(quick=True, random_state=args.seed, n_jobs=args.n_jobs))
+def run(args: argparse.Namespace) -> int:
+    if not args.speed > 0:
+        raise ValueError(f"--speed must be positive, got {args.speed}.")
+    if args.trials < 2:
+        raise ValueError(f"--trials must be at least 2, got {args.trials}.")
+    if args.replay is not None and not args.replay.is_dir():
+        raise FileNotFoundError(f"--replay: session folder {args.replay} does not exist.")
+    start = time.monotonic()
+    if args.output is not None:
+        _run(args, args.output, args.output / "model.joblib")
+    else:
+        with tempfile.TemporaryDirectory(prefix="bci-universum-demo-") as folder:
+            _run(args, Path(folder), None)
+    print(f"\nDemo finished in {time.monotonic() - start:.0f} s.")
     return 0
+
+
+def _run(args, output: Path, model_path: Path | None) -> None:
+    from acquisition.lsl_config import configure_lsl
+    from paradigms.config import load_config
+
+    n = args.trials
+    config = load_config(
+        None,
+        [
+            f"session.output={str(output)!r}",
+            f"paradigm.speed={args.speed!r}",
+            f"paradigm.trials_per_class={n}",
+            f"paradigm.universum_trials={n}",
+            f"online.trials_per_class={n}",
+            "online.rest_trials=2",
+            f"paradigm.seed={args.seed}",
+        ],
+    )
+    configure_lsl(config.session.lsl_mode)
+    if args.replay is not None:
+        _replay(args, config, model_path)
+        return
+
+    from paradigms.commands.online import format_summary
+    from paradigms.display import make_presenter
+    from paradigms.session import Session
+    from paradigms.training import train_model
+
+    presenter = make_presenter(display=args.display)
+    simulate = {"n_channels": args.channels, "seed": args.seed}
+    print(
+        f"Simulated subject: {args.channels} channels, 250 Hz, seed {args.seed}; "
+        f"time x{args.speed:g}; {'window' if args.display else 'headless'}."
+    )
+    try:
+        with Session(config, presenter=presenter, simulate=simulate) as session:
+            for name, step in (
+                ("calibration", session.calibration),
+                ("universum", session.universum),
+            ):
+                results = step()
+                print(f"{name}: {len(results['trials'])} trials recorded -> {results['fname']}")
+            print("\nTraining (nested universum-aware CV) ...")
+            trained = train_model([session.folder], config, output=model_path, verbose="error")
+            print(trained.summary())
+            print("\nOnline feedback ...")
+            online = session.online((trained.pipeline, trained.metadata))
+    finally:
+        presenter.close()
+    print(f"online: {len(online['trials'])} trials, {online['ended']} -> {online['fname']}")
+    print(format_summary(online["summary"]))
+
+
+def _replay(args, config, model_path: Path | None) -> None:
+    from paradigms.commands.online import format_summary
+    from paradigms.replay import replay_feedback
+    from paradigms.training import train_model
+
+    folder = args.replay
+    runs = {
+        task: sorted(folder.glob(f"*_task-{task}_run-*_raw.fif"))
+        for task in ("calibration", "universum", "online")
+    }
+    if not runs["calibration"] or not runs["online"]:
+        raise FileNotFoundError(
+            f"--replay: {folder} needs *_task-calibration_* and *_task-online_* recordings."
+        )
+    print(f"Training on {[p.name for p in runs['calibration'] + runs['universum']]} ...")
+    trained = train_model(
+        runs["calibration"] + runs["universum"],
+        config,
+        output=model_path,
+        verbose="error",
+    )
+    print(trained.summary())
+    for fname in runs["online"]:
+        print(f"\nReplaying {fname.name} at x{args.speed:g} through the online decoder ...")
+        o = config.online
+        replayed = replay_feedback(
+            fname,
+            (trained.pipeline, trained.metadata),
+            speed=args.speed,
+            update_rate=o.update_rate,
+            smoothing=o.smoothing,
+            window=o.window,
+        )
+        print(format_summary(replayed["summary"]))

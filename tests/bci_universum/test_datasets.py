@@ -80,3 +80,30 @@ def test_eegmmidb_imagery_runs(data_dir):
     assert {"left", "right", "universum"} == set(y)
     assert (y == "left").sum() + (y == "right").sum() == 15
     assert X.shape[1] == 64
+
+
+def test_several_recordings_are_concatenated(tmp_path):
+    calibration = _raw(["cue/left", "cue/right", "cue/left"], [1.0, 5.0, 9.0])
+    universum = _raw(["universum/rest", "universum/rest", "trial/end"], [2.0, 6.0, 9.0])
+    universum.reorder_channels(universum.ch_names[::-1])
+    fname = tmp_path / "universum_raw.fif"
+    universum.save(fname, verbose="error")
+    no_trials = _raw(["trial/end"], [1.0])
+    X, y, epochs = epochs_from_raw([calibration, fname, no_trials], verbose="error")
+    assert list(y) == ["left", "right", "left", "universum", "universum"]
+    assert epochs.ch_names == calibration.ch_names
+    start = round(6.5 * 100)  # second universum trial, channels back in the first order
+    expected = universum.copy().reorder_channels(calibration.ch_names).get_data()
+    np.testing.assert_allclose(X[4], expected[:, start : start + 201], rtol=1e-6)
+
+
+def test_several_recordings_must_match():
+    calibration = _raw(["cue/left", "cue/right"], [1.0, 5.0])
+    with pytest.raises(ValueError, match=r"missing: \['EEG2'\]"):
+        epochs_from_raw([calibration, _raw(["cue/left"], [1.0], n_channels=2)])
+    with pytest.raises(ValueError, match=r"200\.0 Hz"):
+        epochs_from_raw([calibration, _raw(["cue/left"], [1.0], sfreq=200.0)])
+    with pytest.raises(FileNotFoundError, match="absent"):
+        epochs_from_raw([calibration, "absent_raw.fif"])
+    with pytest.raises(ValueError, match="No recordings"):
+        epochs_from_raw([])

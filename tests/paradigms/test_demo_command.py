@@ -1,6 +1,8 @@
 """``bci-universum demo`` and ``bci-universum digits`` through the real CLI entry point."""
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +14,8 @@ def _table_rows(text: str, universum: str) -> list[str]:
     return [line for line in section.splitlines() if line.startswith("|")]
 
 
-def test_demo_prints_the_quick_study(capsys):
-    assert main(["demo", "--seed", "1"]) == 0
+def test_digits_quick_prints_the_quick_study(capsys):
+    assert main(["digits", "--quick", "--seed", "1"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("## OCR study: digits 5 vs 8")
     for universum in ("U_3", "U_mean"):
@@ -46,3 +48,47 @@ def test_digits_command_bad_input(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["digits", "--splits", "0"])
     assert "expected a positive integer, got 0" in capsys.readouterr().err
+
+
+def _figure(pattern, text):
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not in the output:\n{text}"
+    return float(match.group(1))
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_runs_a_simulated_session(tmp_path, capsys):
+    argv = ["demo", "--trials", "4", "--speed", "8", "--channels", "8", "--seed", "3"]
+    assert main([*argv, "--output", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    with_u = _figure(r"with universum\s+(\d+\.\d)%", out)
+    without = _figure(r"without\s+(\d+\.\d)%", out)
+    assert 0 <= with_u <= 100 and 0 <= without <= 100
+    hits = _figure(r"hit rate: \d+/8 = (\d+)%", out)
+    assert hits >= 75
+    assert _figure(r"p99 (\d+\.\d) ms", out) > 0
+    model = json.loads((tmp_path / "model.json").read_text())
+    assert model["metadata"]["classes"] == ["left", "right"]
+    session = tmp_path / "sub-01_ses-01"
+    assert len(list(session.glob("*_raw.fif"))) == 3
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_replays_the_example_session(capsys):
+    session = Path(__file__).resolve().parents[2] / "recordings" / "sub-01_ses-01"
+    assert main(["demo", "--replay", str(session), "--speed", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "universum: rest 10" in out
+    assert _figure(r"hit rate: \d+/20 = (\d+)%", out) >= 80
+    assert _figure(r"p50 (\d+\.\d) ms", out) > 0
+
+
+def test_demo_bad_input(tmp_path, capsys):
+    assert main(["demo", "--replay", str(tmp_path / "absent")]) == 1
+    assert "--replay: session folder" in capsys.readouterr().err
+    assert main(["demo", "--replay", str(tmp_path)]) == 1
+    assert "needs *_task-calibration_*" in capsys.readouterr().err
+    assert main(["demo", "--speed", "0"]) == 1
+    assert "--speed must be positive" in capsys.readouterr().err

@@ -80,3 +80,59 @@ def test_headless_presenter_same_interface():
     assert p.feedback == -1.0
     with pytest.raises(ValueError, match="Unknown screen"):
         p.show("popup")
+
+
+class _GrabbingPresenter(QtPresenter):
+    """Keeps a screenshot of every screen the session shows."""
+
+    def __init__(self, **kwargs):
+        self.shots = []
+        self.times = []
+        super().__init__(**kwargs)
+
+    def show(self, screen, condition=None):
+        t = super().show(screen, condition)
+        self.shots.append((screen, condition, self.grab()))
+        self.times.append((screen, condition, t))
+        return t
+
+
+@pytest.mark.lsl
+def test_session_screens_render_offscreen(tmp_path):
+    from paradigms.session import Session
+    from paradigms.timeline import Trial
+
+    from .session_helpers import fast_config
+
+    config = fast_config(tmp_path, speed=10.0)
+    presenter = _GrabbingPresenter(size=(320, 240))
+    try:
+        with Session(config, presenter=presenter, simulate={"n_channels": 4}) as session:
+            schedule = [
+                (Trial(0, "cue/left", 1.0), config.timeline_object()),
+                (Trial(1, "universum/rest", 1.0), config.timeline_object(feedback=True)),
+            ]
+            results = session.run("screens", schedule)
+            markers = session.markers.get_markers()
+    finally:
+        presenter.close()
+    assert results["ended"] == "completed"
+    shown = [(screen, condition) for screen, condition, _ in presenter.shots]
+    for wanted in [
+        ("fixation", "cue/left"),
+        ("cue", "cue/left"),
+        ("cue", "universum/rest"),
+        ("feedback", "universum/rest"),
+    ]:
+        assert wanted in shown
+    blank = next(img for screen, _, img in presenter.shots if screen == "blank")
+    assert blank.max() < 30
+    for screen, condition, img in presenter.shots:
+        if screen != "blank":
+            assert (img.max(axis=2) > 100).mean() > 0.002, f"{screen} ({condition}) is blank"
+    # each cue marker carries the time the presenter returned once the cue was on screen
+    cue_times = [t for screen, _, t in presenter.times if screen == "cue"]
+    cue_markers = [m for m in markers if m.text in ("cue/left", "universum/rest")]
+    assert [m.text for m in cue_markers] == ["cue/left", "universum/rest"]
+    np.testing.assert_allclose([m.timestamp for m in cue_markers], cue_times, atol=2e-3)
+    assert [t["onsets"]["cue"] for t in results["trials"]] == cue_times

@@ -1,0 +1,80 @@
+"""Arguments shared by the session commands (``calibrate``, ``record-universum``, ``online``)."""
+
+from __future__ import annotations
+
+import argparse
+from contextlib import contextmanager
+from pathlib import Path
+
+SIMULATE = "simulate"
+
+
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """Session file, overrides, speed, display and the EEG source."""
+    parser.add_argument(
+        "config", nargs="?", type=Path, help="session TOML file (default: built-in defaults)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a session-file setting, e.g. --set paradigm.trials_per_class=10",
+    )
+    parser.add_argument(
+        "--speed", type=float, help="run the timeline this many times faster than real time"
+    )
+    parser.add_argument("--output", help="recordings folder (default: [session] output)")
+    parser.add_argument(
+        "--display", action="store_true", help="show the paradigm in a window (default: headless)"
+    )
+    parser.add_argument(
+        "--source",
+        help=f"'{SIMULATE}' for the simulated subject, or the name of the LSL EEG stream "
+        "(default: [stream] name)",
+    )
+    parser.add_argument(
+        "--sim-channels", type=int, default=16, help="electrodes of the simulated subject"
+    )
+    parser.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated subject")
+
+
+def config_from_args(args):
+    """The session config: file, then ``--set``, then ``--speed``/``--output``/``--source``."""
+    from paradigms.config import load_config
+
+    overrides = list(args.overrides)
+    if args.speed is not None:
+        overrides.append(f"paradigm.speed={args.speed!r}")
+    if args.output is not None:
+        overrides.append(f"session.output={str(args.output)!r}")
+    if args.source not in (None, SIMULATE):
+        overrides.append(f"stream.name={args.source!r}")
+    return load_config(args.config, overrides)
+
+
+@contextmanager
+def open_session(args, config):
+    """A :class:`~paradigms.session.Session` with the presenter and source the arguments ask."""
+    from paradigms.display import make_presenter
+    from paradigms.session import Session
+
+    simulate = None
+    if args.source == SIMULATE:
+        simulate = {"n_channels": args.sim_channels, "seed": args.sim_seed}
+    presenter = make_presenter(display=args.display)
+    try:
+        with Session(config, presenter=presenter, simulate=simulate) as session:
+            yield session
+    finally:
+        presenter.close()
+
+
+def describe_run(results: dict) -> str:
+    """One line about a finished run."""
+    n = len(results["trials"])
+    return (
+        f"{results['task']} run {results['run']:02d}: {n} trials, {results['ended']} "
+        f"-> {results['fname']}"
+    )

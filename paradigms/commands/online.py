@@ -1,0 +1,48 @@
+"""``bci-universum online``: online feedback with a trained model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "online",
+        help="online feedback: cue, feedback bar driven by the decoder, per-trial result",
+        description=(
+            "Run online feedback with a model from 'bci-universum train': [online] rest_trials "
+            "rest trials, then trials_per_class cued feedback trials per class. Decisions go "
+            "out on the LSL stream 'decisions' and into the recording; prints the hit rate "
+            "and decision latencies."
+        ),
+    )
+    parser.add_argument("model", type=Path, help="model file written by bci-universum train")
+    add_session_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def format_summary(summary: dict) -> str:
+    """Hit rate and latency figures of an online run, one line each."""
+    lines = [f"hit rate: {summary['n_hits']}/{summary['n_trials']} = {summary['hit_rate']:.0%}"]
+    if summary["n_decisions"]:
+        lines.append(
+            f"decision latency (newest sample -> decision): p50 {summary['latency_ms_p50']:.1f} "
+            f"ms, p99 {summary['latency_ms_p99']:.1f} ms over {summary['n_decisions']} "
+            f"decisions (update period {summary['update_period_ms']:.1f} ms of data)"
+        )
+    return "\n".join(lines)
+
+
+def run(args) -> int:
+    from paradigms.session import run_online
+
+    if not args.model.is_file():
+        raise FileNotFoundError(f"Model file {args.model} does not exist.")
+    config = config_from_args(args)
+    with open_session(args, config) as session:
+        results = run_online(config, args.model, session)
+    print(describe_run(results))
+    print(format_summary(results["summary"]))
+    return 0

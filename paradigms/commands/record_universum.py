@@ -1,0 +1,33 @@
+"""``bci-universum record-universum``: record universum (non-example) trials."""
+
+from __future__ import annotations
+
+from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "record-universum",
+        help="record universum trials (rest, another task), separately or interleaved",
+        description=(
+            "Record universum trials marked universum/<name> ([paradigm] universum): a separate "
+            "run, interleaved with calibration trials, or a short rest block."
+        ),
+    )
+    add_session_arguments(parser)
+    parser.add_argument(
+        "--mode",
+        choices=("separate", "interleaved", "rest_block"),
+        help="default: [paradigm] universum_mode",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from paradigms.session import run_universum
+
+    config = config_from_args(args)
+    with open_session(args, config) as session:
+        results = run_universum(config, args.mode, session)
+    print(describe_run(results))
+    return 0

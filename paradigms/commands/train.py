@@ -1,0 +1,59 @@
+"""``bci-universum train``: fit a decoder on recorded sessions and save it with its metadata."""
+
+from __future__ import annotations
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "train",
+        help="train a decoder on recorded sessions (labelled + universum trials)",
+        description=(
+            "Cut the labelled (cue/<class>) and universum (universum/<name>) trials out of "
+            "the recordings, band-passed with the online decoder's causal filter; choose the "
+            "hyperparameters by universum-aware cross-validation; print the nested CV accuracy "
+            "with and without the universum (same folds); save the model and its JSON sidecar."
+        ),
+    )
+    parser.add_argument(
+        "recordings",
+        nargs="+",
+        metavar="SESSION_DIR_OR_FILE",
+        help="recording files, or session folders whose *_raw.fif recordings are all used",
+    )
+    parser.add_argument("--config", help="session TOML file (classes, universum, [pipeline])")
+    parser.add_argument(
+        "--output", "-o", required=True, help="model file to write, e.g. model.joblib"
+    )
+    parser.add_argument(
+        "--pipeline", help="pipeline name overriding the session file's [pipeline] name"
+    )
+    parser.add_argument(
+        "--no-universum",
+        action="store_true",
+        help="fit the saved model without the universum trials (the table reports both)",
+    )
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default 0)")
+    parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (default 1)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing model")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..config import load_config
+    from ..training import train_model
+
+    result = train_model(
+        args.recordings,
+        load_config(args.config),
+        output=args.output,
+        pipeline=args.pipeline,
+        use_universum=not args.no_universum,
+        n_splits=args.folds,
+        random_state=args.seed,
+        n_jobs=args.n_jobs,
+        overwrite=args.overwrite,
+        verbose="error",
+    )
+    print(result.summary())
+    return 0

@@ -1,0 +1,145 @@
+"""Online feedback: a stream feeding the online decoder, per-trial results and run statistics.
+
+:class:`StreamDecoder` takes every chunk a :class:`~acquisition.StreamReceiver` gets (through its
+subscription queue, so nothing is skipped), converts stream units to SI volts like the recorder
+does, and pushes the chunk into a :class:`~bci_universum.online.OnlineDecoder` built for the
+stream's channels (:meth:`~bci_universum.online.OnlineDecoder.from_model` picks the model's).
+A trial's result is the sign of the mean decision value over its feedback period: positive
+means the pipeline's second class (``classes_[1]``, ``right`` for ``left``/``right``), which is
+also the side the feedback bar moves to.
+"""
+
+from __future__ import annotations
+
+import queue
+from dataclasses import dataclass, field
+
+import numpy as np
+from pylsl import local_clock
+
+from acquisition.streams import si_scalings
+from bci_universum.online import Decision, OnlineDecoder
+
+
+class StreamDecoder:
+    """Feed an online decoder from a stream receiver, chunk by chunk.
+
+    Parameters
+    ----------
+    receiver : acquisition.StreamReceiver
+        Connected (or about to be: subscribing before :meth:`~acquisition.StreamReceiver.start`
+        keeps the very first sample).
+    decoder : OnlineDecoder
+        Decoder taking chunks with all the stream's channels (in SI units).
+
+    Attributes
+    ----------
+    latencies : list of float
+        For every decision, seconds from the newest sample's LSL timestamp to the decision
+        being available (``local_clock()`` after the update).
+    """
+
+    def __init__(self, receiver, decoder: OnlineDecoder):
+        self.receiver = receiver
+        self.decoder = decoder
+        self.latencies: list[float] = []
+        self._queue = receiver.subscribe()
+        self._scales: np.ndarray | None = None
+
+    def poll(self, timeout: float = 0.0) -> list[Decision]:
+        """Push every chunk received since the last call; return the decisions completed.
+
+        Waits up to ``timeout`` seconds for a first chunk when none is pending.
+        """
+        if self._scales is None:
+            if self.receiver.info is None:
+                raise RuntimeError("The stream receiver is not connected yet.")
+            self._scales = si_scalings(self.receiver.info)
+        out = []
+        wait = timeout
+        while True:
+            try:
+                data, stamps = (
+                    self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
+                )
+            except queue.Empty:
+                return out
+            wait = 0.0
+            decisions = self.decoder.push(data * self._scales, stamps)
+            if decisions:
+                now = local_clock()
+                self.latencies.extend(now - d.timestamp for d in decisions)
+                out.extend(decisions)
+
+    def close(self) -> None:
+        """Stop receiving chunks."""
+        self.receiver.unsubscribe(self._queue)
+
+
+@dataclass
+class TrialResult:
+    """The outcome of one feedback trial."""
+
+    index: int
+    target: str
+    predicted: str | None
+    mean_value: float
+    n_decisions: int
+    n_withheld: int
+
+    @property
+    def hit(self) -> bool:
+        return self.predicted == self.target
+
+
+@dataclass
+class FeedbackTrial:
+    """Decision values collected during one trial's feedback period."""
+
+    index: int
+    target: str
+    values: list[float] = field(default_factory=list)
+    n_withheld: int = 0
+
+    def add(self, decision: Decision) -> None:
+        if decision.valid:
+            self.values.append(decision.value)
+        else:
+            self.n_withheld += 1
+
+    def result(self, classes: tuple[str, str]) -> TrialResult:
+        """The class the mean decision value points to (None without any valid decision)."""
+        mean = float(np.mean(self.values)) if self.values else float("nan")
+        predicted = None if not self.values else classes[1] if mean > 0 else classes[0]
+        return TrialResult(
+            self.index, self.target, predicted, mean, len(self.values), self.n_withheld
+        )
+
+
+def summarize(results: list[TrialResult], latencies: list[float], update_period: float) -> dict:
+    """Hit rate and decision-latency statistics of an online run (JSON-serialisable).
+
+    Parameters
+    ----------
+    results : list of TrialResult
+    latencies : list of float
+        Seconds from newest sample to decision, one per decision.
+    update_period : float
+        Seconds of data between decisions (the latency budget is counted beyond it).
+    """
+    hits = sum(r.hit for r in results)
+    lat = np.asarray(latencies, dtype=float) * 1e3
+    stats = {
+        "n_trials": len(results),
+        "n_hits": hits,
+        "hit_rate": hits / len(results) if results else float("nan"),
+        "n_decisions": int(lat.size),
+        "update_period_ms": update_period * 1e3,
+    }
+    if lat.size:
+        stats.update(
+            latency_ms_p50=float(np.percentile(lat, 50)),
+            latency_ms_p99=float(np.percentile(lat, 99)),
+            latency_ms_max=float(lat.max()),
+        )
+    return stats

@@ -1,0 +1,504 @@
+"""Session runner: calibration, universum recording and online feedback runs.
+
+A :class:`Session` holds what the runs of one session share: the marker outlet, the receivers of
+the EEG and marker streams, the presenter (window or headless) and, for a simulated subject, the
+:class:`~acquisition.SimulatedSource` that obeys the markers. Each run drives the trial timeline
+(:mod:`paradigms.timeline`): at every phase onset the screen changes, a beep sounds where the
+timeline asks for one, and the phase's marker goes out stamped with the LSL time the presenter
+returned (for the cue, the time of the frame that showed it). Each run is recorded by its own
+:class:`~acquisition.Recorder` into ``<output>/sub-<subject>_ses-<session>/`` with BIDS-style
+names and a ``*_results.json`` sidecar; run numbers never overwrite an earlier run.
+
+Time runs ``config.paradigm.speed`` times faster than real time (the simulated subject is paced
+the same way, so recordings keep real-time sample spacing). When the EEG stream goes silent for
+``[stream] silence_timeout`` seconds the run ends cleanly: the recording is finalised with every
+sample received and the results say why the run ended.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+from pylsl import local_clock
+
+from acquisition import MarkerOutlet, MarkerReceiver, Recorder, SimulatedSource, StreamReceiver
+from acquisition.lsl_config import configure_lsl
+from acquisition.recorder import bids_basename
+from bci_universum.online import OnlineDecoder
+
+from .config import SessionConfig
+from .display import HeadlessPresenter
+from .feedback import FeedbackTrial, StreamDecoder, TrialResult, summarize
+from .timeline import Timeline, Trial, draw_trials, phase_marker
+
+logger = logging.getLogger(__name__)
+
+DECISIONS_STREAM = "decisions"
+_IDLE = 0.01  # seconds between stream checks while waiting for the next phase
+
+
+class StreamStopped(RuntimeError):
+    """The EEG stream went silent during a run."""
+
+
+def session_folder(config: SessionConfig) -> Path:
+    """``<output>/sub-<subject>_ses-<session>``, where the runs of a session are recorded."""
+    s = config.session
+    return Path(s.output) / f"sub-{s.subject}_ses-{s.session}"
+
+
+def next_run(folder: Path, subject: str, session: str, task: str) -> int:
+    """The first run number whose recording does not exist yet in ``folder``."""
+    prefix = bids_basename(subject, session, task, 1).rsplit("_run-", 1)[0]
+    taken = [int(p.name[len(prefix) + 5 :][:2]) for p in folder.glob(f"{prefix}_run-*_raw.fif*")]
+    return max(taken, default=0) + 1
+
+
+def mixed_trials(
+    groups: list[tuple[tuple[str, ...], int]], timeline: Timeline, seed: int | None
+) -> list[Trial]:
+    """Balanced trials of several condition groups, shuffled together into one run.
+
+    Parameters
+    ----------
+    groups : list of (conditions, n_trials)
+        Each group is balanced over its conditions (see :func:`draw_trials`); empty groups
+        (``n_trials == 0``) are skipped.
+    timeline : Timeline
+        Gives the pause range.
+    seed : int or None
+        Seed of the order and the pauses.
+    """
+    rng = np.random.default_rng(seed)
+    trials = [
+        t
+        for conditions, n in groups
+        if n
+        for t in draw_trials(conditions, n, timeline, int(rng.integers(2**31)))
+    ]
+    order = rng.permutation(len(trials))
+    return [Trial(i, trials[k].condition, trials[k].pause) for i, k in enumerate(order)]
+
+
+class Session:
+    """The LSL streams, presenter and (optionally) simulated subject shared by a session's runs.
+
+    Parameters
+    ----------
+    config : SessionConfig
+        The session file.
+    presenter : HeadlessPresenter | QtPresenter | None
+        What shows the screens (headless by default).
+    simulate : dict | None
+        Start a simulated subject streaming as ``[stream] name`` and obeying this session's
+        markers; the dict holds :class:`~acquisition.SimulatedSource` keyword arguments
+        (``n_channels``, ``seed``, ...). None reads an existing stream of that name.
+
+    Notes
+    -----
+    Use as a context manager; on exit the receivers stop before the outlets close.
+    """
+
+    def __init__(
+        self, config: SessionConfig, presenter=None, simulate: dict | None = None
+    ) -> None:
+        self.config = config
+        self.presenter = presenter if presenter is not None else HeadlessPresenter()
+        self.simulate = simulate
+        self.speed = config.paradigm.speed
+        self.folder = session_folder(config)
+        self.source: SimulatedSource | None = None
+        self.outlet: MarkerOutlet | None = None
+        self.receiver: StreamReceiver | None = None
+        self.markers: MarkerReceiver | None = None
+        self._n_pushed = 0
+
+    def __enter__(self) -> Session:
+        cfg = self.config.stream
+        configure_lsl(self.config.session.lsl_mode)
+        try:
+            self.outlet = MarkerOutlet(cfg.markers)
+            if self.simulate is not None:
+                self.source = SimulatedSource(
+                    **{
+                        "name": cfg.name,
+                        "markers_source_id": self.outlet.source_id,
+                        "speed": self.speed,
+                        "timeout": cfg.timeout,
+                        **self.simulate,
+                    }
+                ).start()
+            self.markers = MarkerReceiver(source_id=self.outlet.source_id, timeout=cfg.timeout)
+            self.markers.start()
+            # a simulated subject is ours by source_id, whatever else streams under its name
+            self.receiver = StreamReceiver(
+                None if self.source else cfg.name,
+                source_id=self.source.source_id if self.source else None,
+                timeout=cfg.timeout,
+                silence_timeout=cfg.silence_timeout,
+            )
+            self.receiver.start()
+            if self.source is not None and not self.outlet.wait_for_consumers(cfg.timeout):
+                raise TimeoutError(
+                    f"The simulated subject did not connect to marker stream {cfg.markers!r}."
+                )
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the receivers, then the simulated subject, then close the marker outlet."""
+        for part in (self.receiver, self.markers, self.source):
+            if part is not None:
+                part.stop()
+        self.receiver = self.markers = self.source = None
+        if self.outlet is not None:
+            self.outlet.close()
+            self.outlet = None
+
+    # -- the timeline engine ------------------------------------------------------------------
+
+    def _push(self, marker: str, timestamp: float | None = None) -> float:
+        stamp = self.outlet.push(marker, timestamp)
+        self._n_pushed += 1
+        return stamp
+
+    def _check_stream(self) -> None:
+        if self.receiver.silent:
+            raise StreamStopped(self.receiver.events[-1].detail)
+
+    def _wait_until(self, deadline: float, tick) -> None:
+        """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
+        while True:
+            self._check_stream()
+            self.presenter.process_events()
+            left = deadline - local_clock()
+            if left <= 0:
+                return
+            if tick is None:
+                time.sleep(min(left, _IDLE))
+            else:
+                tick(min(left, _IDLE))
+
+    def _trial(self, trial: Trial, timeline: Timeline, tick, on_phase) -> dict:
+        start = local_clock()
+        onsets = {}
+        for phase in timeline.phases:
+            self._wait_until(start + phase.onset, tick)
+            shown = self.presenter.show(phase.screen, trial.condition)
+            if phase.beep:
+                self.presenter.beep()
+            marker = phase_marker(phase, trial)
+            if marker is not None:
+                self._push(marker, shown)
+            onsets[phase.name] = shown
+            if on_phase is not None:
+                on_phase(phase, trial)
+        self._wait_until(start + timeline.duration, tick)
+        self.presenter.show("blank")
+        end = self._push("trial/end")
+        if on_phase is not None:
+            on_phase(None, trial)
+        self._wait_until(end + trial.pause / self.speed, tick)
+        return {"index": trial.index, "condition": trial.condition, "onsets": onsets, "end": end}
+
+    def run(
+        self,
+        task: str,
+        schedule: list[tuple[Trial, Timeline]],
+        *,
+        tick=None,
+        on_phase=None,
+        metadata: dict | None = None,
+    ) -> dict:
+        """Record one run of trials; return its results (also written as JSON).
+
+        Parameters
+        ----------
+        task : str
+            BIDS task label (``calibration``, ``universum``, ``online``).
+        schedule : list of (Trial, Timeline)
+            The trials in order, each with its timeline at real-time speed.
+        tick : callable or None
+            Called with a timeout (seconds) while waiting between phases (online decoding).
+        on_phase : callable or None
+            Called with ``(phase, trial)`` after each phase onset and ``(None, trial)`` at the
+            trial's end.
+        metadata : dict or None
+            Extra JSON metadata for the recording's sidecar.
+
+        Returns
+        -------
+        results : dict
+            ``fname`` (the FIF), ``ended`` (``"completed"`` or why the run stopped),
+            ``trials`` (condition and LSL onset of each phase of every completed trial).
+        """
+        s = self.config.session
+        self.folder.mkdir(parents=True, exist_ok=True)
+        run = next_run(self.folder, s.subject, s.session, task)
+        meta = {
+            "speed": self.speed,
+            "classes": list(self.config.paradigm.classes),
+            "timeline": {f: getattr(self.config.timeline, f) for f in ("fixation", "cue", "end")},
+            "n_trials_planned": len(schedule),
+            **(metadata or {}),
+        }
+        recorder = Recorder(
+            self.receiver,
+            self.markers,
+            self.folder,
+            subject=s.subject,
+            session=s.session,
+            task=task,
+            run=run,
+            paradigm=task,
+            metadata=meta,
+        )
+        self._check_stream()
+        recorder.start()
+        trials, ended = [], "completed"
+        try:
+            self._push("run/start")
+            for trial, timeline in schedule:
+                trials.append(self._trial(trial, timeline.scaled(self.speed), tick, on_phase))
+            self._push("run/end")
+        except StreamStopped as err:
+            ended = f"stream stopped: {err}"
+            logger.warning("Run %s-%02d ended early: %s", task, run, err)
+        finally:
+            self._drain_markers()
+            fname = recorder.stop()
+        results = {"task": task, "run": run, "fname": str(fname), "ended": ended}
+        results["trials"] = trials
+        return results
+
+    def _drain_markers(self) -> None:
+        """Wait (bounded) until the marker receiver got every marker pushed, for the recorder."""
+        deadline = time.monotonic() + self.config.stream.timeout
+        while self.markers.n_markers < self._n_pushed and time.monotonic() < deadline:
+            time.sleep(_IDLE)
+        # one recorder flush interval, so the writer sees the last markers
+        time.sleep(0.3)
+
+    # -- the paradigms ------------------------------------------------------------------------
+
+    def calibration(self) -> dict:
+        """A run of labelled trials, ``[paradigm] trials_per_class`` per class."""
+        p = self.config.paradigm
+        timeline = self.config.timeline_object()
+        trials = draw_trials(
+            self.config.class_markers, p.trials_per_class * len(p.classes), timeline, p.seed
+        )
+        return _save(self.run("calibration", [(t, timeline) for t in trials]))
+
+    def universum(self, mode: str | None = None) -> dict:
+        """A universum run: ``separate`` (universum trials only), ``interleaved`` (with
+        labelled trials, in random order) or ``rest_block`` (``[online] rest_trials`` rest
+        trials, the block that starts an online run, on its own)."""
+        p = self.config.paradigm
+        mode = p.universum_mode if mode is None else mode
+        timeline = self.config.timeline_object()
+        universum = (self.config.universum_markers, p.universum_trials)
+        if mode == "separate":
+            groups = [universum]
+        elif mode == "interleaved":
+            groups = [(self.config.class_markers, p.trials_per_class * len(p.classes)), universum]
+        elif mode == "rest_block":
+            groups = [(("universum/rest",), self.config.online.rest_trials)]
+        else:
+            raise ValueError(
+                f"Unknown universum mode {mode!r}; use 'separate', 'interleaved' or 'rest_block'."
+            )
+        trials = mixed_trials(groups, timeline, p.seed + 1)
+        if not trials:
+            raise ValueError(f"The universum run ({mode}) has no trials; check the trial counts.")
+        results = self.run(
+            "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
+        )
+        return _save(results)
+
+    def online(self, model) -> dict:
+        """Online feedback: ``[online] rest_trials`` rest trials, then feedback trials.
+
+        Parameters
+        ----------
+        model : path-like or (pipeline, ModelMetadata)
+            A binary model saved by :func:`bci_universum.model_io.save_model`, or what
+            :func:`~bci_universum.model_io.load_model` returns. Its channels and sampling
+            rate are checked against the stream (a clear error when they do not match).
+
+        Returns
+        -------
+        results : dict
+            As :meth:`run`, plus per-trial ``results`` and ``summary`` (hit rate, latency
+            percentiles in ms) and the ``decisions`` file.
+        """
+        o, p = self.config.online, self.config.paradigm
+        decoder = OnlineDecoder.from_model(
+            model,
+            self.receiver.ch_names_,
+            self.receiver.sfreq_,
+            update_rate=o.update_rate,
+            smoothing=o.smoothing,
+            window=o.window,
+        )
+        meta = decoder.metadata
+        classes = tuple(str(c) for c in meta.classes)
+        if len(classes) != 2:
+            raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
+        decoder.warm_up()
+        stream = StreamDecoder(self.receiver, decoder)
+
+        plain, with_feedback = self.config.timeline_object(), self.config.timeline_object(True)
+        rest = mixed_trials([(("universum/rest",), o.rest_trials)], plain, p.seed + 2)
+        cued = draw_trials(
+            self.config.class_markers, o.trials_per_class * len(classes), with_feedback, p.seed + 3
+        )
+        schedule = [(t, plain) for t in rest]
+        schedule += [
+            (Trial(len(rest) + t.index, t.condition, t.pause), with_feedback) for t in cued
+        ]
+
+        online = _OnlineState(self, stream, classes)
+        s = self.config.session
+        run = next_run(self.folder, s.subject, s.session, "online")
+        decisions_path = self.folder / (
+            bids_basename(s.subject, s.session, "online", run) + "_decisions.tsv"
+        )
+        online.open(decisions_path)
+        try:
+            results = self.run(
+                "online",
+                schedule,
+                tick=online.tick,
+                on_phase=online.on_phase,
+                metadata={"model": meta.to_dict()},
+            )
+        finally:
+            online.close()
+            stream.close()
+        results["decisions"] = str(decisions_path)
+        results["results"] = [asdict(r) | {"hit": r.hit} for r in online.results]
+        results["summary"] = summarize(
+            online.results, stream.latencies, decoder.hop / decoder.sfreq
+        )
+        return _save(results)
+
+
+class _OnlineState:
+    """What the online run does between and at phase onsets."""
+
+    def __init__(self, session: Session, stream: StreamDecoder, classes: tuple[str, str]):
+        self.session = session
+        self.stream = stream
+        self.classes = classes
+        self.current: FeedbackTrial | None = None
+        self.results: list[TrialResult] = []
+        self._started = False
+        self._outlet = None
+        self._file = None
+
+    def open(self, path: Path) -> None:
+        import pylsl
+
+        info = pylsl.StreamInfo(
+            DECISIONS_STREAM,
+            "Decisions",
+            2,
+            pylsl.IRREGULAR_RATE,
+            pylsl.cf_double64,
+            f"{self.session.outlet.source_id}-decisions",
+        )
+        channels = info.desc().append_child("channels")
+        for name in ("value", "smoothed"):
+            channels.append_child("channel").append_child_value("label", name)
+        self._outlet = pylsl.StreamOutlet(info)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file = open(path, "w", buffering=1)  # noqa: SIM115 - closed in close()
+        self._file.write("lsl_time\tsample\tvalue\tsmoothed\tvalid\ttrial\tlatency_ms\treason\n")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+        self._outlet = None
+
+    def tick(self, timeout: float) -> None:
+        if not self._started:
+            # decode from the run's first trial on, not the backlog of the set-up
+            self.stream.poll()
+            self.stream.decoder.reset()
+            self.stream.latencies.clear()
+            self._started = True
+        decisions = self.stream.poll(timeout)
+        latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
+        for d, latency in zip(decisions, latencies, strict=True):
+            trial = "" if self.current is None else self.current.index
+            self._file.write(
+                f"{d.timestamp:.6f}\t{d.sample_index}\t{d.value:.9g}\t{d.smoothed:.9g}\t"
+                f"{int(d.valid)}\t{trial}\t{latency * 1e3:.3f}\t{d.reason}\n"
+            )
+            if d.valid:
+                self._outlet.push_sample([d.value, d.smoothed], d.timestamp)
+            if self.current is not None:
+                self.current.add(d)
+                if d.valid:
+                    self.session.presenter.set_feedback(d.smoothed)
+
+    def on_phase(self, phase, trial: Trial) -> None:
+        if phase is not None and phase.screen == "feedback":
+            self.session.presenter.set_feedback(0.0)
+            self.current = FeedbackTrial(trial.index, trial.condition.partition("/")[2])
+        elif phase is None and self.current is not None:
+            result = self.current.result(self.classes)
+            self.results.append(result)
+            if result.predicted is not None:
+                self.session._push(f"decision/{result.predicted}")
+            self.current = None
+
+
+def _save(results: dict) -> dict:
+    """Write ``results`` beside the recording (file names relative to the session folder)."""
+    fname = Path(results["fname"])
+    path = fname.with_name(fname.name.replace("_raw.fif", "_results.json"))
+    relative = {k: Path(v).name if k in ("fname", "decisions") else v for k, v in results.items()}
+    path.write_text(json.dumps(relative, indent=1, default=float))
+    results["results_file"] = str(path)
+    return results
+
+
+def run_calibration(config: SessionConfig, session: Session | None = None, **kwargs) -> dict:
+    """Record a calibration run (see :meth:`Session.calibration`).
+
+    ``kwargs`` (``presenter``, ``simulate``) open a :class:`Session` when none is given.
+    """
+    if session is not None:
+        return session.calibration()
+    with Session(config, **kwargs) as new:
+        return new.calibration()
+
+
+def run_universum(
+    config: SessionConfig, mode: str | None = None, session: Session | None = None, **kwargs
+) -> dict:
+    """Record a universum run (see :meth:`Session.universum`)."""
+    if session is not None:
+        return session.universum(mode)
+    with Session(config, **kwargs) as new:
+        return new.universum(mode)
+
+
+def run_online(config: SessionConfig, model, session: Session | None = None, **kwargs) -> dict:
+    """Run online feedback with a trained model (see :meth:`Session.online`)."""
+    if session is not None:
+        return session.online(model)
+    with Session(config, **kwargs) as new:
+        return new.online(model)

@@ -1,0 +1,151 @@
+"""Sessions on loopback LSL with the simulated subject: calibration, universum, online."""
+
+import json
+import threading
+from pathlib import Path
+
+import mne
+import numpy as np
+import pytest
+
+from acquisition.recorder import bids_basename
+from paradigms.session import Session, mixed_trials, next_run
+from paradigms.timeline import imagery_timeline
+from paradigms.training import train_model
+
+from .session_helpers import fast_config
+
+SIM = {"n_channels": 8, "seed": 3}
+
+
+def _annotations(fname):
+    raw = mne.io.read_raw_fif(fname, preload=False, verbose="error")
+    return list(raw.annotations.description), raw
+
+
+def _check_trial_markers(results, extra=()):
+    descriptions, raw = _annotations(results["fname"])
+    sidecar = json.loads(Path(results["fname"].replace("_raw.fif", "_raw.json")).read_text())
+    assert sidecar["annotations_outside_data"] == []
+    assert descriptions.count("trial/start") == len(results["trials"])
+    assert descriptions.count("trial/end") == len(results["trials"])
+    for marker in ("run/start", "run/end", *extra):
+        assert marker in descriptions
+    for condition in {t["condition"] for t in results["trials"]}:
+        n = sum(t["condition"] == condition for t in results["trials"])
+        assert descriptions.count(condition) == n
+    # every trial's cue sits where its marker was stamped: the displayed-frame time
+    onsets = raw.annotations.onset
+    cues = [o for o, d in zip(onsets, descriptions, strict=True) if d in results["conditions"]]
+    assert len(cues) == len(results["trials"])
+    return descriptions
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_simulated_session_end_to_end(tmp_path):
+    config = fast_config(tmp_path)
+    with Session(config, simulate=SIM) as session:
+        cal = session.calibration()
+        uni = session.universum()
+        trained = train_model([cal["fname"], uni["fname"]], config, n_splits=3)
+        online = session.online((trained.pipeline, trained.metadata))
+
+    assert [r["ended"] for r in (cal, uni, online)] == ["completed"] * 3
+    cal["conditions"] = config.class_markers
+    _check_trial_markers(cal)
+    uni["conditions"] = config.universum_markers
+    _check_trial_markers(uni)
+    assert len(uni["trials"]) == 4
+
+    summary = online["summary"]
+    assert summary["n_trials"] == 8
+    assert summary["hit_rate"] >= 0.8, online["results"]
+    assert summary["latency_ms_p50"] > 0
+
+    online["conditions"] = config.class_markers
+    descriptions = _check_trial_markers(online, extra=["feedback/start"])
+    predicted = [r["predicted"] for r in online["results"]]
+    assert all(p is not None for p in predicted)
+    for cls in ("left", "right"):
+        assert descriptions.count(f"decision/{cls}") == predicted.count(cls)
+    table = np.genfromtxt(online["decisions"], delimiter="\t", names=True, usecols=range(7))
+    in_trial = table["trial"][np.isfinite(table["trial"])].astype(int)
+    assert set(in_trial) == {r["index"] for r in online["results"]}
+    for r in online["results"]:
+        rows = table[table["trial"] == r["index"]]
+        assert len(rows) == r["n_decisions"] + r["n_withheld"]
+        assert np.mean(rows["value"]) == pytest.approx(r["mean_value"], rel=1e-6)
+
+    saved = json.loads(Path(online["results_file"]).read_text())
+    assert saved["summary"]["hit_rate"] == summary["hit_rate"]
+
+
+@pytest.mark.lsl
+def test_stream_stopping_mid_run_ends_it_cleanly(tmp_path):
+    config = fast_config(tmp_path, speed=8.0, **{"stream.silence_timeout": 0.5})
+    with Session(config, simulate=SIM) as session:
+        sfreq = session.receiver.sfreq_
+        # stop the subject's stream once about two trials (2 x 10 s) have been received
+        start = session.receiver.n_samples
+
+        def stop_source():
+            while session.receiver.n_samples - start < 20 * sfreq:
+                threading.Event().wait(0.01)
+            session.source.stop()
+
+        stopper = threading.Thread(target=stop_source, daemon=True)
+        stopper.start()
+        results = session.calibration()
+        stopper.join(10)
+    assert results["ended"].startswith("stream stopped")
+    assert 1 <= len(results["trials"]) < 8
+    descriptions, raw = _annotations(results["fname"])
+    assert raw.n_times >= 20 * sfreq
+    assert descriptions.count("trial/end") >= len(results["trials"])
+    assert "run/end" not in descriptions
+    assert not list(tmp_path.rglob("*.partial"))
+    saved = json.loads(Path(results["results_file"]).read_text())
+    assert saved["ended"] == results["ended"]
+
+
+@pytest.mark.lsl
+def test_model_not_matching_the_stream_is_refused(tmp_path):
+    from bci_universum.model_io import ModelMetadata
+
+    config = fast_config(tmp_path)
+    pipeline = type("Fitted", (), {"decision_function": None, "classes_": ["left", "right"]})()
+    classes = ["left", "right"]
+    wrong_channel = ModelMetadata(["C3", "C4", "XX"], 250.0, (8, 30), (0.5, 1.5), classes)
+    wrong_rate = ModelMetadata(["C3", "C4"], 500.0, (8, 30), (0.5, 1.5), classes)
+    with Session(config, simulate=SIM) as session:
+        with pytest.raises(ValueError, match=r"lacks the model's channel\(s\) \['XX'\]"):
+            session.online((pipeline, wrong_channel))
+        with pytest.raises(ValueError, match="sampling rate"):
+            session.online((pipeline, wrong_rate))
+    assert not list(tmp_path.rglob("*.fif"))
+
+
+def test_mixed_trials_are_balanced_and_shuffled():
+    timeline = imagery_timeline()
+    groups = [(("cue/left", "cue/right"), 6), (("universum/rest", "universum/words"), 4)]
+    trials = mixed_trials(groups, timeline, seed=1)
+    conditions = [t.condition for t in trials]
+    assert [t.index for t in trials] == list(range(10))
+    assert {c: conditions.count(c) for c in set(conditions)} == {
+        "cue/left": 3,
+        "cue/right": 3,
+        "universum/rest": 2,
+        "universum/words": 2,
+    }
+    assert conditions != sorted(conditions, key=lambda c: c.startswith("universum"))
+    assert all(2.0 <= t.pause <= 4.0 for t in trials)
+    assert [t.condition for t in mixed_trials(groups, timeline, seed=1)] == conditions
+
+
+def test_next_run_never_reuses_a_number(tmp_path):
+    assert next_run(tmp_path, "01", "01", "online") == 1
+    (tmp_path / (bids_basename("01", "01", "online", 1) + "_raw.fif")).touch()
+    (tmp_path / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
+    (tmp_path / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
+    assert next_run(tmp_path, "01", "01", "online") == 4

@@ -1,0 +1,170 @@
+"""Training a decoder on recorded sessions, saving it, and decoding online with it."""
+
+import numpy as np
+import pytest
+
+from bci_universum.datasets import epochs_from_raw
+from bci_universum.model_io import ModelExistsError, load_model
+from bci_universum.online import OnlineDecoder
+from bci_universum.simulation.eeg import simulate_raw
+from paradigms.cli import main
+from paradigms.config import ParadigmSection, SessionConfig
+from paradigms.training import filter_like_online, train_model
+
+N_CH, SFREQ, N_TRIALS = 8, 250.0, 12
+
+
+def _without(raw, prefix):
+    keep = [i for i, d in enumerate(raw.annotations.description) if not d.startswith(prefix)]
+    raw.set_annotations(raw.annotations[keep])
+    return raw
+
+
+@pytest.fixture(scope="module")
+def session(tmp_path_factory):
+    """A calibration run (left/right) and a separate universum run (rest), as FIF files."""
+    folder = tmp_path_factory.mktemp("sub-01_ses-01")
+    calibration = simulate_raw(
+        N_TRIALS, universum_tasks=(), n_channels=N_CH, sfreq=SFREQ, seed=3, verbose="error"
+    )
+    universum = simulate_raw(
+        1,
+        n_universum_per_task=N_TRIALS,
+        universum_tasks=("rest",),
+        n_channels=N_CH,
+        sfreq=SFREQ,
+        seed=4,
+        verbose="error",
+    )
+    _without(universum, "cue/")
+    calibration.save(folder / "sub-01_ses-01_task-calibration_run-01_raw.fif", verbose="error")
+    universum.save(folder / "sub-01_ses-01_task-universum_run-01_raw.fif", verbose="error")
+    return folder, calibration
+
+
+@pytest.fixture(scope="module")
+def trained(session, tmp_path_factory):
+    folder, _ = session
+    output = tmp_path_factory.mktemp("models") / "model.joblib"
+    return train_model([folder], SessionConfig(), output=output, n_splits=4, verbose="error")
+
+
+def test_training_reports_both_accuracies_on_the_same_folds(trained):
+    assert trained.n_trials == {"left": N_TRIALS, "right": N_TRIALS}
+    assert trained.n_universum == {"rest": N_TRIALS}
+    folds = trained.fold_accuracies
+    assert len(folds["with_universum"]) == len(folds["without_universum"]) == 4
+    # the simulated subject is easy to decode: well above chance both ways
+    assert trained.accuracy_with_universum >= 0.8
+    assert trained.accuracy_without_universum >= 0.8
+    assert trained.accuracy_with_universum == pytest.approx(np.mean(folds["with_universum"]))
+    table = trained.summary()
+    assert "with universum" in table and "without" in table and "rest 12" in table
+    meta = trained.metadata
+    assert meta.cv["with_universum"]["folds"] == folds["with_universum"]
+    assert meta.universum == ["rest"] and meta.pipeline == "tangent-usvm"
+    assert meta.params["selected"]["classifier__C_universum"] > 0
+    assert len(meta.recordings) == 2
+
+
+def test_saved_model_round_trips_and_matches_the_data(trained, session):
+    _, raw = session
+    pipeline, meta = load_model(trained.model_path)
+    assert meta == trained.metadata
+    assert meta.ch_names == raw.ch_names and meta.sfreq == SFREQ
+    assert meta.band == (8.0, 30.0) and meta.window == (0.5, 2.5)
+    assert meta.classes == ["left", "right"]
+    X = np.random.default_rng(0).standard_normal((5, N_CH, 500)) * 1e-5
+    np.testing.assert_array_equal(
+        pipeline.decision_function(X), trained.pipeline.decision_function(X)
+    )
+
+
+def test_online_decoder_from_the_model_equals_offline_training_path(trained, session):
+    """The decoder's filter + window is the training's causal filter + epoch: one code path."""
+    _, raw = session
+    decoder = OnlineDecoder.from_model(trained.model_path, raw.ch_names, SFREQ, update_rate=4)
+    assert decoder.window_len == 500
+    data = raw.get_data().T
+    decisions = decoder.push(data[:5000])
+    filtered = filter_like_online(raw, trained.metadata.band).get_data().T
+    windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
+    np.testing.assert_allclose(
+        [d.value for d in decisions],
+        trained.pipeline.decision_function(windows),
+        rtol=0,
+        atol=1e-9,
+    )
+    # a training trial is exactly such a window: cue + tmin ... cue + tmax - 1 sample
+    X, y, _ = epochs_from_raw(
+        filter_like_online(raw, (8.0, 30.0)), tmin=0.5, tmax=2.5 - 1 / SFREQ, verbose="error"
+    )
+    onset = raw.annotations.onset[raw.annotations.description == "cue/left"][0]
+    start = round(onset * SFREQ) + round(0.5 * SFREQ)
+    np.testing.assert_array_equal(X[list(y).index("left")], filtered[start : start + 500].T)
+
+
+def test_csp_pipeline_through_the_cli(session, tmp_path, capsys):
+    folder, _ = session
+    config = tmp_path / "session.toml"
+    config.write_text('[pipeline]\nname = "tangent-usvm"\nwindow = [0.5, 2.5]\n')
+    output = tmp_path / "csp.joblib"
+    argv = ["train", str(folder), "--config", str(config), "--output", str(output)]
+    assert main([*argv, "--pipeline", "csp-usvm", "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "Pipeline csp-usvm" in out and "with universum" in out and str(output) in out
+    _, meta = load_model(output)
+    assert meta.pipeline == "csp-usvm" and meta.cv["n_splits"] == 3
+    # the model exists now: refused before any training
+    assert main(argv) == 1
+    assert "already exist" in capsys.readouterr().err
+
+
+def test_training_without_universum_trials(session):
+    _, raw = session
+    result = train_model([raw], n_splits=3, verbose="error")
+    assert result.accuracy_with_universum is None and result.n_universum == {}
+    assert "with universum" in result.summary() and result.model_path is None
+    assert result.metadata.universum == []
+    assert result.metadata.params["selected"].keys() == {"classifier__C"}
+
+
+@pytest.mark.parametrize(
+    ("make", "error", "match"),
+    [
+        (lambda raw, tmp: [tmp / "absent_raw.fif"], FileNotFoundError, "absent_raw"),
+        (lambda raw, tmp: [tmp], FileNotFoundError, "No recordings"),
+        (lambda raw, tmp: [_without(raw.copy(), "cue/right")], ValueError, r"cue/right"),
+        (lambda raw, tmp: [_without(raw.copy(), "cue/")], ValueError, "No labelled trials"),
+    ],
+)
+def test_bad_recordings_are_refused(session, tmp_path, make, error, match):
+    _, raw = session
+    with pytest.raises(error, match=match):
+        train_model(make(raw, tmp_path), verbose="error")
+
+
+def test_bad_options_are_refused(session, tmp_path, capsys):
+    folder, raw = session
+    with pytest.raises(ValueError, match=r"Unknown pipeline 'lda'.*tangent-usvm"):
+        train_model([raw], pipeline="lda")
+    with pytest.raises(ValueError, match="binary"):
+        train_model([raw], SessionConfig(paradigm=ParadigmSection(classes=["a", "b", "c"])))
+    existing = tmp_path / "m.joblib"
+    existing.write_bytes(b"")
+    with pytest.raises(ModelExistsError):
+        train_model([raw], output=existing)
+    short = raw.copy().crop(0, 20)  # too few trials for cross-validation
+    with pytest.raises(ValueError, match="at least 2 trials per class"):
+        train_model([short], verbose="error")
+    assert main(["train", str(tmp_path / "nowhere"), "--output", str(tmp_path / "x")]) == 1
+    assert "not found" in capsys.readouterr().err
+    assert main(["train", str(folder), "-o", str(tmp_path / "y"), "--pipeline", "lda"]) == 1
+    assert "Unknown pipeline" in capsys.readouterr().err
+
+
+def test_recordings_with_other_channels_are_refused(session, tmp_path):
+    _, raw = session
+    other = raw.copy().drop_channels([raw.ch_names[0]])
+    with pytest.raises(ValueError, match=rf"missing: \['{raw.ch_names[0]}'\]"):
+        train_model([raw, other], verbose="error")
