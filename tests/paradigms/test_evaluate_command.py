@@ -11,7 +11,6 @@ import pytest
 pytest.importorskip("bci_universum.evaluation", reason="the evaluation engine is not merged")
 
 import bci_universum.evaluation as engine
-
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
 from paradigms.evaluation_config import load_config
@@ -139,6 +138,26 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
         with (out / f"{stem}.csv").open() as a, (parallel / f"{stem}.csv").open() as b:
             serial_rows, joblib_rows = list(csv.DictReader(a)), list(csv.DictReader(b))
         assert [r["score"] for r in serial_rows] == [r["score"] for r in joblib_rows]
+
+
+@pytest.mark.slow
+def test_dask_scheduler_address_gives_the_serial_scores(tmp_path, recordings):
+    distributed = pytest.importorskip("distributed")
+    config = _config(tmp_path, recordings)
+    assert main(["evaluate", str(config), "--no-progress"]) == 0
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster:
+        args = ["--scheduler", cluster.scheduler_address, "--output", str(tmp_path / "dask")]
+        assert main(["evaluate", str(config), "--no-progress", *args]) == 0
+    with (tmp_path / "out" / "within-session.csv").open() as a:
+        serial = [r["score"] for r in csv.DictReader(a)]
+    with (tmp_path / "dask" / "within-session.csv").open() as b:
+        assert [r["score"] for r in csv.DictReader(b)] == serial
+
+
+def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
+    config = _config(tmp_path, recordings)
+    assert main(["evaluate", str(config), "--backend", "joblib", "--scheduler", "x:1"]) == 1
+    assert "--scheduler needs --backend dask" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
