@@ -90,6 +90,23 @@ def test_load_project_recording_reads_sidecar(tmp_path):
         load_recording(fname, classes=["cue/left", "cue/missing"])
 
 
+def test_load_any_mne_file_with_a_mapping(tmp_path):
+    pytest.importorskip("pybv")
+    raw = _raw(["T1", "T2", "T0", "T1", "T2"], [1.0, 5.0, 9.0, 13.0, 17.0])
+    fname = tmp_path / "run.vhdr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pybv's float32 conversion
+        mne.export.export_raw(fname, raw, verbose=False)
+    # BrainVision stores annotations as "Comment/<text>"
+    e = load_recording(
+        fname, {"Comment/T1": "left", "Comment/T2": "right"}, {"Comment/T0": "rest"}, tmax=1.0
+    )
+    assert e.counts() == {"left": 2, "right": 2, "universum/rest": 1}
+    assert e.subject == "run" and set(e.runs) == {"1"}
+    with pytest.raises(ValueError, match="Comment/T1"):  # the error lists what is there
+        load_recording(fname, {"T1": "left", "T2": "right"}, None)
+
+
 @pytest.mark.data
 def test_eegmmidb_universa(data_dir):
     e = load_eegmmidb(1, (4, 8, 12), path=data_dir, universum=("rest", "baseline", "task"))

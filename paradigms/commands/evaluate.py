@@ -1,0 +1,94 @@
+"""``bci-universum evaluate``: offline evaluation of pipelines and universa from a TOML file."""
+
+from __future__ import annotations
+
+import argparse
+import warnings
+from pathlib import Path
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1 and value != -1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or -1, got {text}")
+    return value
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "evaluate",
+        help="offline evaluation: nested CV, cross-run transfer, learning curves",
+        description=(
+            "Evaluate the pipelines and universa of an evaluation file (TOML, see "
+            "paradigms/configs/) on its data sets under its protocols. Everything is checked "
+            "before the first fit. Writes <protocol>.csv (tidy results), <protocol>.md "
+            "(thesis-style table with paired tests) and plots into the output folder; finished "
+            "jobs are cached there, so an interrupted run resumes."
+        ),
+    )
+    parser.add_argument("config", type=Path, help="evaluation file (TOML)")
+    parser.add_argument(
+        "--n-jobs", type=_positive_int, help="parallel jobs, -1 for all cores (default: file)"
+    )
+    parser.add_argument(
+        "--backend",
+        choices=("serial", "joblib", "dask"),
+        help="execution backend (default: file, else serial)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="Dask scheduler address (with --backend dask; default: a LocalCluster)",
+    )
+    parser.add_argument("--output", type=Path, help="output folder (default: file)")
+    parser.add_argument(
+        "--quick", action="store_true", help="fewer folds and repeats, a small grid"
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from bci_universum.evaluation import evaluate
+    from bci_universum.evaluation_report import write_report
+
+    from ..evaluation_config import BASELINES_NONE_ONLY, load_config
+
+    if args.scheduler is not None and args.backend not in (None, "dask"):
+        raise ValueError("--scheduler needs --backend dask.")
+    config = load_config(
+        args.config,
+        quick=args.quick,
+        n_jobs=args.n_jobs,
+        backend="dask" if args.scheduler is not None else args.backend,
+        scheduler=args.scheduler,
+        output=args.output,
+    )
+    data, protocols = config.prepare()
+    for epochs in data:
+        print(epochs)
+    config.output.mkdir(parents=True, exist_ok=True)
+    stems: list[str] = []
+    for settings, protocol in protocols:
+        stem = settings.name if settings.name not in stems else f"{settings.name}-{len(stems)}"
+        stems.append(stem)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
+            rows = evaluate(
+                data,
+                {name: config.pipelines[name] for name in settings.pipelines},
+                settings.universa,
+                protocol,
+                cache_dir=config.output / "cache",
+                n_jobs=config.n_jobs,
+                backend=config.backend,
+                scheduler=config.scheduler,
+                seed=config.seed,
+                progress=not args.no_progress,
+                classes=config.classes,
+            )
+        paths = write_report(rows, config.output, metric=config.metric, stem=stem)
+        print(f"\n## {stem}\n")
+        print(paths["markdown"].read_text())
+        print("written: " + ", ".join(str(p) for p in paths.values()))
+    return 0

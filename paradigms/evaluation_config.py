@@ -1,0 +1,494 @@
+"""Offline evaluation configuration from a TOML file, validated before anything is computed.
+
+An evaluation file names the data sets, the pipelines, the universa, one or more protocols and
+the inner model-selection grid::
+
+    [evaluation]
+    output = "results/s001"        # CSV, Markdown, plots, job cache (relative to the cwd)
+    n_jobs = 1
+    backend = "serial"             # serial | joblib | dask
+    scheduler = ""                 # Dask scheduler address ("" = a LocalCluster)
+    seed = 0
+    classes = ["left", "right"]    # labelled classes to use (default: all)
+
+    [[datasets]]
+    name = "eegmmidb"
+    kind = "eegmmidb"              # eegmmidb | recording (FIF, EDF, ...) | xdf
+    path = ""                      # data folder, relative to this file ("": $BCI_UNIVERSUM_DATA
+                                   # or ../shared/data)
+    subjects = [1]
+    runs = [4, 8, 12]
+    universum = ["rest", "baseline", "task"]
+    tmin = -1.0
+    tmax = 4.0
+    channels = ["C3", "Cz", "C4"]  # optional channel subset
+
+    [[datasets]]
+    name = "bci4als"
+    kind = "xdf"
+    files = ["bci4als/assaf/Test*/EEG.xdf"]   # globs under path; one file = one run
+    subject = "assaf"
+    classes = { "2" = "left", "3" = "right" }  # marker → class
+    universum = { "1" = "idle" }                # marker → universum kind
+    ch_names = ["C3", "C4", "..."]              # names of the first channels; others dropped
+    l_freq = 1.0                                # high-pass of the continuous recording
+    resample = 125.0
+
+    [pipelines.csp_lda]            # label = registry name, or set pipeline = "..."
+    [pipelines.csp_usvm]
+    window = [1.0, 2.0]
+
+    universa = ["none", "U_C3:rest", "centred:rest"]   # top-level key (before any table)
+
+    [[protocol]]
+    name = "within-session"        # within-session | cross-run | cross-session | learning-curve
+    n_splits = 10
+    inner_splits = 10
+
+    [grid]                         # inner grid over plain classifier parameters
+    C = [1, 10, 100]
+
+    [quick]                        # what --quick changes (these are the defaults)
+    protocol = { n_splits = 3, inner_splits = 3, n_repeats = 2 }
+    grid = { C = [1, 10], C_universum = [0, 1], epsilon = [0.1] }
+
+Each ``[[protocol]]`` may restrict ``pipelines`` and ``universa`` (lists of labels/names);
+``cross-run``/``cross-session`` take ``pairs`` (``[[["4", "8"], "12"]]``) and
+``universum_from`` (``train``, ``test`` or ``both``); ``learning-curve`` takes ``n_per_class``,
+``n_repeats``, ``test_size``, ``n_universum``.
+
+:func:`load_config` checks the file itself (keys, types, pipeline names and parameters,
+universum names, protocol names); :meth:`EvaluationConfig.prepare` then loads the data and
+plans every job of every protocol, which checks labels against the data and trial counts against
+the folds. Both happen before the first fit.
+"""
+
+from __future__ import annotations
+
+import glob
+import sys
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from bci_universum.datasets import data_path
+from bci_universum.evaluation_data import (
+    EEGMMIDB_UNIVERSA,
+    EpochSet,
+    load_eegmmidb,
+    load_recording,
+)
+from bci_universum.pipelines import PipelineFactory, pipeline_factory
+
+PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
+DATASET_KINDS = ("eegmmidb", "recording", "xdf")
+BACKENDS = ("serial", "joblib", "dask")
+#: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
+BASELINES_NONE_ONLY = "pipelines without a universum classifier"
+QUICK_PROTOCOL = {"n_splits": 3, "inner_splits": 3, "n_repeats": 2}
+QUICK_GRID = {"C": [1.0, 10.0], "C_universum": [0.0, 1.0], "epsilon": [0.1]}
+
+_NUMBER = (int, float)
+_PROTOCOL_KEYS: dict[str, dict[str, tuple]] = {
+    "within-session": {"n_splits": (int,), "inner_splits": (int,)},
+    "cross-run": {"pairs": (list,), "universum_from": (str,), "inner_splits": (int,)},
+    "learning-curve": {
+        "n_per_class": (list,),
+        "n_repeats": (int,),
+        "test_size": (float,),
+        "n_universum": (int,),
+        "inner_splits": (int,),
+    },
+}
+_PROTOCOL_KEYS["cross-session"] = _PROTOCOL_KEYS["cross-run"]
+_DATASET_KEYS: dict[str, tuple] = {
+    "name": (str,),
+    "kind": (str,),
+    "path": (str,),
+    "subjects": (list,),
+    "runs": (list,),
+    "task_runs": (list,),
+    "baseline_runs": (list,),
+    "files": (list,),
+    "subject": (str,),
+    "session": (str,),
+    "classes": (list, dict),
+    "universum": (list, dict, str),
+    "ch_names": (list,),
+    "channels": (list,),
+    "l_freq": (float,),
+    "resample": (float,),
+    "tmin": (float,),
+    "tmax": (float,),
+}
+_EVALUATION_KEYS = {
+    "output": (str,),
+    "n_jobs": (int,),
+    "backend": (str,),
+    "scheduler": (str,),
+    "seed": (int,),
+    "classes": (list,),
+    "metric": (str,),
+}
+
+
+def _typed(value, types: tuple, where: str):
+    """``value`` if it has one of ``types`` (ints accepted as floats, bools never as numbers)."""
+    if float in types and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+        raise ValueError(
+            f"{where} must be {' or '.join(t.__name__ for t in types)}, got {value!r}."
+        )
+    return value
+
+
+def _table(values, keys: Mapping[str, tuple], where: str) -> dict:
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a table, got {values!r}.")
+    unknown = sorted(set(values) - set(keys))
+    if unknown:
+        raise ValueError(f"Unknown key(s) {unknown} in {where}; known keys: {sorted(keys)}.")
+    return {k: _typed(v, keys[k], f"{where} {k}") for k, v in values.items()}
+
+
+@dataclass
+class DatasetConfig:
+    """One ``[[datasets]]`` entry; :meth:`load` gives one EpochSet per subject."""
+
+    name: str
+    kind: str
+    root: Path
+    options: dict = field(default_factory=dict)
+
+    def _window(self) -> dict:
+        return {k: self.options[k] for k in ("tmin", "tmax") if k in self.options}
+
+    def files(self) -> list[Path]:
+        """The recording files (kind ``recording``/``xdf``), sorted; one per run."""
+        found = []
+        for pattern in self.options["files"]:
+            matches = sorted(glob.glob(str(self.root / pattern)))
+            if not matches:
+                raise FileNotFoundError(
+                    f"[[datasets]] {self.name}: no file matches {pattern!r} under {self.root}."
+                )
+            found += [Path(m) for m in matches]
+        return found
+
+    def load(self) -> list[EpochSet]:
+        """Load the data set: one EpochSet per subject."""
+        o = self.options
+        if self.kind == "eegmmidb":
+            return [
+                load_eegmmidb(
+                    int(subject),
+                    tuple(o.get("runs", (4, 8, 12))),
+                    path=self.root,
+                    universum=tuple(o.get("universum", ("rest",))),
+                    task_runs=o.get("task_runs"),
+                    baseline_runs=tuple(o.get("baseline_runs", (1, 2))),
+                    picks=o.get("channels", "data"),
+                    verbose="error",
+                    **self._window(),
+                )
+                for subject in o.get("subjects", [1])
+            ]
+        reader = None
+        if self.kind == "xdf":
+            from acquisition.readers import read_recording
+
+            reader = read_recording
+        files = self.files()
+        # BCI4ALS-style folders (Test1/EEG.xdf, Test2/EEG.xdf): name runs after the folder
+        by_folder = len({f.stem for f in files}) < len(files)
+        runs = [
+            load_recording(
+                f,
+                o.get("classes"),
+                o.get("universum", "universum/"),
+                reader=reader,
+                ch_names=o.get("ch_names"),
+                l_freq=o.get("l_freq"),
+                resample=o.get("resample"),
+                run=f.parent.name if by_folder else None,
+                session=o.get("session"),
+                subject=o.get("subject"),
+                dataset=self.name,
+                picks=o.get("channels", "data"),
+                verbose="error",
+                **self._window(),
+            )
+            for f in files
+        ]
+        subjects: dict[str, list[EpochSet]] = {}
+        for epochs in runs:
+            subjects.setdefault(epochs.subject, []).append(epochs)
+        return [EpochSet.concatenate(sets) for sets in subjects.values()]
+
+
+def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
+    where = f"[[datasets]] #{index + 1}"
+    o = _table(values, _DATASET_KEYS, where)
+    kind = o.pop("kind", "recording")
+    if kind not in DATASET_KINDS:
+        raise ValueError(f"{where} kind must be one of {DATASET_KINDS}, got {kind!r}.")
+    name = o.pop("name", kind)
+    path = o.pop("path", "")
+    root = (base / path) if path else data_path(required=True)
+    if not root.is_dir():
+        raise FileNotFoundError(f"[[datasets]] {name}: data folder {root} does not exist.")
+    if kind == "eegmmidb":
+        wrong = sorted(set(o) - {"subjects", "runs", "task_runs", "baseline_runs", "universum",
+                                 "tmin", "tmax", "channels"})  # fmt: skip
+        if wrong:
+            raise ValueError(f"[[datasets]] {name}: keys {wrong} do not apply to eegmmidb.")
+        unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
+        if unknown:
+            raise ValueError(
+                f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
+                f"{list(EEGMMIDB_UNIVERSA)}."
+            )
+    elif "files" not in o:
+        raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
+    if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
+        raise ValueError(f"[[datasets]] {name}: tmin must be below tmax.")
+    return DatasetConfig(name, kind, root, o)
+
+
+def _pipelines(values, where="[pipelines]") -> dict[str, PipelineFactory]:
+    if not isinstance(values, dict) or not values:
+        raise ValueError(f"{where} must name at least one pipeline, e.g. [pipelines.csp_lda].")
+    out = {}
+    for label, params in values.items():
+        if not isinstance(params, dict):
+            raise ValueError(f"[pipelines.{label}] must be a table, got {params!r}.")
+        params = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+        name = params.pop("pipeline", label)
+        try:
+            out[label] = pipeline_factory(name, **params)
+        except ValueError as err:
+            raise ValueError(f"[pipelines.{label}]: {err}") from err
+    return out
+
+
+def _grid(values, where: str) -> dict[str, tuple]:
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a table of lists, got {values!r}.")
+    grid = {}
+    for key, candidates in values.items():
+        if not isinstance(candidates, list | tuple) or not candidates:
+            raise ValueError(f"{where} {key} must be a non-empty list, got {candidates!r}.")
+        grid[key] = tuple(_typed(c, _NUMBER, f"{where} {key}") for c in candidates)
+    return grid
+
+
+@dataclass
+class ProtocolConfig:
+    """One ``[[protocol]]`` entry."""
+
+    name: str
+    options: dict
+    pipelines: list[str]
+    universa: list[str]
+
+    def build(self, grid: Mapping[str, tuple]):
+        """The protocol object of :mod:`bci_universum.evaluation`."""
+        from bci_universum.evaluation import CrossGroup, LearningCurve, WithinSession
+
+        o = dict(self.options)
+        if self.name == "within-session":
+            return WithinSession(param_grid=dict(grid), **o)
+        if self.name == "learning-curve":
+            if "n_per_class" in o:
+                o["n_per_class"] = tuple(int(n) for n in o["n_per_class"])
+            return LearningCurve(param_grid=dict(grid), **o)
+        if "pairs" in o:
+            o["pairs"] = tuple((tuple(str(g) for g in tr), str(te)) for tr, te in o["pairs"])
+        return CrossGroup(group=self.name.split("-")[1], param_grid=dict(grid), **o)
+
+
+def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
+    where = f"[[protocol]] #{index + 1}"
+    if not isinstance(values, dict):
+        raise ValueError(f"{where} must be a table, got {values!r}.")
+    values = dict(values)
+    name = values.pop("name", None)
+    if name not in PROTOCOLS:
+        raise ValueError(f"{where} name must be one of {PROTOCOLS}, got {name!r}.")
+    chosen = values.pop("pipelines", list(pipelines))
+    unknown = sorted(set(chosen) - set(pipelines))
+    if unknown:
+        raise ValueError(f"{where} ({name}): pipelines {unknown} are not in [pipelines].")
+    used = values.pop("universa", universa)
+    _check_universa(used, f"{where} ({name})")
+    options = _table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
+    if "universum_from" in options and options["universum_from"] not in ("train", "test", "both"):
+        raise ValueError(
+            f"{where} ({name}): universum_from must be 'train', 'test' or 'both', got "
+            f"{options['universum_from']!r}."
+        )
+    if "pairs" in options:
+        for pair in options["pairs"]:
+            if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], list)):
+                raise ValueError(
+                    f"{where} ({name}): pairs must be [[train_runs], test_run] entries, got "
+                    f"{pair!r}."
+                )
+    for key, value in quick.items():
+        if key in _PROTOCOL_KEYS[name]:
+            options[key] = min(options[key], value) if key in options else value
+    return ProtocolConfig(name, options, list(chosen), list(used))
+
+
+def _check_universa(universa, where: str) -> None:
+    from bci_universum.evaluation import parse_universum
+
+    if not isinstance(universa, list) or not universa:
+        raise ValueError(f"{where} universa must be a non-empty list of names.")
+    for u in universa:
+        try:
+            parse_universum(u)
+        except (ValueError, TypeError) as err:
+            raise ValueError(f"{where}: {err}") from err
+
+
+@dataclass
+class EvaluationConfig:
+    """A validated evaluation file (see the module docstring)."""
+
+    source: Path
+    output: Path
+    datasets: list[DatasetConfig]
+    pipelines: dict[str, PipelineFactory]
+    universa: list[str]
+    protocols: list[ProtocolConfig]
+    grid: dict[str, tuple]
+    classes: list[str] | None = None
+    n_jobs: int = 1
+    backend: str = "serial"
+    scheduler: str | None = None
+    seed: int = 0
+    metric: str = "accuracy"
+
+    def prepare(self) -> tuple[list[EpochSet], list[tuple[ProtocolConfig, Any]]]:
+        """Load the data and plan every job of every protocol (raises on any problem).
+
+        Returns
+        -------
+        data : list of EpochSet
+        protocols : list of (ProtocolConfig, protocol object)
+        """
+        from bci_universum.evaluation import plan_jobs
+
+        data = []
+        for dataset in self.datasets:
+            try:
+                data += dataset.load()
+            except (ValueError, FileNotFoundError) as err:
+                raise type(err)(f"[[datasets]] {dataset.name}: {err}") from err
+        protocols = []
+        for p in self.protocols:
+            protocol = p.build(self.grid)
+            try:
+                with warnings.catch_warnings():
+                    warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
+                    plan_jobs(
+                        data,
+                        {k: self.pipelines[k] for k in p.pipelines},
+                        p.universa,
+                        protocol,
+                        seed=self.seed,
+                        classes=self.classes,
+                    )
+            except ValueError as err:
+                raise ValueError(f"[[protocol]] {p.name}: {err}") from err
+            protocols.append((p, protocol))
+        return data, protocols
+
+
+def load_config(
+    path: str | Path,
+    *,
+    quick: bool = False,
+    n_jobs: int | None = None,
+    backend: str | None = None,
+    scheduler: str | None = None,
+    output: str | Path | None = None,
+) -> EvaluationConfig:
+    """Read and check an evaluation file; keyword arguments override ``[evaluation]``.
+
+    Parameters
+    ----------
+    path : str or Path
+        TOML file. Relative paths inside it are relative to its folder.
+    quick : bool
+        Apply the ``[quick]`` settings (fewer folds and repeats, a small grid).
+    n_jobs, backend, scheduler, output
+        Command-line overrides.
+
+    Returns
+    -------
+    config : EvaluationConfig
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Evaluation file {path} does not exist.")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"Evaluation file {path} is not valid TOML: {err}") from err
+    known = {"evaluation", "datasets", "pipelines", "universa", "protocol", "grid", "quick"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ValueError(f"Unknown section(s) {unknown} in {path}; known: {sorted(known)}.")
+    base = path.parent
+    settings = _table(data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]")
+    overrides = {"n_jobs": n_jobs, "backend": backend, "scheduler": scheduler, "output": output}
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    if settings.get("backend", "serial") not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {settings['backend']!r}.")
+    if settings.get("metric", "accuracy") not in ("accuracy", "roc_auc"):
+        raise ValueError(f"[evaluation] metric must be accuracy or roc_auc, got {settings}.")
+    datasets = data.get("datasets")
+    if not isinstance(datasets, list) or not datasets:
+        raise ValueError(f"{path}: at least one [[datasets]] entry is needed.")
+    pipelines = _pipelines(data.get("pipelines"))
+    universa = data.get("universa", ["none"])
+    _check_universa(universa, "universa")
+    quick_table = data.get("quick", {})
+    quick_table = _table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
+    quick_protocol = {**QUICK_PROTOCOL, **quick_table.get("protocol", {})} if quick else {}
+    from bci_universum.evaluation import THESIS_GRID
+
+    grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
+    quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")
+    raw_protocols = data.get("protocol", [{"name": "within-session"}])
+    if isinstance(raw_protocols, dict):
+        raw_protocols = [raw_protocols]
+    output_dir = Path(settings.get("output", "evaluation-results"))
+    return EvaluationConfig(
+        source=path,
+        output=output_dir,
+        datasets=[_dataset(d, i, base) for i, d in enumerate(datasets)],
+        pipelines=pipelines,
+        universa=list(universa),
+        protocols=[
+            _protocol(p, i, pipelines, list(universa), quick_protocol)
+            for i, p in enumerate(raw_protocols)
+        ],
+        grid=quick_grid if quick else grid,
+        classes=settings.get("classes"),
+        n_jobs=settings.get("n_jobs", 1),
+        backend=settings.get("backend", "serial"),
+        scheduler=settings.get("scheduler") or None,
+        seed=settings.get("seed", 0),
+        metric=settings.get("metric", "accuracy"),
+    )
