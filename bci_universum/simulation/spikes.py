@@ -55,6 +55,7 @@ def simulate_v1_population(
     tmax: float = 0.8,
     random_state: int | np.random.Generator | None = None,
     return_tuning: bool = False,
+    population_state: int | None = None,
 ):
     """Simulate an orientation-tuned V1 population's spike trains (see the module docstring).
 
@@ -88,6 +89,10 @@ def simulate_v1_population(
     return_tuning : bool
         Also return a dict of the neurons' ``preferred`` orientations (degrees), ``baseline``
         and ``peak`` rates.
+    population_state : int or None
+        Seed of the neurons' tuning alone (``None``: drawn from ``random_state`` first). The
+        same ``population_state`` with another ``random_state`` gives new trials of the same
+        population, e.g. training trials for a decoder of a streamed session.
 
     Returns
     -------
@@ -124,10 +129,11 @@ def simulate_v1_population(
     if orientations.ndim != 1 or orientations.size < 2 or not np.all(np.isfinite(orientations)):
         raise ValueError("orientations must be a 1-D array of at least two finite angles.")
     rng = np.random.default_rng(random_state)
+    tuning_rng = rng if population_state is None else np.random.default_rng(population_state)
 
-    preferred = rng.uniform(0.0, 180.0, n_neurons)
-    baseline = rng.uniform(*_check_range("baseline_rate", baseline_rate), n_neurons)
-    peak = rng.uniform(*_check_range("peak_rate", peak_rate), n_neurons)
+    preferred = tuning_rng.uniform(0.0, 180.0, n_neurons)
+    baseline = tuning_rng.uniform(*_check_range("baseline_rate", baseline_rate), n_neurons)
+    peak = tuning_rng.uniform(*_check_range("peak_rate", peak_rate), n_neurons)
     labels = rng.permutation(np.repeat(orientations, n_trials_per_class))
 
     # cos 2(θ − θ_p) for every trial × neuron

@@ -3,8 +3,9 @@
 ``spikes stream`` pushes the trials of the V1 population simulator (or the M1 reach windows)
 as a ``SpikeCounts`` stream with ``trial/start`` and ``cue/<angle>`` markers
 (:class:`acquisition.SpikeCountSource`). ``spikes decode`` fits a spike-kernel one-vs-one
-universum SVM on simulated trials of another seed, listens to such a stream from the first
-trial start on, and prints one decision per trial next to its cue.
+universum SVM on new simulated trials of the streamed population (``--seed``, the stream's),
+listens to such a stream from the first trial start on, and prints one decision per trial next
+to its cue.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ import signal
 import threading
 import time
 
+#: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
+#: corrections differ by microseconds; bins stay ≥ 0.2 ms apart up to 400x speed).
+STAMP_TOLERANCE = 1e-4
 KERNEL_PARAMS = {
     "spikernel": {"mu": 0.99, "lam": 0.5, "normalize": True},
     "rbf": {"gamma": "scale"},
@@ -50,7 +54,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--stream", default="bci-universum-spikes", help="data stream name")
     p.add_argument("--kernel", choices=tuple(KERNEL_PARAMS), default="spikernel")
     p.add_argument(
-        "--train-seed", type=int, default=1, help="simulator seed of the training trials"
+        "--seed",
+        type=int,
+        default=0,
+        help="simulator seed of the streamed population (default 0); the decoder trains on "
+        "other trials of it",
     )
     p.add_argument("--trials", type=int, default=24, help="trials to decode (default 24)")
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for data")
@@ -101,7 +109,10 @@ def run_stream(args) -> int:
 
 
 def _fit_decoder(kernel: str, seed: int):
-    """A spike-kernel one-vs-one universum SVM fitted on simulated trials; the orientations."""
+    """A spike-kernel one-vs-one universum SVM fitted on new trials of population ``seed``.
+
+    Returns the pipeline and the orientations its class indices stand for.
+    """
     import numpy as np
     from sklearn.pipeline import make_pipeline
 
@@ -109,7 +120,7 @@ def _fit_decoder(kernel: str, seed: int):
     from bci_universum.features.spike_kernels import SpikeKernel
     from bci_universum.simulation.spikes import simulate_v1_population
 
-    trains = simulate_v1_population(random_state=seed)
+    trains = simulate_v1_population(random_state=seed + 1, population_state=seed)
     orientations = np.unique(trains.labels)
     svm = UniversumSVC(kernel="precomputed", C=10.0, C_universum=1.0, epsilon=0.05)
     pipeline = make_pipeline(
@@ -121,6 +132,7 @@ def _fit_decoder(kernel: str, seed: int):
 
 
 def run_decode(args) -> int:
+    import numpy as np
 
     from acquisition.lsl_config import configure_lsl
     from acquisition.markers import MarkerReceiver
@@ -129,7 +141,7 @@ def run_decode(args) -> int:
 
     if args.trials < 1:
         raise ValueError(f"--trials must be at least 1, got {args.trials}.")
-    pipeline, orientations = _fit_decoder(args.kernel, args.train_seed)
+    pipeline, orientations = _fit_decoder(args.kernel, args.seed)
     n_neurons, n_bins = pipeline[0].train_.shape[1:]
     configure_lsl(args.lsl_mode)
     receiver = StreamReceiver(
@@ -141,17 +153,23 @@ def run_decode(args) -> int:
     receiver.start()
     decoder = trial_decoder(pipeline, n_neurons, n_bins, 1.0 / receiver.sfreq_)
     cues: list = []
-    start = None  # stamp of the first trial start: the decoder's windows begin there
+    start = None  # stamp of the first trial start seen whole: the decoder's windows begin there
+    pending: list = []  # chunks received before it is known
     n_decided = n_correct = 0
     try:
         while n_decided < args.trials:
             data, stamps = chunks.get(timeout=args.timeout)
             cues += [m for m in markers.get_markers() if m.kind == "cue"]
             if start is None:
-                if not cues:
+                pending.append((data, stamps))
+                first = pending[0][1][0] - STAMP_TOLERANCE
+                starts = [m.timestamp for m in cues if m.timestamp >= first]
+                if not starts:
                     continue
-                start = cues[0].timestamp
-            keep = stamps >= start - 0.5 / receiver.sfreq_
+                start = starts[0]
+                data = np.concatenate([d for d, _ in pending])
+                stamps = np.concatenate([t for _, t in pending])
+            keep = stamps >= start - STAMP_TOLERANCE
             for decision in decoder.push(data[keep], stamps[keep]):
                 # the window ends on the trial's last bin: its cue is the latest one before
                 earlier = [m for m in cues if m.timestamp <= decision.timestamp]

@@ -1,7 +1,16 @@
 """``bci-universum spikes``: stream simulated spike counts over loopback LSL."""
 
+import re
+import threading
+
 import pytest
 
+# The decode thread and the stream command import these lazily; importing them here first
+# keeps the two threads from importing the same modules concurrently.
+import acquisition.spike_source  # noqa: F401
+import bci_universum.classifiers
+import bci_universum.features.spike_kernels
+import bci_universum.simulation.spikes  # noqa: F401
 from paradigms.cli import build_parser, main
 
 pytestmark = pytest.mark.lsl
@@ -29,3 +38,38 @@ def test_bad_arguments_are_reported(capsys):
     assert "--duration must be positive" in capsys.readouterr().err
     assert main(["spikes", "decode", "--trials", "0"]) == 1
     assert "--trials must be at least 1" in capsys.readouterr().err
+
+
+def test_decode_follows_a_stream_trial_by_trial(capsys):
+    name = "spikes-cli-decode"
+    result = {}
+    decode = threading.Thread(
+        target=lambda: result.update(
+            code=main(
+                [
+                    "spikes",
+                    "decode",
+                    "--lsl-mode",
+                    "loopback",
+                    "--stream",
+                    name,
+                    "--trials",
+                    "12",
+                    "--timeout",
+                    "30",
+                ]
+            )
+        )
+    )
+    decode.start()  # fits first, then waits for the stream
+    # 240 trials paced 10x take 19 s: long enough for the decoder to connect under load
+    argv = ["spikes", "stream", "--lsl-mode", "loopback", "--speed", "10", "--name", name]
+    assert main(argv) == 0
+    decode.join(60.0)
+    assert result["code"] == 0
+    out = capsys.readouterr().out
+    lines = re.findall(r"trial (\d+): cue ([\d.]+), decoded ([\d.]+)", out)
+    assert [int(n) for n, _, _ in lines] == list(range(1, 13))
+    # chance is 1/8; measured 11-12 of 12
+    assert sum(cue == decoded for _, cue, decoded in lines) >= 8
+    assert "Decoded 12 trials" in out

@@ -116,3 +116,16 @@ def test_rate_and_latency_codes_carry_what_they_should():
 def test_bad_parameters_are_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
         simulate_v1_population(**kwargs)
+
+
+def test_population_state_gives_new_trials_of_the_same_neurons():
+    _, tuning = simulate_v1_population(n_trials_per_class=2, random_state=0, return_tuning=True)
+    other, same = simulate_v1_population(
+        n_trials_per_class=2, random_state=5, population_state=0, return_tuning=True
+    )
+    _, own = simulate_v1_population(n_trials_per_class=2, random_state=5, return_tuning=True)
+    for key in ("preferred", "baseline", "peak"):
+        np.testing.assert_array_equal(same[key], tuning[key])
+        assert not np.array_equal(own[key], tuning[key])
+    first = simulate_v1_population(n_trials_per_class=2, random_state=0)
+    assert not np.array_equal(other.bin(0.08), first.bin(0.08))
