@@ -202,12 +202,12 @@ class Session:
                 self._push(marker, shown)
             onsets[phase.name] = shown
             if on_phase is not None:
-                on_phase(phase, trial)
+                on_phase(phase, trial, shown)
         self._wait_until(start + timeline.duration, tick)
         self.presenter.show("blank")
         end = self._push("trial/end")
         if on_phase is not None:
-            on_phase(None, trial)
+            on_phase(None, trial, end)
         self._wait_until(end + trial.pause / self.speed, tick)
         return {"index": trial.index, "condition": trial.condition, "onsets": onsets, "end": end}
 
@@ -231,8 +231,8 @@ class Session:
         tick : callable or None
             Called with a timeout (seconds) while waiting between phases (online decoding).
         on_phase : callable or None
-            Called with ``(phase, trial)`` after each phase onset and ``(None, trial)`` at the
-            trial's end.
+            Called with ``(phase, trial, time)`` after each phase onset and ``(None, trial,
+            time)`` at the trial's end (LSL times of the screen and of ``trial/end``).
         metadata : dict or None
             Extra JSON metadata for the recording's sidecar.
 
@@ -384,6 +384,7 @@ class Session:
                 metadata={"model": meta.to_dict()},
             )
         finally:
+            online.finish()
             online.close()
             stream.close()
         results["decisions"] = str(decisions_path)
@@ -401,7 +402,8 @@ class _OnlineState:
         self.session = session
         self.stream = stream
         self.classes = classes
-        self.current: FeedbackTrial | None = None
+        # feedback trials not scored yet: [trial, LSL start, LSL end or None while running]
+        self.pending: list[list] = []
         self.results: list[TrialResult] = []
         self._started = False
         self._outlet = None
@@ -441,28 +443,49 @@ class _OnlineState:
         decisions = self.stream.poll(timeout)
         latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
         for d, latency in zip(decisions, latencies, strict=True):
-            trial = "" if self.current is None else self.current.index
+            # a decision belongs to the trial whose feedback period holds its newest sample
+            trial = next(
+                (t for t, start, end in self.pending if start <= d.timestamp < (end or np.inf)),
+                None,
+            )
             self._file.write(
                 f"{d.timestamp:.6f}\t{d.sample_index}\t{d.value:.9g}\t{d.smoothed:.9g}\t"
-                f"{int(d.valid)}\t{trial}\t{latency * 1e3:.3f}\t{d.reason}\n"
+                f"{int(d.valid)}\t{'' if trial is None else trial.index}\t"
+                f"{latency * 1e3:.3f}\t{d.reason}\n"
             )
             if d.valid:
                 self._outlet.push_sample([d.value, d.smoothed], d.timestamp)
-            if self.current is not None:
-                self.current.add(d)
+            if trial is not None:
+                trial.add(d)
                 if d.valid:
                     self.session.presenter.set_feedback(d.smoothed)
+            while (
+                self.pending
+                and self.pending[0][2] is not None
+                and d.timestamp >= self.pending[0][2]
+            ):
+                self._score(self.pending.pop(0)[0])
 
-    def on_phase(self, phase, trial: Trial) -> None:
+    def _score(self, trial: FeedbackTrial) -> None:
+        result = trial.result(self.classes)
+        self.results.append(result)
+        if result.predicted is not None:
+            self.session._push(f"decision/{result.predicted}")
+
+    def finish(self) -> None:
+        """Score the trials whose feedback period the decoder did not get past."""
+        while self.pending:
+            self._score(self.pending.pop(0)[0])
+
+    def on_phase(self, phase, trial: Trial, time: float) -> None:
         if phase is not None and phase.screen == "feedback":
             self.session.presenter.set_feedback(0.0)
-            self.current = FeedbackTrial(trial.index, trial.condition.partition("/")[2])
-        elif phase is None and self.current is not None:
-            result = self.current.result(self.classes)
-            self.results.append(result)
-            if result.predicted is not None:
-                self.session._push(f"decision/{result.predicted}")
-            self.current = None
+            target = trial.condition.partition("/")[2]
+            self.pending.append([FeedbackTrial(trial.index, target), time, None])
+        elif phase is None:
+            for entry in self.pending:
+                if entry[0].index == trial.index:
+                    entry[2] = time
 
 
 def _save(results: dict) -> dict:
