@@ -10,6 +10,7 @@ from .readers import read_recording
 from .receiver import StreamReceiver, StreamSilenceError
 from .recorder import Recorder, recover
 from .simulator import SimulatedSource
+from .spike_source import SpikeCountSource
 from .streams import list_streams, resolve_stream
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Player",
     "Recorder",
     "SimulatedSource",
+    "SpikeCountSource",
     "StreamReceiver",
     "StreamSilenceError",
     "configure_lsl",

@@ -151,6 +151,8 @@ class Player:
         Without pacing and with ``drained``: the most samples in flight (default 30 s of data).
     verbose : bool | str | int | None
         MNE verbosity when reading the file.
+    stream_type : str
+        LSL content type of the data stream.
 
     Attributes
     ----------
@@ -182,6 +184,7 @@ class Player:
         drained: Callable[[], int] | None = None,
         max_ahead: int | None = None,
         verbose: bool | str | int | None = None,
+        stream_type: str = "EEG",
     ) -> None:
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
@@ -223,6 +226,7 @@ class Player:
         self.counter = bool(counter)
         self.marker_map = resolve_marker_map(marker_map)
         self.channel_format = channel_format
+        self.stream_type = str(stream_type)
         self.wait_for_consumers = wait_for_consumers
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
@@ -278,7 +282,12 @@ class Player:
         import pylsl
 
         self.data_info = data_stream_info(
-            self.raw.info, self.name, self.source_id, self.channel_format, self.counter
+            self.raw.info,
+            self.name,
+            self.source_id,
+            self.channel_format,
+            self.counter,
+            self.stream_type,
         )
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
@@ -431,6 +440,7 @@ def data_stream_info(
     source_id: str,
     channel_format: str = "float32",
     counter: bool = False,
+    stream_type: str = "EEG",
 ):
     """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
     if counter:
@@ -441,7 +451,9 @@ def data_stream_info(
             np.zeros((1, 1)), mne.create_info([COUNTER_TYPE], info["sfreq"], "misc"), verbose=False
         )
         info = base.add_channels([extra], force_update_info=True).info
-    stream_info = stream_info_from_mne_info(info, name, source_id, channel_format=channel_format)
+    stream_info = stream_info_from_mne_info(
+        info, name, source_id, stype=stream_type, channel_format=channel_format
+    )
     if counter:
         _mark_last_channel_as_counter(stream_info)
     return stream_info

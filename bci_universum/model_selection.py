@@ -14,6 +14,10 @@ fold; :func:`universum_scorer` scores the labelled trials of a test fold only. T
         scoring=universum_scorer("accuracy"),
     )
 
+:func:`paired_ttest` and :func:`corrected_paired_ttest` compare two methods scored on the same
+resampled splits; the corrected test (Nadeau & Bengio) accounts for the overlap of the training
+sets, which makes the plain test too liberal.
+
 For the multiclass universum SVM, :func:`span_bound` estimates the leave-one-out error from one
 fit (Dhar et al.'s span estimate) and :class:`SpanBoundSearch` selects parameters by it instead
 of by resampling.
@@ -40,6 +44,103 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._universum import universum_mask
 from .solvers.kernels import kernel_matrix
+
+# --- Paired tests over resampled splits ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairedTTest:
+    """Result of a paired t-test of ``a − b`` over splits (two-sided).
+
+    Attributes
+    ----------
+    mean_difference : float
+        Mean of ``a − b``.
+    statistic : float
+        t statistic.
+    pvalue : float
+        Two-sided p-value (Student t with ``df`` degrees of freedom).
+    df : int
+        Degrees of freedom (number of pairs − 1).
+    """
+
+    mean_difference: float
+    statistic: float
+    pvalue: float
+    df: int
+
+
+def _paired_differences(scores_a, scores_b) -> np.ndarray:
+    a = np.asarray(scores_a, dtype=float)
+    b = np.asarray(scores_b, dtype=float)
+    if a.ndim != 1 or a.shape != b.shape:
+        raise ValueError(
+            f"scores_a and scores_b must be 1-D with one score per split each; got shapes "
+            f"{a.shape} and {b.shape}."
+        )
+    if a.size < 2:
+        raise ValueError(f"a paired t-test needs at least 2 splits, got {a.size}.")
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        raise ValueError("scores contain NaN or infinite values.")
+    return a - b
+
+
+def _t_test(d: np.ndarray, variance_factor: float) -> PairedTTest:
+    """t = mean(d) / sqrt(variance_factor · var(d)), var with ddof=1."""
+    from scipy import stats
+
+    mean = float(d.mean())
+    df = d.size - 1
+    if np.ptp(d) <= 1e-12 * np.abs(d).max():  # equal differences (up to rounding): no spread
+        t = 0.0 if mean == 0.0 else float(np.copysign(np.inf, mean))
+        return PairedTTest(mean, t, 1.0 if t == 0.0 else 0.0, df)
+    t = mean / float(np.sqrt(variance_factor * d.var(ddof=1)))
+    return PairedTTest(mean, float(t), float(2 * stats.t.sf(abs(t), df)), df)
+
+
+def paired_ttest(scores_a, scores_b) -> PairedTTest:
+    """Plain paired t-test over splits: ``t = mean(d) / sqrt(var(d) / J)``.
+
+    Treats the ``J`` split scores as independent, which they are not when training sets
+    overlap (cross-validation, repeated subsampling); use :func:`corrected_paired_ttest` there.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array-like of shape (n_splits,)
+        Scores of two methods on the same splits.
+
+    Returns
+    -------
+    result : PairedTTest
+    """
+    d = _paired_differences(scores_a, scores_b)
+    return _t_test(d, 1.0 / d.size)
+
+
+def corrected_paired_ttest(scores_a, scores_b, n_train, n_test) -> PairedTTest:
+    """Corrected resampled t-test (Nadeau & Bengio, 2003).
+
+    ``t = mean(d) / sqrt((1/J + n_test/n_train) · var(d))`` with ``J`` splits: the extra term
+    ``n_test/n_train`` accounts for the correlation between splits that share training trials.
+
+    Parameters
+    ----------
+    scores_a, scores_b : array-like of shape (n_splits,)
+        Scores of two methods on the same splits.
+    n_train, n_test : int or array-like of shape (n_splits,)
+        Training and test set sizes (averaged over splits when arrays).
+
+    Returns
+    -------
+    result : PairedTTest
+    """
+    d = _paired_differences(scores_a, scores_b)
+    n_train = float(np.mean(n_train))
+    n_test = float(np.mean(n_test))
+    if n_train <= 0 or n_test <= 0:
+        raise ValueError(f"n_train and n_test must be positive, got {n_train} and {n_test}.")
+    return _t_test(d, 1.0 / d.size + n_test / n_train)
+
 
 _UNIVERSUM_MODES = ("train", "split")
 

@@ -1,12 +1,23 @@
 """Causal, chunk-by-chunk decoding with the same fitted pipeline as offline.
 
 The online path is: causal band-pass (second-order sections whose state is kept between chunks)
-→ sliding window of the newest ``window`` seconds → the fitted scikit-learn pipeline's
-``decision_function`` on that one window, every ``hop`` samples. The offline reference,
-:func:`offline_decisions`, filters a whole recording with the same filter from the same initial
-state and cuts the same windows, so both paths give the same decisions up to rounding: there is
-one filter (:func:`design_bandpass`), one windowing rule (:func:`decision_indices`) and one
-pipeline.
+→ sliding window of the newest ``window`` seconds → the fitted scikit-learn pipeline's decision
+on that one window, every ``hop`` samples. The offline reference, :func:`offline_decisions`,
+filters a whole recording with the same filter from the same initial state and cuts the same
+windows, so both paths give the same decisions up to rounding: there is one filter
+(:func:`design_bandpass`), one windowing rule (:func:`decision_indices`) and one pipeline.
+
+scikit-learn validates its input on every call, which alone costs milliseconds per window. The
+decoder therefore runs each window through :func:`trial_decision_path`: the pipeline's steps in
+turn, using a step's single-trial method where it offers one (``transform_trial`` on the
+project's transformers, ``decision_trial`` on its classifiers: the same computation as
+``transform`` / ``decision_function`` without the per-call validation) and the regular call on
+a one-trial batch otherwise. The decoder checks once, when it is built, that this path gives
+the pipeline's ``decision_function`` on a test window.
+
+Binary pipelines give one decision value per window (``Decision.value``); multiclass ones give
+the vector of per-class (or, for ECOC, per-column) values (``Decision.values``); both give the
+predicted class (``Decision.label``), by the final estimator's own rule.
 
 Non-finite samples never reach the pipeline: they enter the filter as zeros (so its state stays
 finite), and every window that contains one withholds its decision with the reason.
@@ -14,10 +25,13 @@ finite), and every window that contains one withholds its decision with the reas
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import signal
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import Pipeline
 
 
 @dataclass(frozen=True)
@@ -31,13 +45,21 @@ class Decision:
     timestamp : float
         Timestamp of that sample (as pushed; LSL ``local_clock`` time online).
     value : float
-        The pipeline's decision value (``nan`` when withheld).
+        The pipeline's decision value for a binary pipeline (``nan`` when withheld and for
+        multiclass pipelines).
     smoothed : float
-        Exponentially smoothed decision value (``nan`` when withheld).
+        Exponentially smoothed ``value`` (``nan`` when withheld and for multiclass pipelines).
     valid : bool
         False when the decision was withheld.
     reason : str
         Why it was withheld (empty when valid).
+    values : ndarray of shape (n_values,)
+        The pipeline's ``decision_function`` output for the window: one value for a binary
+        pipeline, one per class (or per ECOC column) for a multiclass one (``nan`` when
+        withheld).
+    label : object
+        The predicted class (``None`` when withheld, or when the final estimator has no
+        ``classes_``).
     """
 
     sample_index: int
@@ -46,6 +68,8 @@ class Decision:
     smoothed: float
     valid: bool
     reason: str = ""
+    values: np.ndarray = field(default_factory=lambda: np.full(1, np.nan))
+    label: object = None
 
 
 def design_bandpass(sfreq: float, band: tuple[float, float] | None, order: int = 4) -> np.ndarray:
@@ -93,6 +117,75 @@ def decision_indices(n_samples: int, window_len: int, hop: int) -> np.ndarray:
     return np.arange(first, n_samples, hop, dtype=np.int64)
 
 
+def _pipeline_steps(pipeline) -> list:
+    if isinstance(pipeline, Pipeline):
+        return [step for _, step in pipeline.steps if not (step is None or step == "passthrough")]
+    return [pipeline]
+
+
+def _trial_transform(step) -> Callable[[np.ndarray], np.ndarray]:
+    lean = getattr(step, "transform_trial", None)
+    if lean is not None:
+        return lean
+    return lambda x: step.transform(x[np.newaxis])[0]
+
+
+def _trial_decision(estimator) -> Callable[[np.ndarray], np.ndarray]:
+    lean = getattr(estimator, "decision_trial", None)
+    if lean is not None:
+        return lean
+    return lambda x: estimator.decision_function(x[np.newaxis])[0]
+
+
+def trial_decision_path(pipeline) -> Callable[[np.ndarray], np.ndarray]:
+    """The fitted pipeline's ``decision_function`` for one window, without per-call validation.
+
+    Parameters
+    ----------
+    pipeline : estimator
+        A fitted :class:`sklearn.pipeline.Pipeline` (or any fitted estimator with
+        ``decision_function``). Steps offering ``transform_trial(x)`` (transformers) or
+        ``decision_trial(x)`` (the final classifier) are called through those; the others
+        through ``transform`` / ``decision_function`` on a batch of one.
+
+    Returns
+    -------
+    path : callable
+        ``path(window) -> values``: ``window`` of shape (n_channels, n_times), finite;
+        ``values`` of shape (n_values,), the row of ``pipeline.decision_function`` for it.
+        The path holds the fitted steps, not copies: refitting the pipeline in place changes
+        its output.
+    """
+    steps = _pipeline_steps(pipeline)
+    transforms = [_trial_transform(step) for step in steps[:-1]]
+    decide = _trial_decision(steps[-1])
+
+    def path(window: np.ndarray) -> np.ndarray:
+        for transform in transforms:
+            window = transform(window)
+        return np.atleast_1d(decide(window))
+
+    return path
+
+
+def label_rule(pipeline) -> Callable[[np.ndarray], object]:
+    """The predicted class from one window's decision values, by the final estimator's rule.
+
+    ``predict_from_decision`` when the final estimator has it (ECOC decoding), else
+    scikit-learn's convention: ``classes_[values > 0]`` for one value, ``classes_[argmax]``
+    for one value per class. Estimators without ``classes_`` give ``None``.
+    """
+    final = _pipeline_steps(pipeline)[-1]
+    own = getattr(final, "predict_from_decision", None)
+    if own is not None:
+        # decision_function gives (n,) for two classes, (n, n_values) otherwise
+        return lambda values: own(values if values.size == 1 else values[np.newaxis])[0]
+    classes = getattr(final, "classes_", None)
+    if classes is None:
+        return lambda values: None
+    return lambda values: classes[int(values[0] > 0) if values.size == 1 else int(values.argmax())]
+
+
 class OnlineDecoder:
     """Chunk-by-chunk decoder around a fitted scikit-learn pipeline.
 
@@ -100,6 +193,9 @@ class OnlineDecoder:
     ----------
     pipeline : estimator
         Fitted; ``decision_function`` takes epochs ``(n_windows, n_channels, n_times)``.
+        Windows run through :func:`trial_decision_path`; the constructor checks on one noise
+        window that it gives ``pipeline.decision_function`` (and that the pipeline accepts
+        ``n_channels`` channels and windows of this length).
     sfreq : float
         Sampling rate of the incoming data in Hz.
     n_channels : int
@@ -122,6 +218,9 @@ class OnlineDecoder:
         Samples pushed so far.
     sos : ndarray
         The filter's second-order sections.
+    n_values : int
+        Length of ``Decision.values``: 1 for a binary pipeline, else the number of classes (or
+        ECOC columns).
     """
 
     def __init__(
@@ -154,15 +253,43 @@ class OnlineDecoder:
         self.hop = max(1, round(sfreq / update_rate))
         self.smoothing = float(smoothing)
         self.sos = design_bandpass(self.sfreq, band, filter_order)
+        self._path = trial_decision_path(pipeline)
+        self._label = label_rule(pipeline)
+        self.n_values = self._check_path()
         self.reset()
+
+    def _check_path(self) -> int:
+        """Run one noise window through the lean path and ``decision_function``; compare."""
+        window = np.random.default_rng(0).standard_normal((self.n_channels, self.window_len))
+        try:
+            expected = np.ravel(self.pipeline.decision_function(window[np.newaxis]))
+        except NotFittedError as err:
+            raise ValueError(f"pipeline is not fitted: {err}") from err
+        except ValueError as err:
+            raise ValueError(
+                f"pipeline refuses windows of {self.n_channels} channels x {self.window_len} "
+                f"samples: {err}"
+            ) from err
+        lean = self._path(window)
+        scale = max(1.0, float(np.abs(expected).max(initial=0.0)))
+        agree = lean.shape == expected.shape and np.allclose(lean, expected, 0, 1e-8 * scale)
+        if not agree:
+            raise RuntimeError(
+                "The single-window path of the pipeline disagrees with its decision_function "
+                f"({lean} vs {expected}); a step's transform_trial or decision_trial is wrong."
+            )
+        return expected.size
 
     def reset(self) -> None:
         """Forget all pushed data: zero filter state, empty window, no smoothing memory."""
         self._zi = np.zeros((self.sos.shape[0], 2, self.n_channels))
-        self._buf = np.zeros((self.window_len, self.n_channels))
-        self._bad = np.zeros(self.window_len, dtype=bool)
-        self._times = np.full(self.window_len, np.nan)
-        self._pos = 0  # next write position in the ring
+        # A linear buffer twice the window: the window is a view of its last window_len rows,
+        # and the tail moves back to the start only when the buffer is full.
+        capacity = 2 * self.window_len
+        self._buf = np.zeros((capacity, self.n_channels))
+        self._bad = np.zeros(capacity, dtype=bool)
+        self._times = np.full(capacity, np.nan)
+        self._end = self.window_len  # the window is rows [_end - window_len, _end)
         self._smoothed = np.nan
         self.n_samples_seen = 0
 
@@ -201,6 +328,8 @@ class OnlineDecoder:
         timestamps = np.asarray(timestamps, dtype=np.float64)
         if timestamps.shape != (n,):
             raise ValueError(f"timestamps must have shape ({n},), got {timestamps.shape}.")
+        if n == 0:
+            return []
         bad = ~np.isfinite(chunk).all(axis=1)
         if bad.any():
             chunk = np.where(np.isfinite(chunk), chunk, 0.0)
@@ -222,31 +351,33 @@ class OnlineDecoder:
         return decisions
 
     def _write(self, data: np.ndarray, bad: np.ndarray, times: np.ndarray) -> None:
+        w = self.window_len
+        if data.shape[0] > w:
+            data, bad, times = data[-w:], bad[-w:], times[-w:]
         n = data.shape[0]
         if n == 0:
             return
-        if n >= self.window_len:
-            data, bad, times = (
-                data[-self.window_len :],
-                bad[-self.window_len :],
-                times[-self.window_len :],
-            )
-            n = self.window_len
-        idx = (self._pos + np.arange(n)) % self.window_len
-        self._buf[idx] = data
-        self._bad[idx] = bad
-        self._times[idx] = times
-        self._pos = (self._pos + n) % self.window_len
+        if self._end + n > self._buf.shape[0]:
+            for arr in (self._buf, self._bad, self._times):
+                arr[:w] = arr[self._end - w : self._end]
+            self._end = w
+        stop = self._end + n
+        self._buf[self._end : stop] = data
+        self._bad[self._end : stop] = bad
+        self._times[self._end : stop] = times
+        self._end = stop
 
     def _window(self) -> np.ndarray:
-        order = (self._pos + np.arange(self.window_len)) % self.window_len
-        return self._buf[order].T
+        """The current window, (n_channels, window_len), a read-only view of the buffer."""
+        view = self._buf[self._end - self.window_len : self._end].T
+        view.flags.writeable = False
+        return view
 
     def _decide(self, sample_index: int) -> Decision:
-        newest = (self._pos - 1) % self.window_len
-        timestamp = float(self._times[newest])
-        if self._bad.any():
-            n_bad = int(self._bad.sum())
+        timestamp = float(self._times[self._end - 1])
+        bad = self._bad[self._end - self.window_len : self._end]
+        if bad.any():
+            n_bad = int(bad.sum())
             return Decision(
                 sample_index,
                 timestamp,
@@ -254,13 +385,18 @@ class OnlineDecoder:
                 np.nan,
                 False,
                 f"{n_bad} non-finite sample(s) in the current window",
+                np.full(self.n_values, np.nan),
             )
-        value = float(np.ravel(self.pipeline.decision_function(self._window()[np.newaxis]))[0])
+        values = self._path(self._window())
+        label = self._label(values)
+        if values.size != 1:
+            return Decision(sample_index, timestamp, np.nan, np.nan, True, "", values, label)
+        value = float(values[0])
         if np.isnan(self._smoothed) or self.smoothing == 0:
             self._smoothed = value
         else:
             self._smoothed = self.smoothing * self._smoothed + (1 - self.smoothing) * value
-        return Decision(sample_index, timestamp, value, self._smoothed, True)
+        return Decision(sample_index, timestamp, value, self._smoothed, True, "", values, label)
 
     @classmethod
     def from_model(
@@ -365,8 +501,9 @@ def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndar
     -------
     indices : ndarray of int, shape (n_decisions,)
         Newest sample index of every window.
-    values : ndarray of shape (n_decisions,)
-        The pipeline's decision values on the windows cut from the causally filtered data.
+    values : ndarray of shape (n_decisions,) or (n_decisions, n_values)
+        The pipeline's ``decision_function`` on the windows cut from the causally filtered
+        data (two-dimensional for multiclass pipelines).
     """
     data = np.asarray(data, dtype=np.float64)
     if not np.isfinite(data).all():
@@ -378,5 +515,4 @@ def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndar
     if indices.size == 0:
         return indices, np.empty(0)
     windows = np.stack([filtered[i - decoder.window_len + 1 : i + 1].T for i in indices])
-    values = np.ravel(decoder.pipeline.decision_function(windows))
-    return indices, values
+    return indices, np.asarray(decoder.pipeline.decision_function(windows))

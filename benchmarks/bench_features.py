@@ -6,10 +6,11 @@
   ``Covariances("oas").transform`` + ``TangentSpace(metric="riemann").transform`` (64 channels,
   250 samples), with the same fitted reference.
 * With the real recordings present (``BCI_UNIVERSUM_DATA``): cross-validated accuracy on eegmmidb
-  S001 imagined left/right of CSP+LDA (ours and MNE's) and tangent space + logistic regression.
+  S001 imagined left/right of CSP+LDA (ours and MNE's), tangent space + logistic regression and
+  tangent space + UniversumSVC (linear, C_universum=0).
 
 BLAS runs single-threaded for every contender (the online decoder's setting; the machine has two
-cores shared with other jobs). Run: ``python benchmarks/bench_features.py``; writes
+cores shared with other jobs). Run: ``PYTHONPATH=. python benchmarks/bench_features.py``; writes
 ``benchmarks/results/features.md``.
 """
 
@@ -28,6 +29,7 @@ from pyriemann.estimation import Covariances
 from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
 from threadpoolctl import threadpool_limits
 
+from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import data_path
 from bci_universum.features import CSP, TangentSpace
 
@@ -121,6 +123,9 @@ def accuracy_eegmmidb(folder):
         "TangentSpace(oas)+LogisticRegression": make_pipeline(
             TangentSpace("oas"), LogisticRegression(C=1.0, max_iter=1000)
         ),
+        "TangentSpace(oas)+UniversumSVC(linear, C_universum=0)": make_pipeline(
+            TangentSpace("oas"), UniversumSVC(kernel="linear", C=1.0, C_universum=0)
+        ),
     }
     return X.shape, {name: cross_val_score(pipe, X, y, cv=cv) for name, pipe in pipelines.items()}
 
@@ -133,7 +138,8 @@ def main():
     lines = [
         "# Features benchmark (CSP, tangent space)",
         "",
-        f"Command: `python benchmarks/bench_features.py`. Python {platform.python_version()}, "
+        "Command: `PYTHONPATH=. python benchmarks/bench_features.py`. "
+        f"Python {platform.python_version()}, "
         f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, mne {mne.__version__}, "
         f"pyriemann {pyriemann.__version__}; {os.cpu_count()} CPUs, load average "
         f"{os.getloadavg()[0]:.1f} at the start of the run (a shared machine: absolute times "

@@ -339,10 +339,56 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         scores : ndarray of shape (n_samples, n_columns), or (n_samples,) for two classes
             For two classes the single column, signed so that positive means ``classes_[1]``.
         """
-        scores = self._column_scores(X)
-        if self.classes_.size == 2 and scores.shape[1] == 1:
-            return scores[:, 0] * self.code_book_[1, 0]
+        return self._signed(self._column_scores(X))
+
+    def _signed(self, scores: np.ndarray) -> np.ndarray:
+        if self.classes_.size == 2 and scores.shape[-1] == 1:
+            return scores[..., 0] * self.code_book_[1, 0]
         return scores
+
+    def decision_trial(self, x: np.ndarray):
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        Each column classifier runs its own ``decision_trial`` when it has one (else its
+        ``decision_function`` on a batch of one). No validation: ``x`` must be a finite float64
+        vector of ``n_features_in_`` features (precomputed kernels: its kernel values against
+        the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_columns,), or float for two classes and one column
+        """
+        scores = np.empty(len(self.estimators_))
+        pairwise = self._pairwise()
+        for j, (est, rows) in enumerate(zip(self.estimators_, self._column_trials, strict=True)):
+            x_col = x[rows] if pairwise else x
+            lean = getattr(est, "decision_trial", None)
+            scores[j] = lean(x_col) if lean is not None else est.decision_function(x_col[None])[0]
+        signed = self._signed(scores)
+        return float(signed) if np.ndim(signed) == 0 else signed
+
+    def predict_from_decision(self, scores) -> np.ndarray:
+        """The labels :meth:`predict` gives, from :meth:`decision_function`'s output.
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples, n_columns), or (n_samples,) for two classes
+            and one column
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        h = np.asarray(scores, dtype=np.float64)
+        if h.ndim == 1:
+            h = (h * self.code_book_[1, 0])[:, None]
+        distances = ecoc_distances(h, self.code_book_, self.decoder, self.column_epsilon_)
+        return self.classes_[np.argmin(distances, axis=1)]
 
     def decode(self, X) -> np.ndarray:
         """Decoder distances of every trial to every class's code word.
@@ -370,8 +416,7 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        return self.classes_[np.argmin(self.decode(X), axis=1)]
+        return self.predict_from_decision(self.decision_function(X))
 
     def score(self, X, y, sample_weight=None) -> float:
         """Accuracy on the labelled trials; universum trials in ``y`` are ignored.

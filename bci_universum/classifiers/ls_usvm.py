@@ -17,6 +17,7 @@ is the plain LS-SVM.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
@@ -65,6 +66,33 @@ def solve_ls_usvm(
         )
     b = u.sum() / schur
     return u - b * v, float(b)
+
+
+@dataclass
+class LeastSquaresSystem:
+    """The U_ls-SVM's bordered system before solving (see :func:`solve_ls_usvm`).
+
+    Attributes
+    ----------
+    K : ndarray of shape (n, n)
+        Kernel over the labelled then the universum trials.
+    targets : ndarray of shape (n,)
+        ±1 for labelled trials, 0 for universum trials.
+    ridge : ndarray of shape (n,)
+        ``1/C`` and ``1/C_U``.
+    support : ndarray of shape (n,)
+        Index of each trial in ``X`` of ``fit`` (``-1`` for rows of ``X_universum``).
+    points : ndarray of shape (n, n_features)
+        The trials (the whole kernel matrix when precomputed).
+    n_universum : int
+    """
+
+    K: np.ndarray
+    targets: np.ndarray
+    ridge: np.ndarray
+    support: np.ndarray
+    points: np.ndarray
+    n_universum: int
 
 
 class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
@@ -185,6 +213,15 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
                 "trials in y and pass the kernel matrix over all training trials."
             )
         X_l, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+        self._solve(self._assemble(X, y, X_l, y_signed, X_u))
+        return self
+
+    def _assemble(self, X, y, X_l, y_signed, X_u) -> LeastSquaresSystem:
+        """Build the bordered system over the labelled then the universum trials.
+
+        ``X`` and ``y`` are the arguments of ``fit`` (``X`` is read only for a precomputed
+        kernel); ``X_l``, ``y_signed`` and ``X_u`` come from ``_validate_fit_data``.
+        """
         mask = universum_mask(np.asarray(y), self.universum_label)
         n_marked = int(mask.sum())
         support = np.concatenate(
@@ -193,7 +230,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         if self.C_universum == 0:
             X_u, support = X_u[:0], support[: len(X_l)]
 
-        if precomputed:
+        if self.kernel == "precomputed":
             X_all = np.asarray(X, dtype=np.float64)
             if X_all.shape[0] != X_all.shape[1]:
                 raise ValueError(
@@ -208,20 +245,30 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
             K = self._kernel(X_all, X_all)
 
         n_l, n_u = len(X_l), len(X_u)
-        targets = np.concatenate([y_signed, np.zeros(n_u)])
         ridge = np.full(n_l + n_u, 1.0 / self.C)
         if n_u:
             ridge[n_l:] = 1.0 / self.C_universum
-        alpha, b = solve_ls_usvm(K, targets, ridge)
+        return LeastSquaresSystem(
+            K=K,
+            targets=np.concatenate([y_signed, np.zeros(n_u)]),
+            ridge=ridge,
+            support=support,
+            points=X_all,
+            n_universum=n_u,
+        )
 
+    def _solve(self, system: LeastSquaresSystem) -> None:
+        """Solve the assembled system and store the solution."""
+        alpha, b = solve_ls_usvm(system.K, system.targets, system.ridge)
         self.dual_coef_ = alpha[np.newaxis, :]
         self.intercept_ = np.array([b])
-        self.support_ = support
-        self.support_vectors_ = np.empty((0, X_all.shape[1])) if precomputed else X_all
-        self.n_universum_ = n_u
+        self.support_ = system.support
+        precomputed = self.kernel == "precomputed"
+        points = system.points
+        self.support_vectors_ = np.empty((0, points.shape[1])) if precomputed else points
+        self.n_universum_ = system.n_universum
         if self.kernel == "linear":
-            self.coef_ = self.dual_coef_ @ X_all
-        return self
+            self.coef_ = self.dual_coef_ @ points
 
     def _kernel(self, X: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return kernel_matrix(
@@ -243,6 +290,10 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return self._expansion(X)
+
+    def _expansion(self, X: np.ndarray) -> np.ndarray:
+        """``Σ_i α_i k(x_i, x) + b`` over the training trials, for validated ``X``."""
         if self.kernel == "precomputed":
             K = X[:, self.support_]
         else:

@@ -27,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._universum import universum_mask
 from ..model_selection import universum_scorer
 from ..solvers.crammer_singer import cs_solve
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..solvers.kernels import check_kernel, kernel_matrix, kernel_vector, resolve_gamma
 
 
 def _check_number(name, value, low, allow_equal):
@@ -232,6 +232,7 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         self.support_ = points_pos[keep]
         self.dual_coef_ = np.ascontiguousarray(result.coef[keep].T)
         self.support_vectors_ = points[keep] if not precomputed else np.empty((0, 0))
+        self._support_sq_norms = np.einsum("ij,ij->i", *2 * [self.support_vectors_])
         return self
 
     @property
@@ -270,10 +271,40 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes
             For two classes ``f_1 − f_0``: positive values mean ``classes_[1]``.
         """
-        scores = self._scores(X)
+        return self._signed(self._scores(X))
+
+    def _signed(self, scores: np.ndarray) -> np.ndarray:
         if self.classes_.size == 2:
-            return scores[:, 1] - scores[:, 0]
+            return scores[..., 1] - scores[..., 0]
         return scores
+
+    def decision_trial(self, x: np.ndarray):
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_classes,), or float for two classes
+        """
+        if self.kernel == "precomputed":
+            k = x[self.support_]
+        else:
+            k = kernel_vector(
+                x,
+                self.support_vectors_,
+                self.kernel,
+                self.gamma_,
+                self.degree,
+                self.coef0,
+                self._support_sq_norms,
+            )
+        return self._signed(self.dual_coef_ @ k)
 
     def predict(self, X) -> np.ndarray:
         """Predict ``argmax_l f_l(x)`` (exact ties: the first class in ``classes_``).

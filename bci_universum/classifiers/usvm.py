@@ -13,15 +13,59 @@ constant unit diagonal (RBF) it equals the U-SVM.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_diagonal, kernel_matrix, resolve_gamma
+from ..solvers.kernels import (
+    check_kernel,
+    kernel_diagonal,
+    kernel_matrix,
+    kernel_vector,
+    resolve_gamma,
+)
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
 from ._base import BaseBinaryUniversumClassifier
+
+
+@dataclass
+class UniversumDual:
+    """The U-SVM's box-constrained dual, as :func:`~bci_universum.solvers.smo.smo_solve` takes it.
+
+    Variables are the labelled trials, then the +1 copies and the −1 copies of the universum
+    trials; ``index`` maps each variable to its row of ``points``.
+
+    Attributes
+    ----------
+    y, p, upper, index : ndarray of shape (n_variables,)
+        Labels, linear term, upper bounds and point index of the variables.
+    points : ndarray
+        Labelled then universum trials (feature rows, or the kernel sub-matrix when
+        precomputed).
+    pos : ndarray of shape (n_points,)
+        Position of each point among the training trials of ``fit``.
+    y_signed : ndarray of shape (n_labelled,)
+        ±1 labels of the labelled trials.
+    n_labelled : int
+    """
+
+    y: np.ndarray
+    p: np.ndarray
+    upper: np.ndarray
+    index: np.ndarray
+    points: np.ndarray
+    pos: np.ndarray
+    y_signed: np.ndarray
+    n_labelled: int
+
+    @property
+    def n_universum(self) -> int:
+        """Number of universum trials (each is two variables)."""
+        return (self.y.size - self.n_labelled) // 2
+
 
 # "auto" uses dual coordinate descent for linear problems with at least this many variables
 _DCD_MIN_VARIABLES = 10_000
@@ -203,6 +247,16 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 "in y and pass the kernel matrix over all trials."
             )
         X_lab, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+        self._solve(self._assemble(X, y, X_lab, y_signed, X_u))
+        return self
+
+    def _assemble(self, X, y, X_lab, y_signed, X_u) -> UniversumDual:
+        """Build the box QP over the labelled trials and both copies of each universum trial.
+
+        ``X`` and ``y`` are the arguments of ``fit`` (``X`` is read only for a precomputed
+        kernel); ``X_lab``, ``y_signed`` and ``X_u`` come from ``_validate_fit_data``.
+        """
+        precomputed = self.kernel == "precomputed"
         mask = universum_mask(np.asarray(y), self.universum_label)
         n_train = mask.shape[0]
         # positions in the trials of fit: X rows, then the rows of X_universum
@@ -217,37 +271,49 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         q = X_u.shape[0] if self.C_universum > 0 else 0
         pos = np.concatenate([pos_lab, pos_u[:q]])
         self.gamma_ = 0.0 if precomputed else resolve_gamma(self.gamma, X_lab)
-        kernel_args = {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0}
         if precomputed:
             K_train = np.asarray(X, dtype=np.float64)
             points = np.ascontiguousarray(K_train[np.ix_(pos, pos)])
             diag_u = np.diag(points)[m:]
         else:
             points = np.concatenate([X_lab, X_u[:q]])
-            diag_u = kernel_diagonal(X_u[:q], self.kernel, **kernel_args) if self.cone else None
+            diag_u = (
+                kernel_diagonal(X_u[:q], self.kernel, **self._kernel_args()) if self.cone else None
+            )
         eps = np.full(q, float(self.epsilon))
         if self.cone and q:
             if np.any(diag_u < 0):
                 raise ValueError("cone=True needs k(z, z) >= 0 for every universum trial.")
             eps = self.epsilon * np.sqrt(diag_u)
-        y_var = np.concatenate([y_signed, np.ones(q), -np.ones(q)])
-        p_var = np.concatenate([-np.ones(m), eps, eps])
-        upper = np.concatenate(
-            [np.full(m, float(self.C)), np.full(2 * q, float(self.C_universum))]
+        return UniversumDual(
+            y=np.concatenate([y_signed, np.ones(q), -np.ones(q)]),
+            p=np.concatenate([-np.ones(m), eps, eps]),
+            upper=np.concatenate(
+                [np.full(m, float(self.C)), np.full(2 * q, float(self.C_universum))]
+            ),
+            index=np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)]),
+            points=points,
+            pos=pos,
+            y_signed=y_signed,
+            n_labelled=m,
         )
-        index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
 
+    def _kernel_args(self) -> dict:
+        return {"gamma": self.gamma_, "degree": self.degree, "coef0": self.coef0}
+
+    def _solve(self, dual: UniversumDual) -> None:
+        """Solve the assembled dual with the configured solver and store the solution."""
         solver = self.solver
         if solver == "auto":
-            linear_big = self.kernel == "linear" and y_var.size >= _DCD_MIN_VARIABLES
+            linear_big = self.kernel == "linear" and dual.y.size >= _DCD_MIN_VARIABLES
             solver = "dcd" if linear_big else "smo"
         if solver == "dcd":
             result = dcd_solve(
-                y_var,
-                p_var,
-                upper,
-                points,
-                index=index,
+                dual.y,
+                dual.p,
+                dual.upper,
+                dual.points,
+                index=dual.index,
                 equality=self.fit_intercept,
                 tol=self.tol,
                 max_iter=1000 if self.max_iter < 0 else self.max_iter,
@@ -256,28 +322,29 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
             )
         else:
             result = smo_solve(
-                y_var,
-                p_var,
-                upper,
-                points,
-                index=index,
+                dual.y,
+                dual.p,
+                dual.upper,
+                dual.points,
+                index=dual.index,
                 kernel=self.kernel,
                 equality=self.fit_intercept,
                 tol=self.tol,
                 max_iter=self.max_iter,
                 cache_size=self.cache_size,
                 shrinking=self.shrinking,
-                **kernel_args,
+                **self._kernel_args(),
             )
-        self._store_solution(result, y_signed, m, q, points, pos, precomputed)
+        m, q = dual.n_labelled, dual.n_universum
+        precomputed = self.kernel == "precomputed"
+        self._store_solution(result, dual.y_signed, m, q, dual.points, dual.pos, precomputed)
         self.solver_ = solver
         if self.verbose:
             print(
-                f"UniversumSVC[{solver}]: {m} labelled, {q} universum trials, "
+                f"{type(self).__name__}[{solver}]: {m} labelled, {q} universum trials, "
                 f"{result.n_iter} iterations, objective {result.objective:.6g}, "
                 f"{'converged' if result.converged else 'NOT converged'}"
             )
-        return self
 
     def _store_solution(self, result, y_signed, m, q, points, pos, precomputed):
         alpha = result.alpha
@@ -308,6 +375,9 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 [self.support_vectors_, self.universum_support_vectors_]
             )
         self._expansion_coef = np.concatenate([self.dual_coef_[0], self.universum_dual_coef_[0]])
+        self._expansion_sq_norms = (
+            None if precomputed else np.einsum("ij,ij->i", *2 * [self._expansion_points])
+        )
 
     @property
     def coef_(self) -> np.ndarray:
@@ -332,6 +402,10 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return self._expansion(X)
+
+    def _expansion(self, X: np.ndarray) -> np.ndarray:
+        """``Σ_i c_i k(x_i, x) + b`` over the support vectors, for validated ``X``."""
         if self.kernel == "precomputed":
             K = X[:, self._expansion_index]
         elif self._expansion_coef.size == 0:
@@ -341,6 +415,34 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 X, self._expansion_points, self.kernel, self.gamma_, self.degree, self.coef0
             )
         return K @ self._expansion_coef + self.intercept_[0]
+
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        if self.kernel == "precomputed":
+            k = x[self._expansion_index]
+        else:
+            k = kernel_vector(
+                x,
+                self._expansion_points,
+                self.kernel,
+                self.gamma_,
+                self.degree,
+                self.coef0,
+                self._expansion_sq_norms,
+            )
+        return float(k @ self._expansion_coef + self.intercept_[0])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

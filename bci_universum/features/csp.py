@@ -334,10 +334,19 @@ class CSP(TransformerMixin, BaseEstimator):
         return self.filters_[: self._n_out] @ X
 
     def _power(self, X):
-        power = np.mean(self._filtered(X) ** 2, axis=2)
+        power = np.mean(self._filtered(X) ** 2, axis=-1)
         if self.relative_power:
-            power /= power.sum(axis=1, keepdims=True)
+            power /= power.sum(axis=-1, keepdims=True)
         return power
+
+    def _features(self, X):
+        """The output of ``transform`` for ``X`` of shape (..., n_channels, n_times), finite."""
+        if self.transform_into == "filtered":
+            return self._filtered(X)
+        power = self._power(X)
+        if self.log:
+            return np.log(power)
+        return (power - self.mean_) / self.std_
 
     def transform(self, X):
         """Apply the filters to all trials (labelled and universum).
@@ -354,10 +363,19 @@ class CSP(TransformerMixin, BaseEstimator):
             ``"filtered"``.
         """
         check_is_fitted(self, "filters_")
-        X = check_epochs(self, X, reset=False)
-        if self.transform_into == "filtered":
-            return self._filtered(X)
-        power = self._power(X)
-        if self.log:
-            return np.log(power)
-        return (power - self.mean_) / self.std_
+        return self._features(check_epochs(self, X, reset=False))
+
+    def transform_trial(self, x: np.ndarray) -> np.ndarray:
+        """Lean single-trial path for online use: :meth:`transform` of one trial, unvalidated.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_channels, n_times)
+            One trial, float64 and finite (the caller's responsibility).
+
+        Returns
+        -------
+        features : ndarray
+            ``(n_out,)`` for ``"log_var"``, ``(n_out, n_times)`` for ``"filtered"``.
+        """
+        return self._features(x)

@@ -352,3 +352,75 @@ class AlignmentScores(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         F = alignment_scores(X, self.anchors_, n_bins=self.n_bins, gap_cost=self.gap_cost)
         return F.reshape(len(F), -1)
+
+
+SPIKE_KERNELS = ("rbf", "spikernel", "alignment")
+
+
+class SpikeKernel(TransformerMixin, BaseEstimator):
+    """Kernel matrix against the training examples, for a ``kernel="precomputed"`` classifier.
+
+    ``fit`` keeps the training examples; ``transform(X)`` returns ``k(X, X_train)``, so that
+    ``make_pipeline(SpikeKernel("spikernel"), ECOCUniversumClassifier(UniversumSVC(
+    kernel="precomputed")))`` is fitted on counts and decides on counts, e.g. the windows
+    ``(n_windows, n_neurons, n_bins)`` of :class:`bci_universum.online.OnlineDecoder`.
+
+    Parameters
+    ----------
+    kernel : {"rbf", "spikernel", "alignment"}, default="spikernel"
+        :func:`count_rbf_kernel`, :func:`spikernel` or :func:`alignment_kernel` with the
+        training examples as anchors.
+    n_bins : int or None, default=None
+        Bins per neuron, required for flattened input.
+    kernel_params : dict or None, default=None
+        Keyword arguments of the kernel function: ``gamma`` (RBF; ``"scale"`` and ``"auto"``
+        are resolved on the training examples), ``pattern_length``, ``lam``, ``mu``, ``p``,
+        ``population``, ``normalize`` (spikernel), ``gap_cost`` (alignment).
+
+    Attributes
+    ----------
+    train_ : ndarray of shape (n_train, n_neurons, n_bins)
+    gamma_ : float
+        The RBF width used (RBF only).
+    train_scores_ : ndarray of shape (n_train, n_neurons * n_train)
+        Alignment scores of the training examples (alignment only).
+    """
+
+    def __init__(self, kernel: str = "spikernel", n_bins: int | None = None, kernel_params=None):
+        self.kernel = kernel
+        self.n_bins = n_bins
+        self.kernel_params = kernel_params
+
+    def _params(self) -> dict:
+        if self.kernel not in SPIKE_KERNELS:
+            raise ValueError(f"kernel must be one of {SPIKE_KERNELS}, got {self.kernel!r}.")
+        return dict(self.kernel_params or {})
+
+    def fit(self, X, y=None):
+        """Keep the training examples (and their alignment scores or RBF width)."""
+        params = self._params()
+        self.train_ = as_sequences(X, self.n_bins)
+        flat = self.train_.reshape(len(self.train_), -1)
+        if self.kernel == "rbf":
+            self.gamma_ = resolve_gamma(params.get("gamma", "scale"), flat)
+        elif self.kernel == "alignment":
+            F = alignment_scores(self.train_, self.train_, **params)
+            self.train_scores_ = F.reshape(len(F), -1)
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """``k(X, X_train)`` of shape (n_samples, n_train)."""
+        check_is_fitted(self, "train_")
+        X = as_sequences(X, self.n_bins)
+        if X.shape[1:] != self.train_.shape[1:]:
+            raise ValueError(
+                f"X has {X.shape[1]} neurons × {X.shape[2]} bins, the training examples "
+                f"{self.train_.shape[1]} × {self.train_.shape[2]}."
+            )
+        params = self._params()
+        if self.kernel == "rbf":
+            return count_rbf_kernel(X, self.train_, gamma=self.gamma_)
+        if self.kernel == "spikernel":
+            return spikernel(X, self.train_, **params)
+        F = alignment_scores(X, self.train_, **params)
+        return F.reshape(len(F), -1) @ self.train_scores_.T

@@ -34,8 +34,9 @@ def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray
 
     Parameters
     ----------
-    X : ndarray of shape (n_trials, n_channels, n_times)
-        Epochs (each trial is demeaned over time, as pyRiemann/scikit-learn do).
+    X : ndarray of shape (..., n_channels, n_times)
+        Epochs ``(n_trials, n_channels, n_times)`` or one trial ``(n_channels, n_times)``; each
+        trial is demeaned over time, as pyRiemann/scikit-learn do.
     estimator : {"oas", "lwf", "scm"}
         Oracle approximating shrinkage (Chen et al. 2010), Ledoit–Wolf shrinkage, or the
         sample covariance; the shrinkage formulas are scikit-learn's ``oas`` and
@@ -43,24 +44,25 @@ def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray
 
     Returns
     -------
-    covs : ndarray of shape (n_trials, n_channels, n_channels)
+    covs : ndarray of shape (..., n_channels, n_channels)
     """
-    n_channels, n_times = X.shape[1], X.shape[2]
-    Xc = X - X.mean(axis=2, keepdims=True)
-    S = Xc @ Xc.transpose(0, 2, 1) / n_times
+    n_channels, n_times = X.shape[-2:]
+    Xc = X - X.mean(axis=-1, keepdims=True)
+    S = Xc @ np.swapaxes(Xc, -1, -2)
+    S /= n_times
     if estimator == "scm":
         return S
-    trace = np.trace(S, axis1=1, axis2=2)
+    trace = np.trace(S, axis1=-2, axis2=-1)
     mu = trace / n_channels
     if estimator == "oas":
-        alpha = np.mean(S**2, axis=(1, 2))
+        alpha = np.mean(S**2, axis=(-2, -1))
         num = alpha + mu**2
         den = (n_times + 1) * (alpha - mu**2 / n_channels)
         with np.errstate(divide="ignore", invalid="ignore"):
             shrinkage = np.where(den == 0, 1.0, np.minimum(num / den, 1.0))
     elif estimator == "lwf":
-        beta_ = np.sum(np.sum(Xc**2, axis=1) ** 2, axis=1)
-        delta_ = np.sum(S**2, axis=(1, 2))
+        beta_ = np.sum(np.sum(Xc**2, axis=-2) ** 2, axis=-1)
+        delta_ = np.sum(S**2, axis=(-2, -1))
         beta = (beta_ / n_times - delta_) / (n_channels * n_times)
         delta = (delta_ - 2.0 * mu * trace + n_channels * mu**2) / n_channels
         beta = np.minimum(beta, delta)
@@ -68,10 +70,10 @@ def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray
             shrinkage = np.where(beta == 0, 0.0, beta / delta)
     else:
         raise ValueError(f"estimator must be one of {COVARIANCE_ESTIMATORS}, got {estimator!r}.")
-    shrunk = (1.0 - shrinkage)[:, None, None] * S
+    S *= (1.0 - shrinkage)[..., None, None]
     diag = np.arange(n_channels)
-    shrunk[:, diag, diag] += (shrinkage * mu)[:, None]
-    return shrunk
+    S[..., diag, diag] += (shrinkage * mu)[..., None]
+    return S
 
 
 class TangentSpace(TransformerMixin, BaseEstimator):
@@ -156,16 +158,17 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         return self
 
     def _tangent_vectors(self, X: np.ndarray) -> np.ndarray:
+        """The mapping of ``transform`` (``X`` of shape (..., n_channels, n_times), finite)."""
         covs = regularized_covariances(X, self.estimator)
         P = self.isqrt_reference_
         eigvals, eigvecs = np.linalg.eigh(P @ covs @ P)
-        if np.any(eigvals[:, 0] <= 1e-12 * eigvals[:, -1]):
+        if np.any(eigvals[..., 0] <= 1e-12 * eigvals[..., -1]):
             raise ValueError(
                 "A trial covariance is not positive definite (flat or duplicated channels?); "
                 "use estimator='oas' or 'lwf'."
             )
-        logs = eigvecs @ (np.log(eigvals)[..., None] * eigvecs.transpose(0, 2, 1))
-        return logs[:, self._rows, self._cols] * self._weights
+        logs = (eigvecs * np.log(eigvals)[..., None, :]) @ np.swapaxes(eigvecs, -1, -2)
+        return logs[..., self._rows, self._cols] * self._weights
 
     def transform(self, X):
         """Map every trial (labelled and universum) to the tangent space.
@@ -204,4 +207,4 @@ class TangentSpace(TransformerMixin, BaseEstimator):
             )
         if not np.isfinite(x).all():
             raise ValueError("The trial contains NaN or infinite samples.")
-        return self._tangent_vectors(x[np.newaxis])[0]
+        return self._tangent_vectors(x)

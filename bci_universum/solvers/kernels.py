@@ -120,6 +120,53 @@ def kernel_row(
             out[t] = np.tanh(gamma * dots[t] + coef0)
 
 
+def kernel_vector(
+    x: np.ndarray,
+    Y: np.ndarray,
+    kernel: str | Callable = "rbf",
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 0.0,
+    Y_sq_norms: np.ndarray | None = None,
+) -> np.ndarray:
+    """``k(x, Y_t)`` for one feature vector against every row of ``Y``, without input checks.
+
+    The online single-trial path of the kernel machines: the row of :func:`kernel_matrix` for
+    ``x`` (to rounding; the formulas of :func:`kernel_row`) without scikit-learn's validation
+    of ``Y`` on every call.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_features,)
+        Float64, finite.
+    Y : ndarray of shape (n_Y, n_features)
+    kernel, gamma, degree, coef0
+        As in :func:`kernel_matrix`, except "precomputed".
+    Y_sq_norms : ndarray of shape (n_Y,) or None
+        Squared row norms of ``Y`` (used by "rbf"; computed when ``None``).
+
+    Returns
+    -------
+    k : ndarray of shape (n_Y,)
+    """
+    if callable(kernel):
+        return np.asarray(kernel(x[np.newaxis], Y), dtype=np.float64)[0]
+    dots = Y @ x
+    if kernel == "linear":
+        return dots
+    if kernel == "rbf":
+        if Y_sq_norms is None:
+            Y_sq_norms = np.einsum("ij,ij->i", Y, Y)
+        d2 = Y_sq_norms - 2.0 * dots
+        d2 += x @ x
+        np.maximum(d2, 0.0, out=d2)
+        d2 *= -gamma
+        return np.exp(d2, out=d2)
+    if kernel == "poly":
+        return (gamma * dots + coef0) ** degree
+    return np.tanh(gamma * dots + coef0)
+
+
 def kernel_diagonal(
     X: np.ndarray,
     kernel: str | Callable = "rbf",

@@ -1,11 +1,14 @@
 """Multiclass decoding of binned spike counts with spike kernels and nested cross-validation.
 
 The protocol follows the universum thesis' stimulus reconstruction (seed ``000_f945a55ef410e99f``
-§3.3.2, L2178–2203): ten outer splits; for each, model selection on the other nine parts (an
-inner stratified K-fold over a grid of kernel parameters × classifier parameters, scored by the
-zero-one loss), refit with the selected parameters and test on the held-out part; the per-split
-zero-one loss (%) and angular loss (degrees) are reported as mean ± sample standard deviation
-(ddof = 1) over the outer splits.
+§3.3.2, L2136 and L2178–2203): an eight-class problem decoded by one-vs-one error-correcting
+output codes whose columns use the examples of the remaining classes as universum
+(:class:`~bci_universum.classifiers.ECOCUniversumClassifier`), with the L1, Hamming and hinge
+decoders; ten outer splits; for each, model selection on the other nine parts (an inner
+stratified K-fold over a grid of kernel parameters × classifier parameters, scored by the
+zero-one loss, separately for every decoder), refit with the selected parameters and test on the
+held-out part; the per-split zero-one loss (%) and angular loss (degrees) are reported as
+mean ± sample standard deviation (ddof = 1) over the outer splits.
 
 Kernels are computed once per kernel-parameter setting on all examples (they use no labels); a
 kernel whose features depend on the training set — the alignment kernel, whose anchors are the
@@ -13,9 +16,11 @@ training examples — gets the anchors of every fit separately (the training row
 
 Classifiers are plugged in through a dict ``{name: (factory, grid)}``: ``factory(**params)``
 returns an unfitted estimator that takes a precomputed kernel (``fit(K_train, y)``,
-``predict(K_test_train)``), ``grid`` is a list of parameter dicts. The default is scikit-learn's
-``SVC(kernel="precomputed")``, which is one-vs-one for several classes; universum classifiers
-(ECOC one-vs-one with the other classes as universum, ...) plug in the same way.
+``predict(K_test_train)``), ``grid`` is a list of parameter dicts. An estimator with a
+``decoder`` parameter (the ECOC classifier) is fitted once per setting and evaluated with every
+decoder of the study; any other estimator (e.g. scikit-learn's ``SVC(kernel="precomputed")``)
+is evaluated by its own ``predict`` (decoder ``None``). :func:`default_estimators` gives the
+thesis' five classifiers.
 """
 
 from __future__ import annotations
@@ -25,8 +30,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
-from sklearn.svm import SVC
 
+from bci_universum.classifiers import (
+    ECOCUniversumClassifier,
+    LeastSquaresUniversumSVC,
+    UniversumSVC,
+)
 from bci_universum.features.spike_kernels import (
     alignment_scores,
     as_sequences,
@@ -103,19 +112,19 @@ def _alignment(X3, gap_cost):
 def default_kernels() -> dict[str, KernelSpec]:
     """The thesis' three kernels with small parameter grids.
 
-    RBF: ``gamma = f / (n_features · Var X)`` for ``f`` in {0.25, 1, 4} (``f = 1`` is
+    RBF: ``gamma = f / (n_features · Var X)`` for ``f`` in {0.5, 2} (``f = 1`` is
     scikit-learn's "scale"; the variance is over all examples, which uses no labels).
-    Spikernel: joint population, N = 3, p = 0.5, cosine-normalised, μ ∈ {0.95, 0.99},
-    λ ∈ {0.5, 0.9}. Alignment: gap cost ∈ {0.5, 2}. (The thesis takes these values from
-    Eichhorn 2006 [25] without printing them.)
+    Spikernel: joint population, N = 3, p = 0.5, cosine-normalised, μ = 0.99, λ ∈ {0.5, 0.9}.
+    Alignment: gap cost ∈ {0.5, 2}. (The thesis takes these values from Eichhorn 2006 [25]
+    without printing them.) With ``k(x, x) = 1`` (RBF, normalised spikernel) the U_c-SVM
+    equals the U-SVM.
     """
     return {
-        "RBF": KernelSpec(_rbf, [{"gamma_factor": f} for f in (0.25, 1.0, 4.0)]),
+        "RBF": KernelSpec(_rbf, [{"gamma_factor": f} for f in (0.5, 2.0)]),
         "spikernel": KernelSpec(
             _spikernel,
             [
-                {"mu": mu, "lam": lam, "pattern_length": 3, "p": 0.5, "normalize": True}
-                for mu in (0.95, 0.99)
+                {"mu": 0.99, "lam": lam, "pattern_length": 3, "p": 0.5, "normalize": True}
                 for lam in (0.5, 0.9)
             ],
         ),
@@ -123,13 +132,49 @@ def default_kernels() -> dict[str, KernelSpec]:
     }
 
 
-def default_estimators() -> dict[str, tuple[Callable, list]]:
-    """``{"SVM (one-vs-one)": (SVC(kernel="precomputed", C=C), C ∈ {1, 10, 100})}``."""
+def _ecoc(estimator_class, zero_as_universum: bool, **fixed) -> Callable:
+    """Factory of one-vs-one ECOC classifiers over ``estimator_class(kernel="precomputed")``."""
+
+    def factory(**params):
+        base = estimator_class(kernel="precomputed", **fixed, **params)
+        return ECOCUniversumClassifier(base, coding="ovo", zero_as_universum=zero_as_universum)
+
+    return factory
+
+
+def default_estimators(
+    C: Sequence[float] = (1.0, 10.0, 100.0),
+    C_universum: Sequence[float] = (0.0, 1.0, 10.0, 100.0),
+    epsilon: Sequence[float] = (0.05, 0.5),
+) -> dict[str, tuple[Callable, list]]:
+    """The thesis' five classifiers, each one-vs-one ECOC on a precomputed kernel.
+
+    SVM and LS-SVM train each pair on its two classes only; U-SVM, LS-U-SVM and U_c-SVM add the
+    other classes as the pair's universum. Grids (thesis L2178): ``C`` for all, ``C_universum``
+    for the universum variants (0 switches the universum off, so the grid contains the SVM; its
+    ε is then idle and only the first is used), ``epsilon`` for the U-SVM and, as the cone
+    slope ρ, for the U_c-SVM. The SVM's and LS-SVM's hinge decoder uses ε = 0.
+    """
+
+    def universum_grid(with_epsilon: bool) -> list[dict]:
+        grid = []
+        for c in C:
+            for cu in C_universum:
+                for eps in epsilon[:1] if cu == 0 or not with_epsilon else epsilon:
+                    grid.append(
+                        {"C": c, "C_universum": cu, **({"epsilon": eps} if with_epsilon else {})}
+                    )
+        return grid
+
     return {
-        "SVM (one-vs-one)": (
-            lambda C: SVC(kernel="precomputed", C=C),
-            [{"C": C} for C in (1.0, 10.0, 100.0)],
-        )
+        "SVM": (
+            _ecoc(UniversumSVC, False, C_universum=0.0, epsilon=0.0),
+            [{"C": c} for c in C],
+        ),
+        "LS-SVM": (_ecoc(LeastSquaresUniversumSVC, False, C_universum=0.0), [{"C": c} for c in C]),
+        "U-SVM": (_ecoc(UniversumSVC, True), universum_grid(True)),
+        "LS-U-SVM": (_ecoc(LeastSquaresUniversumSVC, True), universum_grid(False)),
+        "U_c-SVM": (_ecoc(UniversumSVC, True, cone=True), universum_grid(True)),
     }
 
 
@@ -138,24 +183,49 @@ def _blocks(gram, train, test):
     return gram(train, train, train), gram(test, train, train)
 
 
-def _fit_predict(factory, params, blocks, y_train):
+def _estimator_decoders(estimator, decoders: Sequence[str]) -> tuple:
+    """The decoders an estimator is evaluated with: the study's, or ``(None,)`` (its predict)."""
+    return tuple(decoders) if "decoder" in estimator.get_params() else (None,)
+
+
+def _fit(factory, params, K_train, y_train):
     estimator = factory(**params)
-    estimator.fit(blocks[0], y_train)
-    return estimator.predict(blocks[1])
+    return estimator.fit(K_train, y_train)
 
 
-def _select(grams, factory, est_grid, y, train, n_inner, seed):
-    """Index of the best (kernel setting, estimator setting) by inner-CV zero-one loss."""
+def _predict(estimator, K_test, decoders) -> np.ndarray:
+    """Predictions ``(n_decoders, n_test)``, one row per decoder of the fitted estimator."""
+    rows = []
+    for decoder in decoders:
+        if decoder is not None:
+            estimator.set_params(decoder=decoder)
+        rows.append(estimator.predict(K_test))
+    return np.array(rows)
+
+
+def _inner_errors(grams, factory, est_grid, decoders, y, train, n_inner, seed) -> np.ndarray:
+    """Inner-CV zero-one errors ``(n_kernel_settings, n_estimator_settings, n_decoders)``."""
     inner = StratifiedKFold(n_inner, shuffle=True, random_state=seed)
     splits = [(train[a], train[b]) for a, b in inner.split(train, y[train])]
-    errors = np.zeros((len(grams), len(est_grid)))
+    errors = np.zeros((len(grams), len(est_grid), len(decoders)))
     for k, gram in enumerate(grams):
         for a, b in splits:
-            blocks = _blocks(gram, a, b)
+            K_train, K_test = _blocks(gram, a, b)
             for e, params in enumerate(est_grid):
-                errors[k, e] += np.mean(_fit_predict(factory, params, blocks, y[a]) != y[b])
-    k, e = np.unravel_index(np.argmin(errors), errors.shape)
-    return int(k), int(e)
+                fitted = _fit(factory, params, K_train, y[a])
+                errors[k, e] += np.mean(_predict(fitted, K_test, decoders) != y[b], axis=1)
+    return errors
+
+
+def _summary(zero_one, angular) -> dict:
+    return {
+        "zero_one": np.array(zero_one),
+        "angular": np.array(angular),
+        "zero_one_mean": float(np.mean(zero_one)),
+        "zero_one_std": float(np.std(zero_one, ddof=1)),
+        "angular_mean": float(np.mean(angular)),
+        "angular_std": float(np.std(angular, ddof=1)),
+    }
 
 
 def run_spike_decoding(
@@ -165,16 +235,17 @@ def run_spike_decoding(
     period: float = 180.0,
     kernels: Mapping[str, KernelSpec] | None = None,
     estimators: Mapping[str, tuple[Callable, Sequence[dict]]] | None = None,
+    decoders: Sequence[str] = ("l1", "hamming", "hinge"),
     n_outer: int = 10,
     n_inner: int = 3,
     random_state: int = 0,
 ) -> list[dict]:
-    """Nested-CV decoding of labelled binned counts with every kernel × classifier.
+    """Nested-CV decoding of labelled binned counts with every kernel × classifier × decoder.
 
     Parameters
     ----------
     counts : array-like of shape (n_examples, n_neurons, n_bins)
-        Binned spike counts (or flattened; then pass 3-D instead).
+        Binned spike counts.
     angles : array-like of shape (n_examples,)
         The label of each example as an angle in degrees (orientation or reach direction);
         each distinct angle is one class.
@@ -184,18 +255,20 @@ def run_spike_decoding(
         Default :func:`default_kernels`.
     estimators : dict of (factory, grid) or None
         Default :func:`default_estimators`.
+    decoders : sequence of {"l1", "hamming", "hinge", "allwein"}
+        ECOC decoders; parameters are selected for each decoder separately.
     n_outer, n_inner : int
         Outer and inner stratified folds (thesis: 10 outer).
     random_state : int
-        Seed of the fold shuffling.
+        Seed of the fold shuffling (the same folds for every kernel and classifier).
 
     Returns
     -------
     results : list of dict
-        One row per kernel × estimator: ``kernel``, ``estimator``, ``zero_one`` and
-        ``angular`` (per-outer-split losses, % and degrees), ``zero_one_mean/std``,
-        ``angular_mean/std``, ``selected`` (the chosen parameters per split), ``period``,
-        ``n_examples``, ``n_classes``.
+        One row per kernel × estimator × decoder: ``kernel``, ``estimator``, ``decoder``
+        (``None`` for an estimator without one), ``zero_one`` and ``angular`` (per-outer-split
+        losses, % and degrees), ``zero_one_mean/std``, ``angular_mean/std``, ``selected``
+        (the chosen parameters per split), ``period``, ``n_examples``, ``n_classes``.
     """
     X3 = as_sequences(counts)
     angles = np.asarray(angles, dtype=float)
@@ -218,45 +291,65 @@ def run_spike_decoding(
         grams = [spec.build(X3, **params) for params in spec.grid]
         for est_name, (factory, est_grid) in estimators.items():
             est_grid = list(est_grid)
-            zero_one, angular, selected = [], [], []
+            est_decoders = _estimator_decoders(factory(**est_grid[0]), decoders)
+            losses = {d: ([], [], []) for d in est_decoders}  # zero-one, angular, selected
             for split, (train, test) in enumerate(outer):
-                k, e = _select(grams, factory, est_grid, y, train, n_inner, random_state + split)
-                pred = _fit_predict(factory, est_grid[e], _blocks(grams[k], train, test), y[train])
-                zero_one.append(100.0 * np.mean(pred != y[test]))
-                angular.append(np.mean(angular_loss(classes[y[test]], classes[pred], period)))
-                selected.append({**spec.grid[k], **est_grid[e]})
-            results.append(
-                {
-                    "kernel": kernel_name,
-                    "estimator": est_name,
-                    "zero_one": np.array(zero_one),
-                    "angular": np.array(angular),
-                    "zero_one_mean": float(np.mean(zero_one)),
-                    "zero_one_std": float(np.std(zero_one, ddof=1)),
-                    "angular_mean": float(np.mean(angular)),
-                    "angular_std": float(np.std(angular, ddof=1)),
-                    "selected": selected,
-                    "period": period,
-                    "n_examples": len(X3),
-                    "n_classes": classes.size,
-                }
-            )
+                errors = _inner_errors(
+                    grams, factory, est_grid, est_decoders, y, train, n_inner, random_state + split
+                )
+                fitted = {}  # one refit per distinct selected setting, shared by the decoders
+                for d, decoder in enumerate(est_decoders):
+                    k, e = np.unravel_index(np.argmin(errors[:, :, d]), errors.shape[:2])
+                    if (k, e) not in fitted:
+                        K_train, K_test = _blocks(grams[k], train, test)
+                        fitted[k, e] = (_fit(factory, est_grid[e], K_train, y[train]), K_test)
+                    estimator, K_test = fitted[k, e]
+                    (pred,) = _predict(estimator, K_test, (decoder,))
+                    zero_one, angular, selected = losses[decoder]
+                    zero_one.append(100.0 * np.mean(pred != y[test]))
+                    angular.append(np.mean(angular_loss(classes[y[test]], classes[pred], period)))
+                    selected.append({**spec.grid[k], **est_grid[e]})
+            for decoder, (zero_one, angular, selected) in losses.items():
+                results.append(
+                    {
+                        "kernel": kernel_name,
+                        "estimator": est_name,
+                        "decoder": decoder,
+                        **_summary(zero_one, angular),
+                        "selected": selected,
+                        "period": period,
+                        "n_examples": len(X3),
+                        "n_classes": classes.size,
+                    }
+                )
     return results
 
 
+DECODER_NAMES = {"l1": "d_L1", "hamming": "d_ham", "hinge": "d_hin", "allwein": "d_AW", None: ""}
+
+
 def results_to_markdown(results: Sequence[dict]) -> str:
-    """A Markdown table: kernel, classifier, zero-one loss (%) and angular loss (°), mean ± std."""
-    lines = [
-        "| kernel | classifier | ℓ_0-1 (%) | ℓ_angle (°) | examples | classes |",
-        "|---|---|---|---|---|---|",
-    ]
+    """A table shaped like the thesis' Tables 3.9–3.11, all kernels in one.
+
+    One row per kernel × classifier; for every decoder, the zero-one loss (%) and the angular
+    loss (°) as mean ± std over the outer splits.
+    """
+    decoders = list(dict.fromkeys(row["decoder"] for row in results))
+    header = ["kernel", "classifier"]
+    for decoder in decoders:
+        suffix = f", {DECODER_NAMES.get(decoder, decoder)}" if decoder is not None else ""
+        header += [f"ℓ_0-1{suffix} (%)", f"ℓ_angle{suffix} (°)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    cells = {}
     for row in results:
-        lines.append(
-            f"| {row['kernel']} | {row['estimator']} "
-            f"| {row['zero_one_mean']:.2f} ± {row['zero_one_std']:.2f} "
-            f"| {row['angular_mean']:.2f} ± {row['angular_std']:.2f} "
-            f"| {row['n_examples']} | {row['n_classes']} |"
+        cell = cells.setdefault((row["kernel"], row["estimator"]), {})
+        cell[row["decoder"]] = (
+            f"{row['zero_one_mean']:.2f} ± {row['zero_one_std']:.2f}",
+            f"{row['angular_mean']:.2f} ± {row['angular_std']:.2f}",
         )
+    for (kernel, estimator), cell in cells.items():
+        values = [v for d in decoders for v in cell.get(d, ("–", "–"))]
+        lines.append("| " + " | ".join([kernel, estimator, *values]) + " |")
     return "\n".join(lines)
 
 
@@ -272,7 +365,7 @@ def decode_simulated_v1(random_state: int = 0, **kwargs) -> list[dict]:
 
 
 def decode_m1_reaching(
-    path=None, per_sector: int | None = 40, random_state: int = 0, **kwargs
+    path=None, per_sector: int | None = 30, random_state: int = 0, **kwargs
 ) -> list[dict]:
     """Run :func:`run_spike_decoding` on M1 reach windows (10 bins of 50 ms, 8 sectors).
 

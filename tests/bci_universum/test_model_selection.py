@@ -10,6 +10,8 @@ from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC
 from bci_universum.model_selection import (
     UniversumStratifiedKFold,
     UniversumStratifiedShuffleSplit,
+    corrected_paired_ttest,
+    paired_ttest,
     universum_scorer,
 )
 
@@ -160,3 +162,47 @@ def test_scorer_bad_input():
         universum_scorer(3)
     with pytest.raises(ValueError, match="not a valid scoring"):
         universum_scorer("no_such_metric")
+
+
+# --- paired tests over resampled splits -----------------------------------------------------
+
+A = [0.80, 0.70, 0.90, 0.85]
+B = [0.75, 0.70, 0.80, 0.80]  # d = (0.05, 0, 0.10, 0.05): mean 0.05, var (ddof 1) 0.005/3
+
+
+def _student_sf_df3(t):
+    """Survival function of Student's t with 3 degrees of freedom (closed form)."""
+    x = t / np.sqrt(3)
+    return 0.5 - (np.arctan(x) + x / (1 + x**2)) / np.pi
+
+
+def test_plain_paired_ttest_by_hand():
+    result = paired_ttest(A, B)
+    # t = 0.05 / sqrt((0.005 / 3) / 4) = sqrt(6)
+    assert result.statistic == pytest.approx(np.sqrt(6), rel=1e-12)
+    assert result.df == 3 and result.mean_difference == pytest.approx(0.05)
+    assert result.pvalue == pytest.approx(2 * _student_sf_df3(np.sqrt(6)), rel=1e-10)
+
+
+def test_corrected_resampled_ttest_by_hand():
+    # Nadeau-Bengio: var factor 1/J + n_test/n_train = 1/4 + 10/90 = 13/36
+    # t^2 = 0.05^2 / ((13/36) * (0.005/3)) = 54/13
+    result = corrected_paired_ttest(A, B, n_train=90, n_test=10)
+    assert result.statistic == pytest.approx(np.sqrt(54 / 13), rel=1e-12)
+    assert result.pvalue == pytest.approx(2 * _student_sf_df3(np.sqrt(54 / 13)), rel=1e-10)
+    assert result.pvalue > paired_ttest(A, B).pvalue  # the plain test is more liberal
+    per_split = corrected_paired_ttest(A, B, n_train=[89, 90, 91, 90], n_test=[10] * 4)
+    assert per_split.statistic == pytest.approx(result.statistic)  # sizes are averaged
+
+
+def test_paired_tests_edge_cases():
+    same = paired_ttest([0.5, 0.6, 0.7], [0.5, 0.6, 0.7])
+    assert (same.statistic, same.pvalue) == (0.0, 1.0)
+    shifted = corrected_paired_ttest([0.6, 0.7, 0.8], [0.5, 0.6, 0.7], 9, 1)
+    assert shifted.statistic == np.inf and shifted.pvalue == 0.0
+    with pytest.raises(ValueError, match="at least 2 splits"):
+        paired_ttest([0.5], [0.4])
+    with pytest.raises(ValueError, match="one score per split"):
+        paired_ttest([0.5, 0.6], [0.4, 0.5, 0.6])
+    with pytest.raises(ValueError, match="must be positive"):
+        corrected_paired_ttest(A, B, n_train=0, n_test=10)

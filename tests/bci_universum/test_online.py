@@ -33,14 +33,15 @@ def _stream(n, seed=1):
     return np.random.default_rng(seed).standard_normal((n, N_CH))
 
 
-def test_online_equals_offline_for_any_chunking(pipeline):
+@pytest.mark.parametrize("max_chunk", [40, 700])
+def test_online_equals_offline_for_any_chunking(pipeline, max_chunk):
     data = _stream(3000)
     dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0, update_rate=16, band=(8, 30))
     rng = np.random.default_rng(2)
     online = []
     pos = 0
     while pos < len(data):
-        size = int(rng.integers(1, 40))
+        size = int(rng.integers(1, max_chunk))
         online += dec.push(data[pos : pos + size])
         pos += size
     idx, values = offline_decisions(dec, data)
@@ -50,16 +51,10 @@ def test_online_equals_offline_for_any_chunking(pipeline):
     assert all(d.valid for d in online)
 
 
-def test_decision_schedule():
+def test_decision_schedule(pipeline):
     assert decision_indices(10, 4, 3).tolist() == [3, 6, 9]
     assert decision_indices(3, 4, 3).size == 0
-    dec_hop = OnlineDecoder(
-        make_pipeline(FunctionTransformer(_log_var), LinearDiscriminantAnalysis()),
-        SFREQ,
-        N_CH,
-        update_rate=16,
-    ).hop
-    assert dec_hop == round(SFREQ / 16)
+    assert OnlineDecoder(pipeline, SFREQ, N_CH, update_rate=16).hop == round(SFREQ / 16)
 
 
 def test_filter_state_is_kept_between_chunks(pipeline):
@@ -133,7 +128,139 @@ def test_bad_chunks(pipeline):
         dec.push(np.zeros((10, N_CH + 1)))
     with pytest.raises(ValueError, match="timestamps"):
         dec.push(np.zeros((10, N_CH)), np.zeros(9))
+    assert dec.push(np.zeros((0, N_CH))) == [] and dec.n_samples_seen == 0
     with pytest.raises(ValueError, match="decision_function"):
         OnlineDecoder(object(), SFREQ, N_CH)
     with pytest.raises(ValueError, match="non-finite"):
         offline_decisions(dec, np.full((300, N_CH), np.nan))
+
+
+def _epochs(n_classes, n_per_class=20, n_universum=10, n_ch=N_CH, seed=3):
+    """Trials whose class c has more power on channel c, plus universum trials."""
+    rng = np.random.default_rng(seed)
+    y = np.concatenate([np.repeat(np.arange(n_classes), n_per_class), np.full(n_universum, -2)])
+    X = rng.standard_normal((y.size, n_ch, 250))
+    for c in range(n_classes):
+        X[y == c, c] *= 2.0
+    return X, y
+
+
+def _lean_pipelines():
+    from bci_universum.classifiers import (
+        ECOCUniversumClassifier,
+        MulticlassUniversumSVC,
+        UniversumSVC,
+    )
+    from bci_universum.features import CSP, TangentSpace
+
+    return {
+        "ts+usvm-rbf": (2, make_pipeline(TangentSpace(), UniversumSVC(C_universum=0.5))),
+        "ts+usvm-linear": (
+            2,
+            make_pipeline(TangentSpace("lwf"), UniversumSVC(kernel="linear", C_universum=0.5)),
+        ),
+        "csp+usvm": (2, make_pipeline(CSP(4), UniversumSVC(C_universum=0.5))),
+        "ts+ecoc": (3, make_pipeline(TangentSpace(), ECOCUniversumClassifier())),
+        "csp+musvm-rbf": (
+            3,
+            make_pipeline(CSP(4, multiclass="ovr"), MulticlassUniversumSVC(kernel="rbf")),
+        ),
+        "ts+musvm-2class": (2, make_pipeline(TangentSpace(), MulticlassUniversumSVC())),
+        "csp+lda-3class": (
+            3,
+            make_pipeline(CSP(4, multiclass="ovr"), LinearDiscriminantAnalysis()),
+        ),
+    }
+
+
+@pytest.mark.parametrize("name", list(_lean_pipelines()))
+def test_lean_path_equals_pipeline_decision_function(name):
+    n_classes, pipe = _lean_pipelines()[name]
+    X, y = _epochs(n_classes)
+    if "lda" in name:
+        X, y = X[y >= 0], y[y >= 0]  # LDA takes no universum trials
+    pipe.fit(X, y)
+    data = _stream(3000, seed=4)
+    for k in range(6):  # 2 s blocks of each class in turn, as in training (no filter)
+        data[500 * k : 500 * (k + 1), k % n_classes] *= 2.0
+    dec = OnlineDecoder(pipe, SFREQ, N_CH, window=1.0, update_rate=16, band=None)
+    online = dec.push(data)
+    idx, values = offline_decisions(dec, data)
+    assert [d.sample_index for d in online] == idx.tolist()
+    online_values = np.array([d.values for d in online])
+    assert online_values.shape == (len(idx), dec.n_values)
+    np.testing.assert_allclose(online_values, values.reshape(online_values.shape), atol=1e-9)
+    # labels follow the classifier's own predict on the same windows
+    filtered = causal_filter(data, dec.sos)
+    windows = np.stack([filtered[i - dec.window_len + 1 : i + 1].T for i in idx])
+    predicted = pipe.predict(windows)
+    assert [d.label for d in online] == predicted.tolist()
+    assert len(set(predicted)) == n_classes, "the blocks must move decisions across classes"
+    if dec.n_values == 1:
+        np.testing.assert_array_equal([d.value for d in online], online_values[:, 0])
+    else:
+        assert dec.n_values >= n_classes
+        assert all(np.isnan(d.value) and np.isnan(d.smoothed) for d in online)
+
+
+def test_lean_steps_are_used():
+    """The project's steps answer through their single-trial methods, not the batch call."""
+    from bci_universum.classifiers import UniversumSVC
+    from bci_universum.features import TangentSpace
+
+    X, y = _epochs(2)
+    pipe = make_pipeline(TangentSpace(), UniversumSVC()).fit(X, y)
+    dec = OnlineDecoder(pipe, SFREQ, N_CH)
+    calls = []
+    pipe[0].transform = lambda X: calls.append("transform")
+    pipe[-1].decision_function = lambda X: calls.append("decision_function")
+    out = dec.push(_stream(400))
+    assert out and calls == []
+
+
+def test_foreign_steps_fall_back_to_batch_calls(pipeline):
+    class Scaled(FunctionTransformer):
+        """A transformer whose single-trial method is wrong: the decoder must notice."""
+
+        def transform_trial(self, x):
+            return 2 * self.transform(x[np.newaxis])[0]
+
+    wrong = make_pipeline(Scaled(_log_var), LinearDiscriminantAnalysis())
+    X, y = _epochs(2)
+    wrong.fit(X[y >= 0], y[y >= 0])
+    with pytest.raises(RuntimeError, match="disagrees with its decision_function"):
+        OnlineDecoder(wrong, SFREQ, N_CH)
+    # the module fixture's FunctionTransformer + LDA have no single-trial methods
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH)
+    window = _stream(dec.window_len).T
+    np.testing.assert_allclose(
+        dec._path(window), pipeline.decision_function(window[np.newaxis]), atol=1e-12
+    )
+
+
+def test_decoder_refuses_unfitted_or_mismatched_pipelines(pipeline):
+    unfitted = make_pipeline(FunctionTransformer(_log_var), LinearDiscriminantAnalysis())
+    with pytest.raises(ValueError, match="not fitted"):
+        OnlineDecoder(unfitted, SFREQ, N_CH)
+    from bci_universum.features import TangentSpace
+
+    X, y = _epochs(2)
+    ts = make_pipeline(TangentSpace(), LinearDiscriminantAnalysis()).fit(X[y >= 0], y[y >= 0])
+    with pytest.raises(ValueError, match=f"refuses windows of {N_CH + 1} channels"):
+        OnlineDecoder(ts, SFREQ, N_CH + 1)
+
+
+def test_withheld_multiclass_decision():
+    from bci_universum.classifiers import MulticlassUniversumSVC
+
+    X, y = _epochs(3)
+    pipe = make_pipeline(
+        FunctionTransformer(_log_var), MulticlassUniversumSVC(kernel="linear")
+    ).fit(X, y)
+    data = _stream(1000)
+    data[700, 0] = np.nan
+    out = OnlineDecoder(pipe, SFREQ, N_CH).push(data)
+    bad = [d for d in out if not d.valid]
+    assert bad and all(d.values.shape == (3,) and np.isnan(d.values).all() for d in bad)
+    assert all(d.label is None for d in bad)
+    assert all(d.label in (0, 1, 2) for d in out if d.valid)

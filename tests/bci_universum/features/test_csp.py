@@ -328,3 +328,15 @@ def test_eegmmidb_left_right_reference_accuracy(data_dir):
     )
     np.testing.assert_allclose(ours, ref, atol=1e-12)
     assert abs(ours.mean() - 0.69) <= 0.05, ours
+
+
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"log": False}, {"relative_power": True}, {"transform_into": "filtered"}],
+)
+def test_transform_trial_equals_transform(binary, params):
+    X, y, _ = binary
+    csp = CSP(4, **params).fit(X, y)
+    batch = csp.transform(X)
+    for i in (0, 7, len(X) - 1):
+        np.testing.assert_allclose(csp.transform_trial(X[i]), batch[i], rtol=1e-12, atol=1e-14)

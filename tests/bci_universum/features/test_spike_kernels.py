@@ -17,6 +17,7 @@ from sklearn.svm import SVC
 
 from bci_universum.features.spike_kernels import (
     AlignmentScores,
+    SpikeKernel,
     alignment_kernel,
     alignment_scores,
     count_rbf_kernel,
@@ -262,3 +263,31 @@ def test_results_identical_without_jit(counts):
     K, F = (np.array(a) for a in json.loads(out.stdout))
     np.testing.assert_allclose(K, spikernel(counts, mu=0.9, population="sum"), rtol=1e-12)
     np.testing.assert_allclose(F, alignment_scores(counts, counts, gap_cost=0.7), rtol=1e-12)
+
+
+def test_spike_kernel_transformer_is_the_kernel_against_the_training_examples():
+    rng = np.random.default_rng(3)
+    train, test = rng.poisson(1.0, (9, 3, 5)).astype(float), rng.poisson(1.0, (4, 3, 5))
+    params = {"mu": 0.9, "lam": 0.5, "normalize": True}
+    sk = SpikeKernel("spikernel", kernel_params=params)
+    np.testing.assert_allclose(sk.fit_transform(train), spikernel(train, **params), atol=1e-12)
+    np.testing.assert_allclose(sk.transform(test), spikernel(test, train, **params), atol=1e-12)
+    # RBF: "scale" resolved on the training examples, not on the transformed ones
+    rbf = SpikeKernel("rbf", kernel_params={"gamma": "scale"}).fit(train)
+    gamma = 1.0 / (15 * train.reshape(9, -1).var())
+    np.testing.assert_allclose(rbf.gamma_, gamma)
+    np.testing.assert_allclose(
+        rbf.transform(test), count_rbf_kernel(test, train, gamma=gamma), atol=1e-12
+    )
+    # flattened input with n_bins, alignment anchored on the training examples
+    al = SpikeKernel("alignment", n_bins=5, kernel_params={"gap_cost": 0.5})
+    al.fit(train.reshape(9, -1))
+    np.testing.assert_allclose(
+        al.transform(test.reshape(4, -1)),
+        alignment_kernel(test, train, anchors=train, gap_cost=0.5),
+        atol=1e-9,
+    )
+    with pytest.raises(ValueError, match="kernel must be one of"):
+        SpikeKernel("linear").fit(train)
+    with pytest.raises(ValueError, match="neurons"):
+        sk.transform(test[:, :2])

@@ -15,6 +15,7 @@ from bci_universum.studies.spike_decoding import (
     _spikernel,
     angular_loss,
     decode_m1_reaching,
+    default_estimators,
     results_to_markdown,
     run_spike_decoding,
 )
@@ -50,23 +51,79 @@ def simulated():
     return trains.bin(0.08), trains.labels
 
 
+def small_estimators(*names):
+    grids = default_estimators(C=(10.0,), C_universum=(0.0, 1.0), epsilon=(0.05,))
+    return {name: grids[name] for name in names}
+
+
 def test_simulator_decoding_beats_chance_by_far(simulated):
     counts, labels = simulated
     results = run_spike_decoding(
-        counts, labels, kernels=SMALL_KERNELS, n_outer=5, n_inner=3, random_state=0
+        counts,
+        labels,
+        kernels=SMALL_KERNELS,
+        estimators=small_estimators("SVM", "U-SVM"),
+        n_outer=5,
+        n_inner=3,
+        random_state=0,
     )
-    assert [r["kernel"] for r in results] == ["RBF", "spikernel", "alignment"]
+    keys = [(r["kernel"], r["estimator"], r["decoder"]) for r in results]
+    assert keys == [
+        (k, e, d)
+        for k in ("RBF", "spikernel", "alignment")
+        for e in ("SVM", "U-SVM")
+        for d in ("l1", "hamming", "hinge")
+    ]
     for row in results:
         assert row["zero_one"].shape == (5,) and row["angular"].shape == (5,)
-        # chance is 87.5 % error and 45° mean angular loss; measured 5.8–9.2 % and 1.3–2.1°
+        # chance is 87.5 % error and 45° mean angular loss; measured 5.8–15.0 % and 1.3–3.6°
         assert row["zero_one_mean"] < 30.0
         assert row["angular_mean"] < 10.0
         # an angular loss can only come from errors, each at most 90°
         assert np.all(row["angular"] <= row["zero_one"] / 100 * 90 + 1e-9)
         assert row["n_classes"] == 8 and row["n_examples"] == 120
         assert len(row["selected"]) == 5 and "C" in row["selected"][0]
+        if row["estimator"] == "U-SVM":
+            assert {s["C_universum"] for s in row["selected"]} <= {0.0, 1.0}
     table = results_to_markdown(results)
-    assert table.count("\n") == 4 and "± " in table and "spikernel" in table
+    # header, rule, one line per kernel × classifier; two loss columns per decoder
+    assert table.count("\n") == 1 + 6 and "d_ham" in table and "spikernel | U-SVM" in table
+    assert table.splitlines()[2].count("±") == 6
+
+
+def test_every_kernel_and_classifier_runs_end_to_end():
+    trains = simulate_v1_population(
+        n_neurons=4, n_trials_per_class=4, orientations=[0.0, 45.0, 90.0], random_state=1
+    )
+    estimators = default_estimators(C=(1.0,), C_universum=(0.0, 1.0), epsilon=(0.1,))
+    results = run_spike_decoding(
+        trains.bin(0.08),
+        trains.labels,
+        kernels=SMALL_KERNELS,
+        estimators=estimators,
+        n_outer=2,
+        n_inner=2,
+    )
+    assert len(results) == 3 * 5 * 3
+    assert {r["estimator"] for r in results} == {"SVM", "LS-SVM", "U-SVM", "LS-U-SVM", "U_c-SVM"}
+    for row in results:
+        assert np.all(np.isfinite(row["zero_one"])) and np.all(np.isfinite(row["angular"]))
+        assert np.all((row["zero_one"] >= 0) & (row["zero_one"] <= 100))
+
+
+def test_cone_universum_svm_equals_universum_svm_for_a_unit_diagonal_kernel(simulated):
+    counts, labels = simulated
+    results = run_spike_decoding(
+        counts,
+        labels,
+        kernels={"RBF": SMALL_KERNELS["RBF"]},
+        estimators=small_estimators("U-SVM", "U_c-SVM"),
+        n_outer=3,
+        n_inner=2,
+    )
+    plain, cone = results[:3], results[3:]
+    for a, b in zip(plain, cone, strict=True):
+        np.testing.assert_array_equal(a["zero_one"], b["zero_one"])
 
 
 def test_estimators_plug_in_through_factories(simulated):
@@ -82,6 +139,7 @@ def test_estimators_plug_in_through_factories(simulated):
     results = run_spike_decoding(
         counts, labels, kernels=kernels, estimators=estimators, n_outer=3, n_inner=2
     )
+    assert {r["decoder"] for r in results} == {None}
     by_name = {r["estimator"]: r for r in results}
     # scikit-learn's SVC is one-vs-one internally: both give the same predictions
     np.testing.assert_allclose(by_name["explicit OvO"]["zero_one"], by_name["SVC"]["zero_one"])
@@ -101,11 +159,16 @@ def test_bad_study_input(simulated):
 def test_m1_reach_directions_are_decoded(data_dir, monkeypatch):
     monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
     results = decode_m1_reaching(
-        per_sector=20, kernels={"RBF": SMALL_KERNELS["RBF"]}, n_outer=5, random_state=0
+        per_sector=20,
+        kernels={"RBF": SMALL_KERNELS["RBF"]},
+        estimators=small_estimators("SVM"),
+        decoders=("l1",),
+        n_outer=5,
+        random_state=0,
     )
     (row,) = results
     assert row["period"] == 360.0 and row["n_examples"] == 160
-    # chance: 87.5 % error, 90° mean angular loss (8 directions); measured 41.9 ± 7.2 %, 21.7°
+    # chance: 87.5 % error, 90° mean angular loss (8 directions); measured 45.6 ± 9.3 %, 24.8°
     assert row["zero_one_mean"] < 60.0 and row["angular_mean"] < 40.0
     assert row["zero_one_std"] > 0.0  # a spread over the outer splits is reported
     assert np.all(row["angular"] <= row["zero_one"] / 100 * 180 + 1e-9)

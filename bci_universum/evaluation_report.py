@@ -1,0 +1,277 @@
+"""Reports of :func:`bci_universum.evaluation.evaluate`: tidy CSV, thesis-style tables, plots.
+
+The Markdown table mirrors Tables 3.6–3.7 of the thesis (``universum-svm.md`` §16.7): one row per
+pipeline and universum, one column per subject, mean ± standard deviation over splits, and a
+significance mark against the same pipeline without universum (paired per split):
+
+* ``*`` — corrected resampled t-test (Nadeau & Bengio) p < alpha;
+* ``†`` — only the plain paired t-test p < alpha (it ignores the overlap of training folds
+  and is too liberal; shown to make that visible).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .model_selection import corrected_paired_ttest, paired_ttest
+
+__all__ = [
+    "COLUMNS",
+    "compare_to_baseline",
+    "plot_learning_curve",
+    "plot_scores",
+    "read_csv",
+    "results_table",
+    "write_csv",
+    "write_report",
+]
+
+COLUMNS = (
+    "dataset", "subject", "session", "pipeline", "universum", "protocol", "split",
+    "n_train", "n_test", "n_universum", "metric", "score", "fit_time", "params", "key",
+)  # fmt: skip
+_INT = ("n_train", "n_test", "n_universum")
+_FLOAT = ("score", "fit_time")
+_CURVE = "learning-curve"
+
+
+def write_csv(rows: Iterable[dict], path: str | os.PathLike) -> Path:
+    """Write result rows as a tidy CSV (columns :data:`COLUMNS`)."""
+    path = Path(path)
+    with path.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def read_csv(path: str | os.PathLike) -> list[dict]:
+    """Read rows written by :func:`write_csv` (numbers converted back)."""
+    with Path(path).open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    for row in rows:
+        row.update({k: int(row[k]) for k in _INT})
+        row.update({k: float(row[k]) for k in _FLOAT})
+    return rows
+
+
+def _level(row: dict):
+    """Training-size level: separate table cells per size only for learning curves."""
+    return row["n_train"] if row["protocol"] == _CURVE else None
+
+
+def _cells(rows: Iterable[dict], metric: str) -> dict[tuple, dict[tuple, dict]]:
+    """(dataset, protocol, level, subject, pipeline, universum) -> {(session, split): row}."""
+    cells: dict[tuple, dict[tuple, dict]] = defaultdict(dict)
+    for row in rows:
+        if row["metric"] != metric:
+            continue
+        key = (row["dataset"], row["protocol"], _level(row), row["subject"], row["pipeline"],
+               row["universum"])  # fmt: skip
+        cells[key][(row["session"], row["split"])] = row
+    if not cells:
+        raise ValueError(f"no result rows for metric {metric!r}.")
+    return cells
+
+
+def compare_to_baseline(
+    rows: Iterable[dict], metric: str = "accuracy", baseline: str = "none"
+) -> list[dict]:
+    """Paired tests of every universum against ``baseline`` for the same pipeline and subject.
+
+    Scores are paired by (session, split). Both the corrected resampled t-test and the plain
+    paired t-test are reported.
+
+    Returns
+    -------
+    comparisons : list of dict
+        Keys ``dataset, protocol, n_train (learning curves only, else None), subject, pipeline,
+        universum, n_pairs, mean_difference, t_corrected, p_corrected, t_plain, p_plain``.
+    """
+    cells = _cells(rows, metric)
+    out = []
+    for (dataset, protocol, level, subject, pipeline, universum), scored in cells.items():
+        if universum == baseline:
+            continue
+        base = cells.get((dataset, protocol, level, subject, pipeline, baseline))
+        pairs = sorted(set(scored) & set(base or {}))
+        if len(pairs) < 2:
+            continue
+        a = [scored[p]["score"] for p in pairs]
+        b = [base[p]["score"] for p in pairs]
+        corrected = corrected_paired_ttest(
+            a, b, [scored[p]["n_train"] for p in pairs], [scored[p]["n_test"] for p in pairs]
+        )
+        plain = paired_ttest(a, b)
+        out.append({
+            "dataset": dataset, "protocol": protocol, "n_train": level, "subject": subject,
+            "pipeline": pipeline, "universum": universum, "n_pairs": len(pairs),
+            "mean_difference": corrected.mean_difference,
+            "t_corrected": corrected.statistic, "p_corrected": corrected.pvalue,
+            "t_plain": plain.statistic, "p_plain": plain.pvalue,
+        })  # fmt: skip
+    return out
+
+
+def _ordered(values: Iterable[str], first: str | None = None) -> list[str]:
+    seen = list(dict.fromkeys(values))
+    return ([first] if first in seen else []) + [v for v in seen if v != first]
+
+
+def results_table(
+    rows: Sequence[dict], metric: str = "accuracy", baseline: str = "none", alpha: float = 0.05
+) -> str:
+    """Markdown tables shaped like thesis Tables 3.6–3.7, one per data set and protocol.
+
+    Cells are ``mean ± sd`` of the score × 100 over the splits (and sessions) of a subject.
+    """
+    rows = list(rows)
+    cells = _cells(rows, metric)
+    tests = {
+        (c["dataset"], c["protocol"], c["n_train"], c["subject"], c["pipeline"], c["universum"]): c
+        for c in compare_to_baseline(rows, metric, baseline)
+    }
+    blocks = []
+    for dataset, protocol, level in dict.fromkeys(k[:3] for k in cells):
+        keys = [k for k in cells if k[:3] == (dataset, protocol, level)]
+        subjects = _ordered(k[3] for k in keys)
+        size = "" if level is None else f", {level} labelled training trials"
+        lines = [
+            f"### {dataset}: {protocol}{size}: {metric} × 100 (mean ± sd over splits)",
+            "",
+            "| Pipeline | Universum | " + " | ".join(subjects) + " |",
+            "|---|---|" + "---|" * len(subjects),
+        ]
+        for pipeline in _ordered(k[4] for k in keys):
+            for universum in _ordered((k[5] for k in keys if k[4] == pipeline), baseline):
+                cols = []
+                for subject in subjects:
+                    key = (dataset, protocol, level, subject, pipeline, universum)
+                    if key not in cells:
+                        cols.append("—")
+                        continue
+                    scores = 100 * np.array([r["score"] for r in cells[key].values()])
+                    sd = scores.std(ddof=1) if scores.size > 1 else 0.0
+                    test = tests.get(key)
+                    mark = ""
+                    if test is not None and test["p_corrected"] < alpha:
+                        mark = "*"
+                    elif test is not None and test["p_plain"] < alpha:
+                        mark = "†"
+                    cols.append(f"{scores.mean():.2f} ± {sd:.2f}{mark}")
+                lines.append(f"| {pipeline} | {universum} | " + " | ".join(cols) + " |")
+        blocks.append("\n".join(lines))
+    legend = (
+        f"`*`: corrected resampled t-test (Nadeau–Bengio) against universum `{baseline}` of the "
+        f"same pipeline, p < {alpha}; `†`: only the plain paired t-test is significant "
+        "(too liberal with overlapping training folds)."
+    )
+    return "\n\n".join([*blocks, legend]) + "\n"
+
+
+def _figure(n_panels: int, width: float = 4.0):
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(
+        1, n_panels, figsize=(width * n_panels, 3.6), squeeze=False, sharey=True
+    )
+    return fig, axes[0]
+
+
+def plot_scores(rows: Sequence[dict], path: str | os.PathLike, metric: str = "accuracy") -> Path:
+    """Box plot of split scores: one panel per pipeline, one box per universum."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in rows if r["metric"] == metric and r["protocol"] != _CURVE]
+    if not rows:
+        raise ValueError(f"no non-learning-curve rows for metric {metric!r} to plot.")
+    pipelines = _ordered(r["pipeline"] for r in rows)
+    fig, axes = _figure(len(pipelines))
+    for ax, pipeline in zip(axes, pipelines, strict=True):
+        universa = _ordered((r["universum"] for r in rows if r["pipeline"] == pipeline), "none")
+        data = [
+            [r["score"] for r in rows if r["pipeline"] == pipeline and r["universum"] == u]
+            for u in universa
+        ]
+        ax.boxplot(data)
+        ax.set_xticks(range(1, len(universa) + 1), universa, rotation=30)
+        ax.set_title(pipeline)
+    axes[0].set_ylabel(metric)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_learning_curve(
+    rows: Sequence[dict], path: str | os.PathLike, metric: str = "accuracy"
+) -> Path:
+    """Mean score ± standard error against labelled training trials, per pipeline/universum."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in rows if r["metric"] == metric and r["protocol"] == _CURVE]
+    if not rows:
+        raise ValueError(f"no learning-curve rows for metric {metric!r} to plot.")
+    datasets = _ordered(r["dataset"] for r in rows)
+    fig, axes = _figure(len(datasets), width=5.0)
+    for ax, dataset in zip(axes, datasets, strict=True):
+        sub = [r for r in rows if r["dataset"] == dataset]
+        for line in dict.fromkeys((r["pipeline"], r["universum"]) for r in sub):
+            sizes = sorted({r["n_train"] for r in sub if (r["pipeline"], r["universum"]) == line})
+            scores = [
+                np.array([r["score"] for r in sub
+                          if (r["pipeline"], r["universum"]) == line and r["n_train"] == n])
+                for n in sizes
+            ]  # fmt: skip
+            mean = np.array([s.mean() for s in scores])
+            sem = np.array([s.std(ddof=1) / np.sqrt(s.size) if s.size > 1 else 0 for s in scores])
+            ax.errorbar(sizes, mean, yerr=sem, marker="o", capsize=3, label=" + ".join(line))
+        ax.set_xlabel("labelled training trials")
+        ax.set_title(dataset)
+        ax.legend(fontsize="small")
+    axes[0].set_ylabel(metric)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_report(
+    rows: Sequence[dict],
+    out_dir: str | os.PathLike,
+    *,
+    metric: str = "accuracy",
+    baseline: str = "none",
+    alpha: float = 0.05,
+    stem: str = "results",
+) -> dict[str, Path]:
+    """Write ``<stem>.csv``, ``<stem>.md`` and the plots into ``out_dir``.
+
+    Returns
+    -------
+    paths : dict
+        ``csv``, ``markdown``, and ``boxplot`` and/or ``learning_curve`` (when such rows exist).
+    """
+    rows = list(rows)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"csv": write_csv(rows, out / f"{stem}.csv")}
+    md = out / f"{stem}.md"
+    md.write_text(results_table(rows, metric, baseline, alpha))
+    paths["markdown"] = md
+    if any(r["protocol"] != _CURVE for r in rows):
+        paths["boxplot"] = plot_scores(rows, out / f"{stem}_{metric}_boxplot.png", metric)
+    if any(r["protocol"] == _CURVE for r in rows):
+        paths["learning_curve"] = plot_learning_curve(
+            rows, out / f"{stem}_{metric}_learning_curve.png", metric
+        )
+    return paths

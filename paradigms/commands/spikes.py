@@ -1,0 +1,171 @@
+"""``bci-universum spikes``: stream binned spike counts over LSL and decode them online.
+
+``spikes stream`` pushes the trials of the V1 population simulator (or the M1 reach windows)
+as a ``SpikeCounts`` stream with ``trial/start`` and ``cue/<angle>`` markers
+(:class:`acquisition.SpikeCountSource`). ``spikes decode`` fits a spike-kernel one-vs-one
+universum SVM on simulated trials of another seed, listens to such a stream from the first
+trial start on, and prints one decision per trial next to its cue.
+"""
+
+from __future__ import annotations
+
+import queue
+import signal
+import threading
+import time
+
+KERNEL_PARAMS = {
+    "spikernel": {"mu": 0.99, "lam": 0.5, "normalize": True},
+    "rbf": {"gamma": "scale"},
+    "alignment": {"gap_cost": 2.0},
+}
+
+
+def _add_lsl_mode(parser) -> None:
+    parser.add_argument(
+        "--lsl-mode",
+        choices=("lab", "loopback"),
+        default="lab",
+        help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
+    )
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser("spikes", help="stream spike counts and decode them online")
+    sub = parser.add_subparsers(dest="spikes_command", metavar="SUBCOMMAND", required=True)
+
+    p = sub.add_parser("stream", help="stream simulated V1 or recorded M1 spike counts")
+    p.add_argument("--source", choices=("sim", "m1"), default="sim", help="default: sim")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulator (default 0)")
+    p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
+    p.add_argument("--name", default="bci-universum-spikes", help="data stream name")
+    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
+    p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
+    p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default 1)")
+    p.add_argument("--duration", type=float, help="seconds to stream (default: to the end)")
+    _add_lsl_mode(p)
+    p.set_defaults(func=run_stream)
+
+    p = sub.add_parser("decode", help="decode a simulated spike stream trial by trial")
+    p.add_argument("--stream", default="bci-universum-spikes", help="data stream name")
+    p.add_argument("--kernel", choices=tuple(KERNEL_PARAMS), default="spikernel")
+    p.add_argument(
+        "--train-seed", type=int, default=1, help="simulator seed of the training trials"
+    )
+    p.add_argument("--trials", type=int, default=24, help="trials to decode (default 24)")
+    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for data")
+    _add_lsl_mode(p)
+    p.set_defaults(func=run_decode)
+
+
+def run_stream(args) -> int:
+    from acquisition.lsl_config import configure_lsl
+    from acquisition.spike_source import SpikeCountSource
+
+    if args.duration is not None and not args.duration > 0:
+        raise ValueError(f"--duration must be positive, got {args.duration}.")
+    options = {
+        "name": args.name,
+        "speed": args.speed,
+        "loop": args.loop,
+        "chunk_size": args.chunk_size,
+    }
+    if args.source == "sim":
+        source = SpikeCountSource.from_simulator(random_state=args.seed, **options)
+    else:
+        source = SpikeCountSource.from_m1(args.m1_file, **options)
+    configure_lsl(args.lsl_mode)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    n_trials, n_neurons, n_bins = source.counts.shape
+    try:
+        source.start()
+        print(
+            f"Streaming {n_trials} trials of {n_neurons} neurons x {n_bins} bins of "
+            f"{source.bin_width * 1000:g} ms ({args.source}) as {args.name!r} and "
+            f"{args.name + '-markers'!r} at {args.speed:g}x",
+            flush=True,
+        )
+        deadline = None if args.duration is None else time.monotonic() + args.duration
+        try:
+            while not stop.is_set() and not source.wait(0.2):
+                if deadline is not None and time.monotonic() > deadline:
+                    break
+        except KeyboardInterrupt:
+            pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        source.stop()
+    print(f"Pushed {source.n_pushed} bins and {source.n_markers_pushed} markers.")
+    return 0
+
+
+def _fit_decoder(kernel: str, seed: int):
+    """A spike-kernel one-vs-one universum SVM fitted on simulated trials; the orientations."""
+    import numpy as np
+    from sklearn.pipeline import make_pipeline
+
+    from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
+    from bci_universum.features.spike_kernels import SpikeKernel
+    from bci_universum.simulation.spikes import simulate_v1_population
+
+    trains = simulate_v1_population(random_state=seed)
+    orientations = np.unique(trains.labels)
+    svm = UniversumSVC(kernel="precomputed", C=10.0, C_universum=1.0, epsilon=0.05)
+    pipeline = make_pipeline(
+        SpikeKernel(kernel, kernel_params=KERNEL_PARAMS[kernel]), ECOCUniversumClassifier(svm)
+    )
+    return pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels)), (
+        orientations
+    )
+
+
+def run_decode(args) -> int:
+
+    from acquisition.lsl_config import configure_lsl
+    from acquisition.markers import MarkerReceiver
+    from acquisition.receiver import StreamReceiver
+    from acquisition.spike_source import SPIKE_STREAM_TYPE, trial_decoder
+
+    if args.trials < 1:
+        raise ValueError(f"--trials must be at least 1, got {args.trials}.")
+    pipeline, orientations = _fit_decoder(args.kernel, args.train_seed)
+    n_neurons, n_bins = pipeline[0].train_.shape[1:]
+    configure_lsl(args.lsl_mode)
+    receiver = StreamReceiver(
+        args.stream, stype=SPIKE_STREAM_TYPE, n_channels=n_neurons, timeout=args.timeout
+    )
+    markers = MarkerReceiver(f"{args.stream}-markers", timeout=args.timeout)
+    chunks = receiver.subscribe()
+    markers.start()
+    receiver.start()
+    decoder = trial_decoder(pipeline, n_neurons, n_bins, 1.0 / receiver.sfreq_)
+    cues: list = []
+    start = None  # stamp of the first trial start: the decoder's windows begin there
+    n_decided = n_correct = 0
+    try:
+        while n_decided < args.trials:
+            data, stamps = chunks.get(timeout=args.timeout)
+            cues += [m for m in markers.get_markers() if m.kind == "cue"]
+            if start is None:
+                if not cues:
+                    continue
+                start = cues[0].timestamp
+            keep = stamps >= start - 0.5 / receiver.sfreq_
+            for decision in decoder.push(data[keep], stamps[keep]):
+                # the window ends on the trial's last bin: its cue is the latest one before
+                earlier = [m for m in cues if m.timestamp <= decision.timestamp]
+                cue_text = earlier[-1].name if earlier else "?"
+                angle = orientations[decision.label]
+                n_decided += 1
+                n_correct += cue_text == f"{angle:g}"
+                print(f"trial {n_decided}: cue {cue_text}, decoded {angle:g}", flush=True)
+    except queue.Empty:
+        print(f"No data for {args.timeout:g} s; stopping.")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        receiver.stop()
+        markers.stop()
+    print(f"Decoded {n_decided} trials, {n_correct} equal to their cue.")
+    return 0 if n_decided else 1
