@@ -33,7 +33,14 @@ from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
 from .display import HeadlessPresenter
-from .feedback import FeedbackTrial, StreamDecoder, TrialResult, summarize
+from .feedback import (
+    DriftFeed,
+    FeedbackTrial,
+    StreamDecoder,
+    TrialResult,
+    fit_drift_monitor,
+    summarize,
+)
 from .timeline import Timeline, Trial, draw_trials, phase_marker
 
 logger = logging.getLogger(__name__)
@@ -326,7 +333,7 @@ class Session:
         )
         return _save(results)
 
-    def online(self, model) -> dict:
+    def online(self, model, drift=None) -> dict:
         """Online feedback: ``[online] rest_trials`` rest trials, then feedback trials.
 
         Parameters
@@ -335,6 +342,11 @@ class Session:
             A binary model saved by :func:`bci_universum.model_io.save_model`, or what
             :func:`~bci_universum.model_io.load_model` returns. Its channels and sampling
             rate are checked against the stream (a clear error when they do not match).
+        drift : bci_universum.drift.DriftMonitor or None
+            Optional covariate-shift monitor of the decoder's features, fed one feature vector
+            per non-overlapping window; an unfitted one is first fitted on this session's
+            calibration recordings. An alarm logs a warning that recalibration is due and is
+            listed in the results' ``drift``.
 
         Returns
         -------
@@ -356,6 +368,11 @@ class Session:
         if len(classes) != 2:
             raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
         decoder.warm_up()
+        feed = None
+        if drift is not None:
+            if not hasattr(drift, "reference_"):
+                fit_drift_monitor(drift, decoder, self._calibration_data())
+            feed = DriftFeed(drift, decoder)
         stream = StreamDecoder(self.receiver, decoder)
 
         plain, with_feedback = self.config.timeline_object(), self.config.timeline_object(True)
@@ -368,7 +385,7 @@ class Session:
             (Trial(len(rest) + t.index, t.condition, t.pause), with_feedback) for t in cued
         ]
 
-        online = _OnlineState(self, stream, classes)
+        online = _OnlineState(self, stream, classes, feed)
         s = self.config.session
         run = next_run(self.folder, s.subject, s.session, "online")
         decisions_path = self.folder / (
@@ -392,16 +409,41 @@ class Session:
         results["summary"] = summarize(
             online.results, stream.latencies, decoder.hop / decoder.sfreq
         )
+        if feed is not None:
+            results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
         return _save(results)
+
+    def _calibration_data(self) -> list[np.ndarray]:
+        """This session's calibration runs as (n_samples, n_channels) in the stream's layout."""
+        import mne
+
+        files = sorted(self.folder.glob("*_task-calibration_run-*_raw.fif"))
+        if not files:
+            raise FileNotFoundError(
+                f"No calibration recording in {self.folder} to fit the drift monitor on."
+            )
+        names = self.receiver.ch_names_
+        data = []
+        for fname in files:
+            raw = mne.io.read_raw_fif(fname, preload=True, verbose="error")
+            missing = [ch for ch in names if ch not in raw.ch_names]
+            if missing:
+                raise ValueError(f"{fname} lacks the stream's channel(s) {missing}.")
+            data.append(raw.get_data(picks=names).T)
+        return data
 
 
 class _OnlineState:
     """What the online run does between and at phase onsets."""
 
-    def __init__(self, session: Session, stream: StreamDecoder, classes: tuple[str, str]):
+    def __init__(
+        self, session: Session, stream: StreamDecoder, classes: tuple[str, str], drift=None
+    ):
         self.session = session
         self.stream = stream
         self.classes = classes
+        self.drift = drift
+        self.drift_alarms: list[dict] = []
         # feedback trials not scored yet: [trial, LSL start, LSL end or None while running]
         self.pending: list[list] = []
         self.results: list[TrialResult] = []
@@ -441,6 +483,8 @@ class _OnlineState:
             self.stream.latencies.clear()
             self._started = True
         decisions = self.stream.poll(timeout)
+        if self.drift is not None:
+            self._check_drift()
         latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
         for d, latency in zip(decisions, latencies, strict=True):
             # a decision belongs to the trial whose feedback period holds its newest sample
@@ -465,6 +509,18 @@ class _OnlineState:
                 and d.timestamp >= self.pending[0][2]
             ):
                 self._score(self.pending.pop(0)[0])
+
+    def _check_drift(self) -> None:
+        report = self.drift.update()
+        if report is not None and report.alarm:
+            logger.warning(
+                "Feature drift (%s: divergence %.3g, reference %.3g): recalibration is due.",
+                report.verdict,
+                report.divergence,
+                report.reference,
+            )
+            n = self.stream.decoder.n_samples_seen
+            self.drift_alarms.append({"sample": n, **asdict(report)})
 
     def _score(self, trial: FeedbackTrial) -> None:
         result = trial.result(self.classes)
@@ -519,9 +575,11 @@ def run_universum(
         return new.universum(mode)
 
 
-def run_online(config: SessionConfig, model, session: Session | None = None, **kwargs) -> dict:
+def run_online(
+    config: SessionConfig, model, session: Session | None = None, drift=None, **kwargs
+) -> dict:
     """Run online feedback with a trained model (see :meth:`Session.online`)."""
     if session is not None:
-        return session.online(model)
+        return session.online(model, drift)
     with Session(config, **kwargs) as new:
-        return new.online(model)
+        return new.online(model, drift)

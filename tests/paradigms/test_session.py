@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from acquisition.recorder import bids_basename
+from bci_universum.drift import DriftMonitor
 from paradigms.session import Session, mixed_trials, next_run
 from paradigms.timeline import imagery_timeline
 from paradigms.training import train_model
@@ -49,7 +50,8 @@ def test_simulated_session_end_to_end(tmp_path):
         cal = session.calibration()
         uni = session.universum()
         trained = train_model([cal["fname"], uni["fname"]], config, n_splits=3)
-        online = session.online((trained.pipeline, trained.metadata))
+        monitor = DriftMonitor(n_clusters=4, window_size=10, random_state=0)
+        online = session.online((trained.pipeline, trained.metadata), drift=monitor)
 
     assert [r["ended"] for r in (cal, uni, online)] == ["completed"] * 3
     cal["conditions"] = config.class_markers
@@ -79,6 +81,9 @@ def test_simulated_session_end_to_end(tmp_path):
 
     saved = json.loads(Path(online["results_file"]).read_text())
     assert saved["summary"]["hit_rate"] == summary["hit_rate"]
+    # one drift report per non-overlapping 1 s window once the monitor's 10 are full
+    assert online["drift"]["n_reports"] >= 20
+    assert saved["drift"] == online["drift"]
 
 
 @pytest.mark.lsl
