@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from bci_universum.drift import DriftMonitor
-from bci_universum.online import Decision, OnlineDecoder
+from bci_universum.online import Decision, OnlineDecoder, causal_filter
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.feedback import (
     DriftFeed,
@@ -79,3 +79,19 @@ def test_drift_feed_alarms_on_shifted_features_only():
     drifted, _ = _drift_fractions(feed, decoder, 3.0 * data[split:])
     assert drifted == 1.0
     assert stationary < 0.5, stationary
+
+
+def test_current_window_is_the_filtered_newest_window_or_none():
+    class Sum:
+        def decision_function(self, X):
+            return X.sum(axis=(1, 2))
+
+    decoder = OnlineDecoder(Sum(), 100.0, 2, window=0.5, band=(5.0, 20.0))
+    data = np.random.default_rng(0).standard_normal((120, 2))
+    decoder.push(data[:30])
+    assert decoder.current_window() is None  # not full yet
+    decoder.push(data[30:])
+    expected = causal_filter(data, decoder.sos)[-50:].T
+    np.testing.assert_allclose(decoder.current_window(), expected, atol=1e-12)
+    decoder.push(np.full((1, 2), np.nan))
+    assert decoder.current_window() is None
