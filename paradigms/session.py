@@ -163,14 +163,23 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop the receivers, then the simulated subject, then close the marker outlet."""
+        """Stop the receivers, then the simulated subject, then close the marker outlet.
+
+        Every part is stopped even when one fails; the first failure is raised at the end.
+        """
+        errors = []
         for part in (self.receiver, self.markers, self.source):
             if part is not None:
-                part.stop()
+                try:
+                    part.stop()
+                except Exception as err:
+                    errors.append(err)
         self.receiver = self.markers = self.source = None
         if self.outlet is not None:
             self.outlet.close()
             self.outlet = None
+        if errors:
+            raise errors[0]
 
     # -- the timeline engine ------------------------------------------------------------------
 
@@ -181,7 +190,8 @@ class Session:
 
     def _check_stream(self) -> None:
         if self.receiver.silent:
-            raise StreamStopped(self.receiver.events[-1].detail)
+            silences = [e for e in self.receiver.events if e.kind == "silence"]
+            raise StreamStopped(silences[-1].detail if silences else "the stream fell silent")
 
     def _wait_until(self, deadline: float, tick) -> None:
         """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
