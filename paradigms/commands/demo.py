@@ -109,7 +109,7 @@ def _run(args, output: Path, model_path: Path | None) -> None:
                 ("universum", session.universum),
             ):
                 results = step()
-                print(f"{name}: {len(results['trials'])} trials recorded -> {results['fname']}")
+                print(f"{name}: {len(results['trials'])} trials, {Path(results['fname']).name}")
             print("\nTraining (nested universum-aware CV) ...")
             trained = train_model([session.folder], config, output=model_path, verbose="error")
             print(trained.summary())
@@ -118,7 +118,9 @@ def _run(args, output: Path, model_path: Path | None) -> None:
             online = session.online((trained.pipeline, trained.metadata), drift=monitor)
     finally:
         presenter.close()
-    print(f"online: {len(online['trials'])} trials, {online['ended']} -> {online['fname']}")
+    print(f"online: {len(online['trials'])} trials, {online['ended']}")
+    if model_path is not None:
+        print(f"Recordings in {session.folder}, model in {model_path}.")
     print(format_summary(online["summary"]))
     drift = online["drift"]
     print(
