@@ -117,7 +117,21 @@ def marker_event_id(
     return event_id, labels
 
 
-def _as_raw(recording, verbose) -> mne.io.BaseRaw:
+def read_recording(recording, verbose=None) -> mne.io.BaseRaw:
+    """Return ``recording`` if it is a Raw, else read the file with :func:`mne.io.read_raw`.
+
+    Parameters
+    ----------
+    recording : mne.io.BaseRaw or path-like
+        A Raw, or a recording file in any format MNE reads (FIF, EDF/BDF, GDF, BrainVision,
+        EEGLAB, ...); files are preloaded.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+    """
     if isinstance(recording, mne.io.BaseRaw):
         return recording
     path = Path(recording)
@@ -176,7 +190,7 @@ def epochs_from_raw(
     recordings = list(raw) if isinstance(raw, list | tuple) else [raw]
     if not recordings:
         raise ValueError("No recordings given.")
-    raws = [_as_raw(r, verbose) for r in recordings]
+    raws = [read_recording(r, verbose) for r in recordings]
     event_id, labels = marker_event_id([r.annotations for r in raws], classes, universum)
     parts = []
     for one in raws:
@@ -203,7 +217,11 @@ def epochs_from_raw(
         if parts:
             _match_channels(parts[0], epochs, _recording_name(one))
         parts.append(epochs)
-    epochs = parts[0] if len(parts) == 1 else mne.concatenate_epochs(parts, verbose=verbose)
+    if len(parts) > 1:
+        # MNE cannot concatenate epochs' annotations (it would drop them with a warning).
+        epochs = mne.concatenate_epochs([p.set_annotations(None) for p in parts], verbose=verbose)
+    else:
+        epochs = parts[0]
     X = epochs.get_data(copy=False)
     y = np.array([labels[code] for code in epochs.events[:, 2]], dtype=object)
     if len(set(y[y != UNIVERSUM_STR])) < 2:

@@ -23,6 +23,7 @@ from importlib import metadata as _importlib_metadata
 from pathlib import Path
 
 import joblib
+import numpy as np
 
 from . import __version__
 
@@ -306,3 +307,51 @@ def load_model(path) -> tuple[object, ModelMetadata]:
     if not hasattr(pipeline, "decision_function"):
         raise ValueError(f"Model file {path} holds no pipeline with decision_function.")
     return pipeline, metadata
+
+
+def for_channels(pipeline, metadata: ModelMetadata, ch_names: list[str], sfreq: float):
+    """The model's pipeline for data with other channels: its channels picked by name.
+
+    Parameters
+    ----------
+    pipeline : estimator
+        The fitted pipeline, taking epochs of ``metadata.ch_names``.
+    metadata : ModelMetadata
+        Its metadata.
+    ch_names : list of str
+        Channel names of the data (a stream, a recording), in their order.
+    sfreq : float
+        Sampling rate of the data in Hz; must equal the model's.
+
+    Returns
+    -------
+    pipeline : estimator
+        ``pipeline`` itself when ``ch_names`` equals the model's channels, else a flat
+        :class:`~sklearn.pipeline.Pipeline` of a
+        :class:`~bci_universum.features.ChannelPicker` and the model's steps.
+    """
+    from sklearn.pipeline import Pipeline
+
+    from .features.preprocessing import ChannelPicker
+
+    if abs(float(sfreq) - metadata.sfreq) > 1e-6 * metadata.sfreq:
+        raise ValueError(
+            f"The input's sampling rate ({sfreq} Hz) differs from the model's "
+            f"({metadata.sfreq} Hz); record and train at the same rate."
+        )
+    ch_names = [str(c) for c in ch_names]
+    duplicated = sorted({c for c in ch_names if ch_names.count(c) > 1})
+    if duplicated:
+        raise ValueError(f"The input has duplicated channel names {duplicated}.")
+    missing = [c for c in metadata.ch_names if c not in ch_names]
+    if missing:
+        raise ValueError(
+            f"The input lacks the model's channel(s) {missing} (its channels: {ch_names})."
+        )
+    picks = [ch_names.index(c) for c in metadata.ch_names]
+    if picks == list(range(len(ch_names))):
+        return pipeline
+    picker = ChannelPicker(picks).fit(np.zeros((1, len(ch_names), 1)))
+    steps = pipeline.steps if isinstance(pipeline, Pipeline) else [("model", pipeline)]
+    # One flat pipeline, so that the online decoder's single-trial path covers every step.
+    return Pipeline([("stream_picks", picker), *steps])

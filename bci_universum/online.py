@@ -446,10 +446,7 @@ class OnlineDecoder:
             Takes chunks with all the stream's channels; its ``metadata`` attribute holds the
             model's :class:`~bci_universum.model_io.ModelMetadata`.
         """
-        from sklearn.pipeline import Pipeline
-
-        from .features.preprocessing import ChannelPicker
-        from .model_io import ModelMetadata, load_model
+        from .model_io import ModelMetadata, for_channels, load_model
 
         if isinstance(model, tuple):
             pipeline, metadata = model
@@ -460,24 +457,7 @@ class OnlineDecoder:
                 )
         else:
             pipeline, metadata = load_model(model)
-        if abs(float(sfreq) - metadata.sfreq) > 1e-6 * metadata.sfreq:
-            raise ValueError(
-                f"The stream's sampling rate ({sfreq} Hz) differs from the model's "
-                f"({metadata.sfreq} Hz); record and train at the stream's rate."
-            )
-        ch_names = [str(c) for c in ch_names]
-        duplicated = sorted({c for c in ch_names if ch_names.count(c) > 1})
-        if duplicated:
-            raise ValueError(f"The stream has duplicated channel names {duplicated}.")
-        missing = [c for c in metadata.ch_names if c not in ch_names]
-        if missing:
-            raise ValueError(
-                f"The stream lacks the model's channel(s) {missing} (stream channels: {ch_names})."
-            )
-        picks = [ch_names.index(c) for c in metadata.ch_names]
-        if picks != list(range(len(ch_names))):
-            picker = ChannelPicker(picks).fit(np.zeros((1, len(ch_names), 1)))
-            pipeline = Pipeline([("picks", picker), ("model", pipeline)])
+        pipeline = for_channels(pipeline, metadata, ch_names, sfreq)
         decoder = cls(
             pipeline,
             metadata.sfreq,

@@ -17,6 +17,7 @@ trials and saved with its metadata (:mod:`bci_universum.model_io`).
 from __future__ import annotations
 
 import json
+import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -24,16 +25,25 @@ from pathlib import Path
 
 import mne
 import numpy as np
+from joblib import Memory
 from sklearn.base import clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 from bci_universum import UNIVERSUM_STR
-from bci_universum.classifiers import UniversumSVC
-from bci_universum.datasets import epochs_from_raw
+from bci_universum.classifiers import BiasedSVC, PriorDecision, UniversumSVC
+from bci_universum.datasets import epochs_from_raw, read_recording
 from bci_universum.features import CSP, TangentSpace
-from bci_universum.model_io import ModelMetadata, check_model_path, save_model
+from bci_universum.model_io import (
+    ModelMetadata,
+    check_model_path,
+    for_channels,
+    load_model,
+    save_model,
+)
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.online import causal_filter, design_bandpass
 
@@ -44,9 +54,14 @@ FILTER_ORDER = 4
 # Hyperparameter grid of the classifier; "without universum" drops the universum cost.
 DEFAULT_GRID = {"classifier__C": [0.1, 1.0, 10.0], "classifier__C_universum": [0.01, 0.1, 1.0]}
 _UNIVERSUM_PARAM = "classifier__C_universum"
+# Weights λ of a previous session's model (biased regularisation) tried with ``prior``.
+PRIOR_WEIGHTS = (0.0, 0.5, 1.0)
+_PRIOR_PARAM = "classifier__prior_weight"
+# Two outer folds whose training parts still split into two inner folds.
+_MIN_TRIALS = 4
 
 
-def make_pipeline(name: str, n_channels: int) -> Pipeline:
+def make_pipeline(name: str, n_channels: int, prior=None) -> Pipeline:
     """The named decoding pipeline (unfitted); input: causally band-passed epochs.
 
     Parameters
@@ -57,19 +72,30 @@ def make_pipeline(name: str, n_channels: int) -> Pipeline:
         (4 filters, OAS covariances) → standardisation → linear ``UniversumSVC``.
     n_channels : int
         Number of channels (CSP uses at most that many filters).
+    prior : estimator or None
+        A fitted previous-session pipeline taking the same epochs. Its decision value is
+        appended to the features (:class:`~bci_universum.classifiers.PriorDecision`) and the
+        classifier is a :class:`~bci_universum.classifiers.BiasedSVC` regularised toward it.
 
     Returns
     -------
     pipeline : sklearn.pipeline.Pipeline
-        Steps ``features`` (… ``scale``) and ``classifier``.
+        Steps ``features`` and ``classifier``.
     """
-    classifier = ("classifier", UniversumSVC(kernel="linear"))
     if name == "tangent-usvm":
-        return Pipeline([("features", TangentSpace(estimator="oas")), classifier])
-    if name == "csp-usvm":
+        features = TangentSpace(estimator="oas")
+    elif name == "csp-usvm":
         csp = CSP(n_components=min(4, n_channels), cov_est="oas")
-        return Pipeline([("features", csp), ("scale", StandardScaler()), classifier])
-    raise ValueError(f"Unknown pipeline {name!r}; known pipelines: {list(PIPELINES)}.")
+        features = Pipeline([("csp", csp), ("scale", StandardScaler())])
+    else:
+        raise ValueError(f"Unknown pipeline {name!r}; known pipelines: {list(PIPELINES)}.")
+    if prior is None:
+        return Pipeline([("features", features), ("classifier", UniversumSVC(kernel="linear"))])
+    union = FeatureUnion(
+        [("features", features), ("prior", PriorDecision(FrozenEstimator(prior)))]
+    )
+    classifier = BiasedSVC(prior="last_column", kernel="linear")
+    return Pipeline([("features", union), ("classifier", classifier)])
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,9 @@ class TrainingResult:
             folds = 100 * np.asarray(folds)
             per_fold = " ".join(f"{f:.0f}" for f in folds)
             lines.append(f"  {label:<20}{folds.mean():>7.1f}%{folds.std():>7.1f}   {per_fold}")
+        prior = meta.params.get("prior")
+        if prior:
+            lines.append(f"Prior: {prior['model']} ({prior['pipeline']}, {prior['created']})")
         lines.append(f"Selected on all trials: {meta.params['selected']}")
         lines.append(f"Model: {self.model_path if self.model_path else 'not saved'}")
         return "\n".join(lines)
@@ -192,21 +221,15 @@ def _jsonable(values: dict) -> dict:
     return json.loads(json.dumps(values, default=str))
 
 
-def _read(recording, verbose) -> mne.io.BaseRaw:
-    if isinstance(recording, mne.io.BaseRaw):
-        return recording
-    return mne.io.read_raw(recording, preload=True, verbose=verbose)
-
-
 def _check_trials(y: np.ndarray, classes: Sequence[str]) -> None:
     counts = Counter(y[y != UNIVERSUM_STR])
     absent = [c for c in classes if counts[c] == 0]
     if absent:
         raise ValueError(f"No usable trials of class(es) {absent} (cue/<class> markers).")
-    fewest = min(counts.values())
-    if fewest < 2:
+    if min(counts.values()) < _MIN_TRIALS:
         raise ValueError(
-            f"Cross-validation needs at least 2 trials per class, got {dict(counts)}."
+            f"Nested cross-validation needs at least {_MIN_TRIALS} trials per class, got "
+            f"{dict(counts)}."
         )
 
 
@@ -236,6 +259,59 @@ def _nested_cv(pipeline, grid, X, y, outer, seed, n_jobs, keep_universum: bool) 
     return scores
 
 
+def _load_trials(files: list, config: SessionConfig, verbose):
+    """Causally filtered trials of the configured classes and universum conditions.
+
+    Returns ``X, y, epochs`` (as :func:`epochs_from_raw`) and the universum trials per
+    condition name.
+    """
+    band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
+    raws = [filter_like_online(read_recording(f, verbose), band) for f in files]
+    present = {d for raw in raws for d in raw.annotations.description}
+    absent = [m for m in config.class_markers if m not in present]
+    if absent:
+        raise ValueError(
+            f"No labelled trials of {absent} in the recordings {[str(f) for f in files]}; "
+            f"markers found: {sorted(present)}."
+        )
+    universum_markers = [m for m in config.universum_markers if m in present]
+    # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
+    last = tmax - 1.0 / raws[0].info["sfreq"]
+    X, y, epochs = epochs_from_raw(
+        raws, config.class_markers, universum_markers or None, tmin, last, verbose=verbose
+    )
+    _check_trials(y, config.paradigm.classes)
+    code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
+    markers = Counter(code_to_marker[c] for c in epochs.events[:, 2])
+    n_universum = {m.split("/", 1)[1]: markers[m] for m in universum_markers if markers[m]}
+    return X, y, epochs, n_universum
+
+
+def _load_prior(prior, config: SessionConfig, epochs: mne.Epochs) -> tuple:
+    """A previous session's pipeline for these epochs, and what to record about it."""
+    if isinstance(prior, tuple):
+        pipeline, metadata = prior
+        source = "given"
+    else:
+        pipeline, metadata = load_model(prior)
+        source = str(prior)
+    # Same classes in the same (sorted) order: the prior's positive side is classes_[1].
+    if list(metadata.classes) != sorted(config.paradigm.classes):
+        raise ValueError(
+            f"The prior model's classes {metadata.classes} differ from the session's "
+            f"{config.paradigm.classes}."
+        )
+    band = tuple(config.pipeline.band)
+    if metadata.band != band or metadata.filter_order != FILTER_ORDER:
+        raise ValueError(
+            f"The prior model was trained on the band {metadata.band} Hz (order "
+            f"{metadata.filter_order}), this session uses {band} Hz (order {FILTER_ORDER})."
+        )
+    pipeline = for_channels(pipeline, metadata, epochs.ch_names, epochs.info["sfreq"])
+    info = {"model": source, "created": metadata.created, "pipeline": metadata.pipeline}
+    return pipeline, info
+
+
 def train_model(
     recordings: Sequence,
     config: SessionConfig | None = None,
@@ -248,6 +324,7 @@ def train_model(
     random_state: int = 0,
     n_jobs: int = 1,
     overwrite: bool = False,
+    prior=None,
     verbose=None,
 ) -> TrainingResult:
     """Fit and evaluate a decoder on recorded sessions and save it with its metadata.
@@ -279,6 +356,11 @@ def train_model(
         Parallel jobs of the grid searches.
     overwrite : bool
         Replace an existing model file.
+    prior : path-like, (pipeline, ModelMetadata) or None
+        A previous session's model (same classes, sampling rate and band; its channels are
+        picked by name): biased regularisation toward it
+        (:class:`~bci_universum.classifiers.BiasedSVC`), with its weight ``λ`` added to the
+        default grid (:data:`PRIOR_WEIGHTS`; 0 ignores the prior). The saved model holds it.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -300,56 +382,38 @@ def train_model(
     if output is not None:
         output = check_model_path(output, overwrite=overwrite)
     files = recording_files(recordings)
-    band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
-    raws = [filter_like_online(_read(f, verbose), band) for f in files]
-    present = {d for raw in raws for d in raw.annotations.description}
-    universum_markers = [m for m in config.universum_markers if m in present]
-    absent = [m for m in config.class_markers if m not in present]
-    if absent:
-        raise ValueError(
-            f"No labelled trials of {absent} in the recordings {[str(f) for f in files]}; "
-            f"markers found: {sorted(present)}."
-        )
-    # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
-    last = tmax - 1.0 / raws[0].info["sfreq"]
-    X, y, epochs = epochs_from_raw(
-        raws, config.class_markers, universum_markers or None, tmin, last, verbose=verbose
-    )
-    _check_trials(y, config.paradigm.classes)
-    code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
-    n_universum = dict(
-        sorted(
-            Counter(
-                code_to_marker[c].split("/", 1)[1]
-                for c in epochs.events[:, 2]
-                if code_to_marker[c] in universum_markers
-            ).items()
-        )
-    )
+    X, y, epochs, n_universum = _load_trials(files, config, verbose)
     n_trials = {c: int(np.sum(y == c)) for c in config.paradigm.classes}
-
-    base = make_pipeline(name, X.shape[1])
+    prior_pipeline, prior_info = (None, None)
+    if prior is not None:
+        prior_pipeline, prior_info = _load_prior(prior, config, epochs)
+    base = make_pipeline(name, X.shape[1], prior_pipeline)
     grid_with = dict(DEFAULT_GRID if param_grid is None else param_grid)
+    if prior is not None and param_grid is None:
+        grid_with[_PRIOR_PARAM] = list(PRIOR_WEIGHTS)
     grid_without = {k: v for k, v in grid_with.items() if k != _UNIVERSUM_PARAM}
     folds = min(n_splits, *n_trials.values())
-    outer = list(
-        UniversumStratifiedKFold(folds, shuffle=True, random_state=random_state).split(X, y)
-    )
-    fold_accuracies = {
-        "without_universum": _nested_cv(
-            base, grid_without, X, y, outer, random_state, n_jobs, keep_universum=False
-        )
-    }
-    if n_universum:
-        fold_accuracies["with_universum"] = _nested_cv(
-            base, grid_with, X, y, outer, random_state, n_jobs, keep_universum=True
-        )
     with_universum = bool(n_universum) and use_universum
+    grid = grid_with if with_universum else grid_without
     keep = slice(None) if with_universum else y != UNIVERSUM_STR
-    final = _search(
-        base, grid_with if with_universum else grid_without, y[keep], folds, random_state, n_jobs
-    ).fit(X[keep], y[keep])
-    fitted = final.best_estimator_
+    # Many small (channels × channels) problems: BLAS threads only contend for the cores.
+    # The feature step does not depend on the classifier's grid: cache its fits per fold.
+    with threadpool_limits(limits=1, user_api="blas"), tempfile.TemporaryDirectory() as cache:
+        base.set_params(memory=Memory(cache, verbose=0))
+        outer = list(
+            UniversumStratifiedKFold(folds, shuffle=True, random_state=random_state).split(X, y)
+        )
+        fold_accuracies = {
+            "without_universum": _nested_cv(
+                base, grid_without, X, y, outer, random_state, n_jobs, keep_universum=False
+            )
+        }
+        if n_universum:
+            fold_accuracies["with_universum"] = _nested_cv(
+                base, grid_with, X, y, outer, random_state, n_jobs, keep_universum=True
+            )
+        final = _search(base, grid, y[keep], folds, random_state, n_jobs).fit(X[keep], y[keep])
+    fitted = final.best_estimator_.set_params(memory=None)
 
     def _stats(key):
         folds_ = fold_accuracies.get(key)
@@ -360,14 +424,15 @@ def train_model(
     metadata = ModelMetadata(
         ch_names=epochs.ch_names,
         sfreq=epochs.info["sfreq"],
-        band=tuple(band),
-        window=(tmin, tmax),
+        band=tuple(config.pipeline.band),
+        window=tuple(config.pipeline.window),
         classes=[str(c) for c in fitted.classes_],
         universum=list(n_universum) if with_universum else [],
         pipeline=name,
         params={
             "selected": _jsonable(final.best_params_),
-            "grid": _jsonable(grid_with if with_universum else grid_without),
+            "grid": _jsonable(grid),
+            "prior": prior_info,
         },
         filter_order=FILTER_ORDER,
         cv={

@@ -171,6 +171,23 @@ class _BiasedMixin:
         X, f0 = self._split_prior(X)
         return self._expansion(X) + self.prior_weight * f0
 
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Single-trial path for online use: :meth:`decision_function` of one trial.
+
+        Overrides the host's lean path, which knows nothing of the prior. No validation:
+        ``x`` must be a finite float64 vector of ``n_features_in_`` features.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        X, f0 = self._split_prior(x[np.newaxis])
+        return float(self._expansion(X)[0] + self.prior_weight * f0[0])
+
 
 class BiasedSVC(_BiasedMixin, UniversumSVC):
     """Hinge-loss SVM regularised toward a prior classifier, with an optional universum.

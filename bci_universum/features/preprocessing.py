@@ -353,3 +353,17 @@ class ChannelPicker(TransformerMixin, BaseEstimator):
                 f"{X.shape}."
             )
         return X[:, self.picks]
+
+    def transform_trial(self, x: np.ndarray) -> np.ndarray:
+        """Lean single-trial path for online use (the selection of :meth:`transform`).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_channels, n_times)
+            One trial.
+
+        Returns
+        -------
+        x_picked : ndarray of shape (len(picks), n_times)
+        """
+        return x[self.picks]

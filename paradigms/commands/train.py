@@ -32,6 +32,11 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="fit the saved model without the universum trials (the table reports both)",
     )
+    parser.add_argument(
+        "--prior",
+        metavar="MODEL",
+        help="a previous session's model to regularise toward (biased SVM; weight chosen by CV)",
+    )
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default 0)")
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (default 1)")
@@ -53,6 +58,7 @@ def run(args) -> int:
         random_state=args.seed,
         n_jobs=args.n_jobs,
         overwrite=args.overwrite,
+        prior=args.prior,
         verbose="error",
     )
     print(result.summary())

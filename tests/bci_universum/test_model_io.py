@@ -139,6 +139,8 @@ def test_from_model_picks_channels_by_name(tmp_path, fitted):
     stream_names = [CH[i] for i in order] + ["counter"]
     stream = np.column_stack([data[:, order], np.arange(600.0)])
     picked = OnlineDecoder.from_model((pipe, meta), stream_names, SFREQ)
+    # flat: the picker, then the model's own steps (each on the lean single-trial path)
+    assert [name for name, _ in picked.pipeline.steps] == ["stream_picks", *pipe.named_steps]
     a = [d.value for d in direct.push(data)]
     b = [d.value for d in picked.push(stream)]
     assert len(a) == len(b) > 5

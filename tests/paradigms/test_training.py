@@ -1,10 +1,11 @@
 """Training a decoder on recorded sessions, saving it, and decoding online with it."""
 
+import mne
 import numpy as np
 import pytest
 
 from bci_universum.datasets import epochs_from_raw
-from bci_universum.model_io import ModelExistsError, load_model
+from bci_universum.model_io import ModelExistsError, ModelMetadata, load_model
 from bci_universum.online import OnlineDecoder
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
@@ -37,6 +38,13 @@ def session(tmp_path_factory):
         verbose="error",
     )
     _without(universum, "cue/")
+    for raw in (calibration, universum):  # like the recorder's files: a misc sample counter
+        counter = mne.io.RawArray(
+            np.arange(raw.n_times)[np.newaxis] * 1.0,
+            mne.create_info(["counter"], SFREQ, "misc"),
+            verbose="error",
+        )
+        raw.add_channels([counter], force_update_info=True)
     calibration.save(folder / "sub-01_ses-01_task-calibration_run-01_raw.fif", verbose="error")
     universum.save(folder / "sub-01_ses-01_task-universum_run-01_raw.fif", verbose="error")
     return folder, calibration
@@ -71,7 +79,7 @@ def test_saved_model_round_trips_and_matches_the_data(trained, session):
     _, raw = session
     pipeline, meta = load_model(trained.model_path)
     assert meta == trained.metadata
-    assert meta.ch_names == raw.ch_names and meta.sfreq == SFREQ
+    assert meta.ch_names == raw.ch_names[:N_CH] and meta.sfreq == SFREQ  # not the counter
     assert meta.band == (8.0, 30.0) and meta.window == (0.5, 2.5)
     assert meta.classes == ["left", "right"]
     X = np.random.default_rng(0).standard_normal((5, N_CH, 500)) * 1e-5
@@ -83,11 +91,12 @@ def test_saved_model_round_trips_and_matches_the_data(trained, session):
 def test_online_decoder_from_the_model_equals_offline_training_path(trained, session):
     """The decoder's filter + window is the training's causal filter + epoch: one code path."""
     _, raw = session
+    # the stream, like the recording, has a counter channel after the EEG: picked out by name
     decoder = OnlineDecoder.from_model(trained.model_path, raw.ch_names, SFREQ, update_rate=4)
     assert decoder.window_len == 500
     data = raw.get_data().T
     decisions = decoder.push(data[:5000])
-    filtered = filter_like_online(raw, trained.metadata.band).get_data().T
+    filtered = filter_like_online(raw, trained.metadata.band).get_data(picks="eeg").T
     windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
     np.testing.assert_allclose(
         [d.value for d in decisions],
@@ -155,7 +164,7 @@ def test_bad_options_are_refused(session, tmp_path, capsys):
     with pytest.raises(ModelExistsError):
         train_model([raw], output=existing)
     short = raw.copy().crop(0, 20)  # too few trials for cross-validation
-    with pytest.raises(ValueError, match="at least 2 trials per class"):
+    with pytest.raises(ValueError, match="at least 4 trials per class"):
         train_model([short], verbose="error")
     assert main(["train", str(tmp_path / "nowhere"), "--output", str(tmp_path / "x")]) == 1
     assert "not found" in capsys.readouterr().err
@@ -168,3 +177,51 @@ def test_recordings_with_other_channels_are_refused(session, tmp_path):
     other = raw.copy().drop_channels([raw.ch_names[0]])
     with pytest.raises(ValueError, match=rf"missing: \['{raw.ch_names[0]}'\]"):
         train_model([raw, other], verbose="error")
+
+
+@pytest.fixture(scope="module")
+def new_session(tmp_path_factory):
+    """A short later session of the same subject model: 6 trials per class, 6 rest trials."""
+    raw = simulate_raw(
+        6, universum_tasks=("rest",), n_channels=N_CH, sfreq=SFREQ, seed=11, verbose="error"
+    )
+    fname = tmp_path_factory.mktemp("sub-01_ses-02") / "sub-01_ses-02_task-calibration_raw.fif"
+    raw.save(fname, verbose="error")
+    return fname, raw
+
+
+def test_prior_model_from_a_previous_session(trained, new_session, tmp_path, capsys):
+    fname, raw = new_session
+    output = tmp_path / "biased.joblib"
+    argv = ["train", str(fname), "-o", str(output), "--prior", str(trained.model_path)]
+    assert main([*argv, "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "classifier__prior_weight" in out and "with universum" in out
+    assert f"Prior: {trained.model_path}" in out
+    pipeline, meta = load_model(output)
+    assert meta.params["prior"]["created"] == trained.metadata.created
+    assert meta.params["grid"]["classifier__prior_weight"] == [0.0, 0.5, 1.0]
+    assert type(pipeline.named_steps["classifier"]).__name__ == "BiasedSVC"
+    # the saved model carries the prior, and decodes online like offline (single-trial path)
+    decoder = OnlineDecoder.from_model(output, raw.ch_names, SFREQ, update_rate=4)
+    data = raw.get_data().T[:3000]
+    decisions = decoder.push(data)
+    filtered = filter_like_online(raw, meta.band).get_data().T
+    windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
+    np.testing.assert_allclose(
+        [d.value for d in decisions], pipeline.decision_function(windows), rtol=0, atol=1e-9
+    )
+
+
+def test_incompatible_prior_is_refused(trained, new_session):
+    _, raw = new_session
+    pipeline, meta = load_model(trained.model_path)
+    other_band = ModelMetadata(**{**meta.to_dict(), "band": [7.0, 30.0]})
+    with pytest.raises(ValueError, match=r"band \(7\.0, 30\.0\)"):
+        train_model([raw], prior=(pipeline, other_band), verbose="error")
+    other_classes = ModelMetadata(**{**meta.to_dict(), "classes": ["feet", "right"]})
+    with pytest.raises(ValueError, match="classes"):
+        train_model([raw], prior=(pipeline, other_classes), verbose="error")
+    other_channels = ModelMetadata(**{**meta.to_dict(), "ch_names": [*meta.ch_names[:-1], "X1"]})
+    with pytest.raises(ValueError, match=r"lacks the model's channel\(s\) \['X1'\]"):
+        train_model([raw], prior=(pipeline, other_channels), verbose="error")

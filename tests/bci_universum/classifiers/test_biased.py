@@ -197,6 +197,21 @@ def test_last_column_and_pipeline_equal_the_estimator_prior(Estimator):
     np.testing.assert_allclose(pipe.decision_function(X), expected, atol=1e-10)
 
 
+@pytest.mark.parametrize("Estimator", [BiasedSVC, BiasedLeastSquaresSVC])
+@pytest.mark.parametrize("kind", ["estimator", "last_column"])
+def test_single_trial_path_includes_the_prior(Estimator, kind):
+    """The online decoder's ``decision_trial`` must equal ``decision_function``."""
+    X, y, Z, prior = _sessions(6)
+    Xu, yu = _with_universum(X, y, Z)
+    if kind == "last_column":
+        Xu = np.column_stack([Xu, prior.decision_function(Xu[:, :5])])
+        X = Xu[: len(X)]
+    clf = Estimator(prior=prior if kind == "estimator" else kind, kernel="linear").fit(Xu, yu)
+    expected = clf.decision_function(X)
+    assert np.ptp(expected) > 0
+    np.testing.assert_allclose([clf.decision_trial(x) for x in X], expected, atol=1e-10)
+
+
 def test_clone_pickle_and_cross_validation_keep_a_frozen_prior():
     X, y, _, prior = _sessions(6)
     model = BiasedSVC(prior=prior, kernel="linear").fit(X, y)

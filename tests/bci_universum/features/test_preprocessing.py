@@ -9,7 +9,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 
 from bci_universum import UNIVERSUM
-from bci_universum.features import BandPass, LogVariance, TrialPreprocessing
+from bci_universum.features import BandPass, ChannelPicker, LogVariance, TrialPreprocessing
 
 
 def _sines(sfreq, n_times, freqs, n_trials=3, n_channels=2):
@@ -82,7 +82,11 @@ def test_trial_preprocessing_without_resampling_or_filter():
 
 @pytest.mark.parametrize(
     "est",
-    [BandPass(100.0, 8.0, 30.0), TrialPreprocessing(100.0, window=(0.0, 0.8), h_freq=40.0)],
+    [
+        BandPass(100.0, 8.0, 30.0),
+        TrialPreprocessing(100.0, window=(0.0, 0.8), h_freq=40.0),
+        ChannelPicker([3, 0, 1]),
+    ],
 )
 def test_sklearn_contract_and_pipeline(est):
     rng = np.random.default_rng(1)
@@ -131,3 +135,17 @@ def test_bad_epochs():
         pre.transform(X[:, :, :80])
     with pytest.raises(ValueError, match="2 channels, but TrialPreprocessing was fitted on 3"):
         pre.transform(X[:, :2])
+
+
+def test_channel_picker_selects_and_reorders():
+    X = np.random.default_rng(0).standard_normal((3, 4, 10))
+    picker = ChannelPicker([2, 0]).fit(X)
+    np.testing.assert_array_equal(picker.transform(X), X[:, [2, 0]])
+    np.testing.assert_array_equal(picker.transform_trial(X[1]), X[1, [2, 0]])
+    assert pickle.loads(pickle.dumps(picker)).transform(X).shape == (3, 2, 10)
+    with pytest.raises(ValueError, match="out of range"):
+        ChannelPicker([4]).fit(X)
+    with pytest.raises(ValueError, match="non-empty sequence of int"):
+        ChannelPicker([]).fit(X)
+    with pytest.raises(ValueError, match="4 channels"):
+        picker.transform(X[:, :3])
