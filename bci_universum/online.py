@@ -405,6 +405,18 @@ class OnlineDecoder:
         view.flags.writeable = False
         return view
 
+    def current_window(self) -> np.ndarray | None:
+        """The filtered window ending at the newest sample pushed, (n_channels, window_len).
+
+        A read-only view (copy it to keep it); None before a full window was pushed or while
+        the window holds a non-finite input sample.
+        """
+        if self.n_samples_seen < self.window_len:
+            return None
+        if self._bad[self._end - self.window_len : self._end].any():
+            return None
+        return self._window()
+
     def _decide(self, sample_index: int) -> Decision:
         timestamp = float(self._times[self._end - 1])
         bad = self._bad[self._end - self.window_len : self._end]

@@ -6,7 +6,9 @@ does, and pushes the chunk into a :class:`~bci_universum.online.OnlineDecoder` b
 stream's channels (:meth:`~bci_universum.online.OnlineDecoder.from_model` picks the model's).
 A trial's result is the sign of the mean decision value over its feedback period: positive
 means the pipeline's second class (``classes_[1]``, ``right`` for ``left``/``right``), which is
-also the side the feedback bar moves to.
+also the side the feedback bar moves to. :class:`DriftFeed` scores the decoder's filtered windows
+(non-overlapping, through the pipeline's feature steps) with a
+:class:`~bci_universum.drift.DriftMonitor` fitted on calibration data (:func:`fit_drift_monitor`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from pylsl import local_clock
+from sklearn.pipeline import Pipeline
 
 from acquisition.streams import si_scalings
-from bci_universum.online import Decision, OnlineDecoder
+from bci_universum.online import Decision, OnlineDecoder, causal_filter
 
 
 class StreamDecoder:
@@ -143,3 +146,100 @@ def summarize(results: list[TrialResult], latencies: list[float], update_period:
             latency_ms_max=float(lat.max()),
         )
     return stats
+
+
+def feature_steps(pipeline) -> list:
+    """The fitted steps of ``pipeline`` before its final classifier, nested pipelines flat."""
+
+    def flatten(estimator) -> list:
+        if isinstance(estimator, Pipeline):
+            return [
+                inner
+                for _, step in estimator.steps
+                if step is not None and not (isinstance(step, str) and step == "passthrough")
+                for inner in flatten(step)
+            ]
+        return [estimator]
+
+    return flatten(pipeline)[:-1]
+
+
+def window_features(steps: list, windows: np.ndarray) -> np.ndarray:
+    """Feature vectors of ``windows`` (n_windows, n_channels, n_times) through ``steps``."""
+    for step in steps:
+        windows = step.transform(windows)
+    return np.asarray(windows, dtype=np.float64).reshape(len(windows), -1)
+
+
+def fit_drift_monitor(monitor, decoder: OnlineDecoder, data: list[np.ndarray]):
+    """Fit a drift monitor on calibration data the way :class:`DriftFeed` will see the stream.
+
+    Parameters
+    ----------
+    monitor : bci_universum.drift.DriftMonitor
+        Unfitted (it is fitted in place and returned).
+    decoder : OnlineDecoder
+        Gives the causal filter, the window length and the pipeline's feature steps.
+    data : list of ndarray of shape (n_samples, n_channels)
+        Calibration recordings in SI units, laid out like the stream the decoder takes; each is
+        filtered from a zero state and cut into non-overlapping windows in time order.
+    """
+    w = decoder.window_len
+    windows = []
+    for recording in data:
+        filtered = causal_filter(np.asarray(recording, dtype=np.float64), decoder.sos)
+        n = filtered.shape[0] // w
+        windows += [filtered[k * w : (k + 1) * w].T for k in range(1, n)]  # skip filter settling
+    if not windows:
+        raise ValueError(f"The calibration data hold no full window of {w} samples.")
+    return monitor.fit(window_features(feature_steps(decoder.pipeline), np.stack(windows)))
+
+
+class DriftFeed:
+    """Feed a fitted drift monitor one feature vector per non-overlapping decoder window.
+
+    Parameters
+    ----------
+    monitor : bci_universum.drift.DriftMonitor
+        Fitted on calibration features (:func:`fit_drift_monitor`).
+    decoder : OnlineDecoder
+        The online decoder whose filtered windows are scored.
+
+    Attributes
+    ----------
+    reports : list of DriftReport
+        Every report the monitor gave.
+    """
+
+    def __init__(self, monitor, decoder: OnlineDecoder):
+        self.monitor = monitor
+        self.decoder = decoder
+        self.reports: list = []
+        self._steps = feature_steps(decoder.pipeline)
+        self._next = decoder.window_len
+
+    def reset(self) -> None:
+        """Start over with the decoder (after :meth:`OnlineDecoder.reset`): empty the
+        monitor's rolling window, forget the reports."""
+        self.monitor.reset()
+        self.reports.clear()
+        self._next = self.decoder.window_len
+
+    def update(self):
+        """Score the decoder's window if it no longer overlaps the last one scored.
+
+        Returns
+        -------
+        report : DriftReport or None
+            The monitor's report when it gave one (its rolling window is full).
+        """
+        if self.decoder.n_samples_seen < self._next:
+            return None
+        window = self.decoder.current_window()
+        if window is None:
+            return None
+        self._next = self.decoder.n_samples_seen + self.decoder.window_len
+        report = self.monitor.update(window_features(self._steps, window[np.newaxis])[0])
+        if report is not None:
+            self.reports.append(report)
+        return report

@@ -33,7 +33,14 @@ from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
 from .display import HeadlessPresenter
-from .feedback import FeedbackTrial, StreamDecoder, TrialResult, summarize
+from .feedback import (
+    DriftFeed,
+    FeedbackTrial,
+    StreamDecoder,
+    TrialResult,
+    fit_drift_monitor,
+    summarize,
+)
 from .timeline import Timeline, Trial, draw_trials, phase_marker
 
 logger = logging.getLogger(__name__)
@@ -156,14 +163,23 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop the receivers, then the simulated subject, then close the marker outlet."""
+        """Stop the receivers, then the simulated subject, then close the marker outlet.
+
+        Every part is stopped even when one fails; the first failure is raised at the end.
+        """
+        errors = []
         for part in (self.receiver, self.markers, self.source):
             if part is not None:
-                part.stop()
+                try:
+                    part.stop()
+                except Exception as err:
+                    errors.append(err)
         self.receiver = self.markers = self.source = None
         if self.outlet is not None:
             self.outlet.close()
             self.outlet = None
+        if errors:
+            raise errors[0]
 
     # -- the timeline engine ------------------------------------------------------------------
 
@@ -174,7 +190,8 @@ class Session:
 
     def _check_stream(self) -> None:
         if self.receiver.silent:
-            raise StreamStopped(self.receiver.events[-1].detail)
+            silences = [e for e in self.receiver.events if e.kind == "silence"]
+            raise StreamStopped(silences[-1].detail if silences else "the stream fell silent")
 
     def _wait_until(self, deadline: float, tick) -> None:
         """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
@@ -202,12 +219,12 @@ class Session:
                 self._push(marker, shown)
             onsets[phase.name] = shown
             if on_phase is not None:
-                on_phase(phase, trial)
+                on_phase(phase, trial, shown)
         self._wait_until(start + timeline.duration, tick)
         self.presenter.show("blank")
         end = self._push("trial/end")
         if on_phase is not None:
-            on_phase(None, trial)
+            on_phase(None, trial, end)
         self._wait_until(end + trial.pause / self.speed, tick)
         return {"index": trial.index, "condition": trial.condition, "onsets": onsets, "end": end}
 
@@ -231,8 +248,8 @@ class Session:
         tick : callable or None
             Called with a timeout (seconds) while waiting between phases (online decoding).
         on_phase : callable or None
-            Called with ``(phase, trial)`` after each phase onset and ``(None, trial)`` at the
-            trial's end.
+            Called with ``(phase, trial, time)`` after each phase onset and ``(None, trial,
+            time)`` at the trial's end (LSL times of the screen and of ``trial/end``).
         metadata : dict or None
             Extra JSON metadata for the recording's sidecar.
 
@@ -326,7 +343,7 @@ class Session:
         )
         return _save(results)
 
-    def online(self, model) -> dict:
+    def online(self, model, drift=None) -> dict:
         """Online feedback: ``[online] rest_trials`` rest trials, then feedback trials.
 
         Parameters
@@ -335,6 +352,11 @@ class Session:
             A binary model saved by :func:`bci_universum.model_io.save_model`, or what
             :func:`~bci_universum.model_io.load_model` returns. Its channels and sampling
             rate are checked against the stream (a clear error when they do not match).
+        drift : bci_universum.drift.DriftMonitor or None
+            Optional covariate-shift monitor of the decoder's features, fed one feature vector
+            per non-overlapping window; an unfitted one is first fitted on this session's
+            calibration recordings. An alarm logs a warning that recalibration is due and is
+            listed in the results' ``drift``.
 
         Returns
         -------
@@ -356,6 +378,11 @@ class Session:
         if len(classes) != 2:
             raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
         decoder.warm_up()
+        feed = None
+        if drift is not None:
+            if not hasattr(drift, "reference_"):
+                fit_drift_monitor(drift, decoder, self._calibration_data())
+            feed = DriftFeed(drift, decoder)
         stream = StreamDecoder(self.receiver, decoder)
 
         plain, with_feedback = self.config.timeline_object(), self.config.timeline_object(True)
@@ -368,7 +395,7 @@ class Session:
             (Trial(len(rest) + t.index, t.condition, t.pause), with_feedback) for t in cued
         ]
 
-        online = _OnlineState(self, stream, classes)
+        online = _OnlineState(self, stream, classes, feed)
         s = self.config.session
         run = next_run(self.folder, s.subject, s.session, "online")
         decisions_path = self.folder / (
@@ -384,6 +411,7 @@ class Session:
                 metadata={"model": meta.to_dict()},
             )
         finally:
+            online.finish()
             online.close()
             stream.close()
         results["decisions"] = str(decisions_path)
@@ -391,17 +419,43 @@ class Session:
         results["summary"] = summarize(
             online.results, stream.latencies, decoder.hop / decoder.sfreq
         )
+        if feed is not None:
+            results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
         return _save(results)
+
+    def _calibration_data(self) -> list[np.ndarray]:
+        """This session's calibration runs as (n_samples, n_channels) in the stream's layout."""
+        import mne
+
+        files = sorted(self.folder.glob("*_task-calibration_run-*_raw.fif"))
+        if not files:
+            raise FileNotFoundError(
+                f"No calibration recording in {self.folder} to fit the drift monitor on."
+            )
+        names = self.receiver.ch_names_
+        data = []
+        for fname in files:
+            raw = mne.io.read_raw_fif(fname, preload=True, verbose="error")
+            missing = [ch for ch in names if ch not in raw.ch_names]
+            if missing:
+                raise ValueError(f"{fname} lacks the stream's channel(s) {missing}.")
+            data.append(raw.get_data(picks=names).T)
+        return data
 
 
 class _OnlineState:
     """What the online run does between and at phase onsets."""
 
-    def __init__(self, session: Session, stream: StreamDecoder, classes: tuple[str, str]):
+    def __init__(
+        self, session: Session, stream: StreamDecoder, classes: tuple[str, str], drift=None
+    ):
         self.session = session
         self.stream = stream
         self.classes = classes
-        self.current: FeedbackTrial | None = None
+        self.drift = drift
+        self.drift_alarms: list[dict] = []
+        # feedback trials not scored yet: [trial, LSL start, LSL end or None while running]
+        self.pending: list[list] = []
         self.results: list[TrialResult] = []
         self._started = False
         self._outlet = None
@@ -439,30 +493,65 @@ class _OnlineState:
             self.stream.latencies.clear()
             self._started = True
         decisions = self.stream.poll(timeout)
+        if self.drift is not None:
+            self._check_drift()
         latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
         for d, latency in zip(decisions, latencies, strict=True):
-            trial = "" if self.current is None else self.current.index
+            # a decision belongs to the trial whose feedback period holds its newest sample
+            trial = next(
+                (t for t, start, end in self.pending if start <= d.timestamp < (end or np.inf)),
+                None,
+            )
             self._file.write(
                 f"{d.timestamp:.6f}\t{d.sample_index}\t{d.value:.9g}\t{d.smoothed:.9g}\t"
-                f"{int(d.valid)}\t{trial}\t{latency * 1e3:.3f}\t{d.reason}\n"
+                f"{int(d.valid)}\t{'' if trial is None else trial.index}\t"
+                f"{latency * 1e3:.3f}\t{d.reason}\n"
             )
             if d.valid:
                 self._outlet.push_sample([d.value, d.smoothed], d.timestamp)
-            if self.current is not None:
-                self.current.add(d)
+            if trial is not None:
+                trial.add(d)
                 if d.valid:
                     self.session.presenter.set_feedback(d.smoothed)
+            while (
+                self.pending
+                and self.pending[0][2] is not None
+                and d.timestamp >= self.pending[0][2]
+            ):
+                self._score(self.pending.pop(0)[0])
 
-    def on_phase(self, phase, trial: Trial) -> None:
+    def _check_drift(self) -> None:
+        report = self.drift.update()
+        if report is not None and report.alarm:
+            logger.warning(
+                "Feature drift (%s: divergence %.3g, reference %.3g): recalibration is due.",
+                report.verdict,
+                report.divergence,
+                report.reference,
+            )
+            n = self.stream.decoder.n_samples_seen
+            self.drift_alarms.append({"sample": n, **asdict(report)})
+
+    def _score(self, trial: FeedbackTrial) -> None:
+        result = trial.result(self.classes)
+        self.results.append(result)
+        if result.predicted is not None:
+            self.session._push(f"decision/{result.predicted}")
+
+    def finish(self) -> None:
+        """Score the trials whose feedback period the decoder did not get past."""
+        while self.pending:
+            self._score(self.pending.pop(0)[0])
+
+    def on_phase(self, phase, trial: Trial, time: float) -> None:
         if phase is not None and phase.screen == "feedback":
             self.session.presenter.set_feedback(0.0)
-            self.current = FeedbackTrial(trial.index, trial.condition.partition("/")[2])
-        elif phase is None and self.current is not None:
-            result = self.current.result(self.classes)
-            self.results.append(result)
-            if result.predicted is not None:
-                self.session._push(f"decision/{result.predicted}")
-            self.current = None
+            target = trial.condition.partition("/")[2]
+            self.pending.append([FeedbackTrial(trial.index, target), time, None])
+        elif phase is None:
+            for entry in self.pending:
+                if entry[0].index == trial.index:
+                    entry[2] = time
 
 
 def _save(results: dict) -> dict:
@@ -496,9 +585,11 @@ def run_universum(
         return new.universum(mode)
 
 
-def run_online(config: SessionConfig, model, session: Session | None = None, **kwargs) -> dict:
+def run_online(
+    config: SessionConfig, model, session: Session | None = None, drift=None, **kwargs
+) -> dict:
     """Run online feedback with a trained model (see :meth:`Session.online`)."""
     if session is not None:
-        return session.online(model)
+        return session.online(model, drift)
     with Session(config, **kwargs) as new:
-        return new.online(model)
+        return new.online(model, drift)

@@ -90,6 +90,7 @@ def _run(args, output: Path, model_path: Path | None) -> None:
         _replay(args, config, model_path)
         return
 
+    from bci_universum.drift import DriftMonitor
     from paradigms.commands.online import format_summary
     from paradigms.display import make_presenter
     from paradigms.session import Session
@@ -108,16 +109,24 @@ def _run(args, output: Path, model_path: Path | None) -> None:
                 ("universum", session.universum),
             ):
                 results = step()
-                print(f"{name}: {len(results['trials'])} trials recorded -> {results['fname']}")
+                print(f"{name}: {len(results['trials'])} trials, {Path(results['fname']).name}")
             print("\nTraining (nested universum-aware CV) ...")
             trained = train_model([session.folder], config, output=model_path, verbose="error")
             print(trained.summary())
             print("\nOnline feedback ...")
-            online = session.online((trained.pipeline, trained.metadata))
+            monitor = DriftMonitor(n_clusters=4, window_size=20, random_state=args.seed)
+            online = session.online((trained.pipeline, trained.metadata), drift=monitor)
     finally:
         presenter.close()
-    print(f"online: {len(online['trials'])} trials, {online['ended']} -> {online['fname']}")
+    print(f"online: {len(online['trials'])} trials, {online['ended']}")
+    if model_path is not None:
+        print(f"Recordings in {session.folder}, model in {model_path}.")
     print(format_summary(online["summary"]))
+    drift = online["drift"]
+    print(
+        f"drift monitor: {drift['n_reports']} reports on non-overlapping windows, "
+        f"{len(drift['alarms'])} alarms"
+    )
 
 
 def _replay(args, config, model_path: Path | None) -> None:

@@ -78,6 +78,7 @@ def test_demo_runs_a_simulated_session(tmp_path, capsys):
 @pytest.mark.slow
 def test_demo_replays_the_example_session(capsys):
     session = Path(__file__).resolve().parents[2] / "recordings" / "sub-01_ses-01"
+    assert sum(p.stat().st_size for p in session.parent.rglob("*")) <= 10e6
     assert main(["demo", "--replay", str(session), "--speed", "40"]) == 0
     out = capsys.readouterr().out
     assert "universum: rest 10" in out

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import mne
 import numpy as np
+import pylsl
 import pytest
 
 from acquisition.recorder import bids_basename
+from bci_universum.drift import DriftMonitor
 from paradigms.session import Session, mixed_trials, next_run
 from paradigms.timeline import imagery_timeline
 from paradigms.training import train_model
@@ -41,6 +43,41 @@ def _check_trial_markers(results, extra=()):
     return descriptions
 
 
+class _DecisionListener(threading.Thread):
+    """An inlet on the online run's ``decisions`` stream, collecting (timestamp, sample)."""
+
+    def __init__(self, source_id):
+        super().__init__(daemon=True)
+        self.source_id = source_id
+        self.samples = []
+        self.error = None
+        self._stop_event = threading.Event()
+
+    def run(self):
+        try:
+            found = []
+            while not found and not self._stop_event.is_set():
+                found = pylsl.resolve_byprop("source_id", self.source_id, timeout=0.5)
+            if not found:
+                return
+            inlet = pylsl.StreamInlet(found[0], processing_flags=0)
+            inlet.open_stream(10.0)
+            while not self._stop_event.is_set():
+                chunk, stamps = inlet.pull_chunk(timeout=0.1)
+                self.samples += list(zip(stamps, chunk, strict=True))
+            chunk, stamps = inlet.pull_chunk(timeout=0.0)
+            self.samples += list(zip(stamps, chunk, strict=True))
+            inlet.close_stream()
+        except BaseException as err:  # reported by stop()
+            self.error = err
+
+    def stop(self):
+        self._stop_event.set()
+        self.join(10)
+        if self.error is not None:
+            raise self.error
+
+
 @pytest.mark.lsl
 @pytest.mark.slow
 def test_simulated_session_end_to_end(tmp_path):
@@ -49,7 +86,13 @@ def test_simulated_session_end_to_end(tmp_path):
         cal = session.calibration()
         uni = session.universum()
         trained = train_model([cal["fname"], uni["fname"]], config, n_splits=3)
-        online = session.online((trained.pipeline, trained.metadata))
+        monitor = DriftMonitor(n_clusters=4, window_size=10, random_state=0)
+        listener = _DecisionListener(f"{session.outlet.source_id}-decisions")
+        listener.start()
+        try:
+            online = session.online((trained.pipeline, trained.metadata), drift=monitor)
+        finally:
+            listener.stop()
 
     assert [r["ended"] for r in (cal, uni, online)] == ["completed"] * 3
     cal["conditions"] = config.class_markers
@@ -77,8 +120,21 @@ def test_simulated_session_end_to_end(tmp_path):
         assert len(rows) == r["n_decisions"] + r["n_withheld"]
         assert np.mean(rows["value"]) == pytest.approx(r["mean_value"], rel=1e-6)
 
+    # the decisions LSL stream carried the valid decisions of the TSV (those after it connected)
+    valid = table[table["valid"] == 1]
+    assert len(listener.samples) >= 0.8 * len(valid)
+    by_time = {
+        round(t, 6): (v, sm)
+        for t, v, sm in zip(valid["lsl_time"], valid["value"], valid["smoothed"], strict=True)
+    }
+    for stamp, (value, smoothed) in listener.samples:
+        assert by_time[round(stamp, 6)] == pytest.approx((value, smoothed), rel=1e-8)
+
     saved = json.loads(Path(online["results_file"]).read_text())
     assert saved["summary"]["hit_rate"] == summary["hit_rate"]
+    # one drift report per non-overlapping 1 s window once the monitor's 10 are full
+    assert online["drift"]["n_reports"] >= 20
+    assert saved["drift"] == online["drift"]
 
 
 @pytest.mark.lsl
