@@ -36,7 +36,7 @@ values of the wrong type are refused with an error naming the key::
     window = [0.5, 2.5]
 
     [online]
-    window = 1.0
+    window = 0.0        # seconds; 0 = the model's training window (same pipeline as offline)
     update_rate = 16.0
     smoothing = 0.8
     trials_per_class = 10
@@ -105,7 +105,7 @@ class PipelineSection:
 
 @dataclass
 class OnlineSection:
-    window: float = 1.0
+    window: float = 0.0
     update_rate: float = 16.0
     smoothing: float = 0.8
     trials_per_class: int = 10
@@ -135,7 +135,7 @@ class SessionConfig:
                 f"[paradigm] universum_mode must be one of {UNIVERSUM_MODES}, "
                 f"got {p.universum_mode!r}."
             )
-        for key in ("trials_per_class", "rest_trials"):
+        for key in ("window", "trials_per_class", "rest_trials"):
             if getattr(self.online, key) < 0:
                 raise ValueError(f"[online] {key} must be ≥ 0, got {getattr(self.online, key)}.")
         for key in ("timeout", "silence_timeout"):

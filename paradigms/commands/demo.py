@@ -160,6 +160,6 @@ def _replay(args, config, model_path: Path | None) -> None:
             speed=args.speed,
             update_rate=o.update_rate,
             smoothing=o.smoothing,
-            window=o.window,
+            window=o.window or None,
         )
         print(format_summary(replayed["summary"]))

@@ -103,7 +103,9 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
     assert main(["evaluate", str(config), "--no-progress"]) == 0
     out = tmp_path / "out"
     for stem in ("within-session", "cross-run"):
-        assert (out / f"{stem}.md").read_text().count("| csp_usvm |") == 2
+        scores, tests = (out / f"{stem}.md").read_text().split("### Paired tests")
+        assert scores.count("| csp_usvm |") == 2
+        assert tests.count("| csp_usvm | U_C3:rest | csp_usvm + none |") == 1
         assert (out / f"{stem}_accuracy_boxplot.png").stat().st_size > 0
         with (out / f"{stem}.csv").open() as fh:
             rows = list(csv.DictReader(fh))

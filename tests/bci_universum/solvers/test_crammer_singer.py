@@ -107,10 +107,12 @@ def test_kkt_conditions_hold(kernel):
     rows = np.arange(len(y))
     np.testing.assert_allclose(alpha.sum(axis=1), 0.0, atol=1e-12)
     own = alpha[rows, y]
-    assert np.all(own >= -1e-15) and np.all(own <= upper + 1e-15)
+    # the solver's clipping is exact; the row sums are rebalanced to zero, leaving rounding
+    rounding = 1e-13 * upper.max()
+    assert np.all(own >= -rounding) and np.all(own <= upper + rounding)
     others = alpha.copy()
     others[rows, y] = 0.0
-    assert np.all(others <= 0.0)
+    assert np.all(others <= rounding)
     assert np.any(own[y.size - 15 :] > 0), "some universum copies must be active"
     v = _violations(alpha, y, e, upper, result.scores[index])
     assert v.max() <= tol
