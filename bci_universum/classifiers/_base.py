@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
+from ..solvers.kernels import kernel_vector
 
 
 def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -55,6 +56,23 @@ def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             "or a one-vs-rest wrapper."
         )
     return classes, np.where(y_index == 1, 1.0, -1.0)
+
+
+def trial_kernel(
+    estimator, x: np.ndarray, points: np.ndarray, index: np.ndarray, sq_norms: np.ndarray | None
+) -> np.ndarray:
+    """Kernel values of one trial against a fitted kernel machine's expansion points.
+
+    The shared first step of the classifiers' ``decision_trial`` (no validation). With
+    ``kernel="precomputed"``, ``x`` already holds kernel values against the trials of ``fit``
+    and ``index`` picks the expansion's; otherwise ``points`` are the expansion points and
+    ``sq_norms`` their squared norms (for "rbf").
+    """
+    if estimator.kernel == "precomputed":
+        return x[index]
+    return kernel_vector(
+        x, points, estimator.kernel, estimator.gamma_, estimator.degree, estimator.coef0, sq_norms
+    )
 
 
 class BaseBinaryUniversumClassifier(ClassifierMixin, BaseEstimator):

@@ -25,8 +25,8 @@ import scipy.linalg
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_matrix, kernel_vector, resolve_gamma
-from ._base import BaseBinaryUniversumClassifier
+from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ._base import BaseBinaryUniversumClassifier, trial_kernel
 
 
 def solve_ls_usvm(
@@ -315,16 +315,5 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         -------
         score : float
         """
-        if self.kernel == "precomputed":
-            k = x[self.support_]
-        else:
-            k = kernel_vector(
-                x,
-                self.support_vectors_,
-                self.kernel,
-                self.gamma_,
-                self.degree,
-                self.coef0,
-                self._support_sq_norms,
-            )
+        k = trial_kernel(self, x, self.support_vectors_, self.support_, self._support_sq_norms)
         return float(k @ self.dual_coef_[0] + self.intercept_[0])

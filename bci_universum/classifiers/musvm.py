@@ -27,7 +27,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._universum import universum_mask
 from ..model_selection import universum_scorer
 from ..solvers.crammer_singer import cs_solve
-from ..solvers.kernels import check_kernel, kernel_matrix, kernel_vector, resolve_gamma
+from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ._base import trial_kernel
 
 
 def _check_number(name, value, low, allow_equal):
@@ -292,18 +293,7 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_classes,), or float for two classes
         """
-        if self.kernel == "precomputed":
-            k = x[self.support_]
-        else:
-            k = kernel_vector(
-                x,
-                self.support_vectors_,
-                self.kernel,
-                self.gamma_,
-                self.degree,
-                self.coef0,
-                self._support_sq_norms,
-            )
+        k = trial_kernel(self, x, self.support_vectors_, self.support_, self._support_sq_norms)
         return self._signed(self.dual_coef_ @ k)
 
     def predict(self, X) -> np.ndarray:

@@ -23,12 +23,11 @@ from ..solvers.kernels import (
     check_kernel,
     kernel_diagonal,
     kernel_matrix,
-    kernel_vector,
     resolve_gamma,
 )
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
-from ._base import BaseBinaryUniversumClassifier
+from ._base import BaseBinaryUniversumClassifier, trial_kernel
 
 
 @dataclass
@@ -430,18 +429,9 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         -------
         score : float
         """
-        if self.kernel == "precomputed":
-            k = x[self._expansion_index]
-        else:
-            k = kernel_vector(
-                x,
-                self._expansion_points,
-                self.kernel,
-                self.gamma_,
-                self.degree,
-                self.coef0,
-                self._expansion_sq_norms,
-            )
+        k = trial_kernel(
+            self, x, self._expansion_points, self._expansion_index, self._expansion_sq_norms
+        )
         return float(k @ self._expansion_coef + self.intercept_[0])
 
     def __sklearn_tags__(self):
