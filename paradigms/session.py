@@ -458,6 +458,7 @@ class _OnlineState:
         self.classes = classes
         self.drift = drift
         self.drift_alarms: list[dict] = []
+        self._drift_verdict = "stationary"
         # feedback trials not scored yet: [trial, LSL start, LSL end or None while running]
         self.pending: list[list] = []
         self.results: list[TrialResult] = []
@@ -526,13 +527,18 @@ class _OnlineState:
 
     def _check_drift(self) -> None:
         report = self.drift.update()
-        if report is not None and report.alarm:
+        if report is None:
+            return
+        # warn when the verdict changes, not on every window of a lasting drift
+        if report.alarm and report.verdict != self._drift_verdict:
             logger.warning(
                 "Feature drift (%s: divergence %.3g, reference %.3g): recalibration is due.",
                 report.verdict,
                 report.divergence,
                 report.reference,
             )
+        self._drift_verdict = report.verdict
+        if report.alarm:
             n = self.stream.decoder.n_samples_seen
             self.drift_alarms.append({"sample": n, **asdict(report)})
 
