@@ -139,8 +139,12 @@ class InletThread:
                 processing_flags=self._flags,
             )
             try:
-                inlet.open_stream(self.timeout)
+                # description and first clock offset before subscribing: the outlet sees a
+                # consumer only once this inlet can pull at once (a paced replay waiting for
+                # consumers would otherwise run ahead by the set-up time)
                 info = inlet.info(self.timeout)
+                inlet.time_correction(self.timeout)
+                inlet.open_stream(self.timeout)
             except pylsl.util.TimeoutError:
                 raise TimeoutError(
                     f"{self.description} was found but did not answer within {self.timeout:g} s."
