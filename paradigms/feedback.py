@@ -239,10 +239,7 @@ class DriftFeed:
         if window is None:
             return None
         self._next = self.decoder.n_samples_seen + self.decoder.window_len
-        # a writable C-ordered copy, laid out like the calibration windows: the feature
-        # steps' numba code then runs the specialisation compiled before the session
-        # (a read-only view would compile another one mid-run, a ~2 s stall)
-        report = self.monitor.update(window_features(self._steps, window.copy()[np.newaxis])[0])
+        report = self.monitor.update(window_features(self._steps, window[np.newaxis])[0])
         if report is not None:
             self.reports.append(report)
         return report

@@ -207,6 +207,9 @@ class TangentSpace(TransformerMixin, BaseEstimator):
 
     def _map(self, X: np.ndarray) -> np.ndarray:
         """Tangent vectors of ``X`` (one trial or a stack of trials), float64 and finite."""
+        # one memory layout into the compiled code, so that a view (the online decoder's
+        # read-only window) runs the specialisation compiled before the session, not a new one
+        X = np.require(X, np.float64, ("C", "W"))
         out = np.empty(X.shape[:-2] + self._rows.shape)
         args = (self._code, self.isqrt_reference_, self._rows, self._cols, self._weights)
         ok = _tangent_vector(X, *args, out) if X.ndim == 2 else _tangent_vectors(X, *args, out)
