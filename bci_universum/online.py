@@ -137,16 +137,17 @@ def _sosfilt(sos, x, zi, out, bad) -> None:
                 out[t, c] = yv
 
 
-def decision_indices(n_samples: int, window_len: int, hop: int) -> np.ndarray:
+def decision_indices(n_samples: int, window_len: int, hop: int, start: int = 0) -> np.ndarray:
     """Indices of the newest sample of every decision window in a stream of ``n_samples``.
 
     The first decision comes when the first full window is available, then every ``hop``
-    samples: ``window_len - 1, window_len - 1 + hop, ...``.
+    samples: ``window_len - 1, window_len - 1 + hop, ...``; only those ``>= start`` are given
+    (the decisions of a chunk that starts at sample ``start``).
     """
     first = window_len - 1
-    if n_samples <= first:
-        return np.empty(0, dtype=np.int64)
-    return np.arange(first, n_samples, hop, dtype=np.int64)
+    if start > first:
+        first += -(-(start - first) // hop) * hop
+    return np.arange(first, max(first, n_samples), hop, dtype=np.int64)
 
 
 def _pipeline_steps(pipeline) -> list:
@@ -368,12 +369,9 @@ class OnlineDecoder:
 
         decisions = []
         start = self.n_samples_seen
-        # Split the chunk at every sample that completes a decision window: the samples
-        # decision_indices gives, from the first one at or after `start`.
-        first = self.window_len - 1
-        first += max(0, -(-(start - first) // self.hop)) * self.hop
+        # Split the chunk at every sample that completes a decision window.
         done = 0
-        for target in range(first, start + n, self.hop):
+        for target in decision_indices(start + n, self.window_len, self.hop, start).tolist():
             stop = target - start + 1
             self._write(filtered[done:stop], bad[done:stop], timestamps[done:stop])
             done = stop

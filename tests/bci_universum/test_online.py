@@ -55,6 +55,8 @@ def test_online_equals_offline_for_any_chunking(pipeline, max_chunk):
 def test_decision_schedule(pipeline):
     assert decision_indices(10, 4, 3).tolist() == [3, 6, 9]
     assert decision_indices(3, 4, 3).size == 0
+    assert decision_indices(10, 4, 3, start=5).tolist() == [6, 9]
+    assert decision_indices(10, 4, 3, start=10).size == 0
     assert OnlineDecoder(pipeline, SFREQ, N_CH, update_rate=16).hop == round(SFREQ / 16)
 
 
