@@ -119,9 +119,8 @@ def _fit_decoder(kernel: str, seed: int):
     pipeline = make_pipeline(
         SpikeKernel(kernel, kernel_params=KERNEL_PARAMS[kernel]), ECOCUniversumClassifier(svm)
     )
-    return pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels)), (
-        orientations
-    )
+    pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels))
+    return pipeline, orientations
 
 
 def run_decode(args) -> int:
