@@ -40,7 +40,7 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.svm import SVC
 
-from .._universum import UNIVERSUM_STR
+from .._universum import UNIVERSUM_STR, split_universum
 from ..classifiers.biased import BiasedSVC, PriorDecision
 from ..datasets import epochs_from_raw
 from ..features.csp import CSP
@@ -151,9 +151,8 @@ class TransferResult:
         return acc.std(axis=1, ddof=1) / np.sqrt(acc.shape[1])
 
 
-def _labelled(X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    keep = y != UNIVERSUM_STR
-    return X[keep], y[keep]
+def _plain_pipeline(features: str, C: float):
+    return make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
 
 
 def _timed_fit(model, X, y) -> float:
@@ -216,12 +215,11 @@ def run_transfer_study(
     accuracy = {m: np.empty((len(sizes), n_total)) for m in METHODS}
     fit_seconds = {m: np.empty((len(sizes), n_total)) for m in TIMED}
     for r, target in enumerate(runs):
-        X_new, y_new = _labelled(*data[target])
-        X_rest = data[target][0][data[target][1] == UNIVERSUM_STR]
-        X_old = np.concatenate([_labelled(*data[run])[0] for run in runs if run != target])
-        y_old = np.concatenate([_labelled(*data[run])[1] for run in runs if run != target])
-        prior_pipe = make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
-        prior = FrozenEstimator(prior_pipe.fit(X_old, y_old))
+        X_new, y_new, X_rest = split_universum(*data[target])
+        old = [split_universum(*data[run])[:2] for run in runs if run != target]
+        X_old = np.concatenate([X for X, _ in old])
+        y_old = np.concatenate([y for _, y in old])
+        prior = FrozenEstimator(_plain_pipeline(features, C).fit(X_old, y_old))
         classes = np.unique(y_new)
         for s, size in enumerate(sizes):
             counts = [int(np.sum(y_new == c)) for c in classes]
@@ -238,7 +236,7 @@ def run_transfer_study(
                 test = np.setdiff1d(np.arange(len(y_new)), train)
                 X_tr, y_tr, X_te, y_te = X_new[train], y_new[train], X_new[test], y_new[test]
 
-                plain = make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
+                plain = _plain_pipeline(features, C)
                 fit_seconds["no prior pipeline"][s, k] = _timed_fit(plain, X_tr, y_tr)
                 accuracy["no prior"][s, k] = plain.score(X_te, y_te)
                 accuracy["prior alone"][s, k] = prior.score(X_te, y_te)
@@ -253,7 +251,7 @@ def run_transfer_study(
                     np.concatenate([y_tr, np.full(len(rest), UNIVERSUM_STR)]),
                 )
                 accuracy["biased + universum"][s, k] = with_u.score(X_te, y_te)
-                pooled = make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
+                pooled = _plain_pipeline(features, C)
                 pooled.fit(np.concatenate([X_old, X_tr]), np.concatenate([y_old, y_tr]))
                 accuracy["pooled"][s, k] = pooled.score(X_te, y_te)
 

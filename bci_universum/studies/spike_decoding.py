@@ -42,6 +42,7 @@ from bci_universum.features.spike_kernels import (
     count_rbf_kernel,
     spikernel,
 )
+from bci_universum.solvers.kernels import resolve_gamma
 
 
 def angular_loss(true_angle, predicted_angle, period: float = 180.0) -> np.ndarray:
@@ -96,9 +97,7 @@ class KernelSpec:
 
 def _rbf(X3, gamma_factor):
     X2 = X3.reshape(len(X3), -1)
-    var = X2.var()
-    gamma = gamma_factor / (X2.shape[1] * var) if var > 0 else gamma_factor
-    return PrecomputedGram(count_rbf_kernel(X2, gamma=gamma))
+    return PrecomputedGram(count_rbf_kernel(X2, gamma=gamma_factor * resolve_gamma("scale", X2)))
 
 
 def _spikernel(X3, **params):

@@ -15,6 +15,8 @@ import signal
 import threading
 import time
 
+from .stream import _add_lsl_mode
+
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
 #: corrections differ by microseconds; bins stay ≥ 0.2 ms apart up to 400x speed).
 STAMP_TOLERANCE = 1e-4
@@ -23,15 +25,6 @@ KERNEL_PARAMS = {
     "rbf": {"gamma": "scale"},
     "alignment": {"gap_cost": 2.0},
 }
-
-
-def _add_lsl_mode(parser) -> None:
-    parser.add_argument(
-        "--lsl-mode",
-        choices=("lab", "loopback"),
-        default="lab",
-        help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
-    )
 
 
 def add_parser(subparsers) -> None:
@@ -126,9 +119,8 @@ def _fit_decoder(kernel: str, seed: int):
     pipeline = make_pipeline(
         SpikeKernel(kernel, kernel_params=KERNEL_PARAMS[kernel]), ECOCUniversumClassifier(svm)
     )
-    return pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels)), (
-        orientations
-    )
+    pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels))
+    return pipeline, orientations
 
 
 def run_decode(args) -> int:
