@@ -87,6 +87,28 @@ KERNEL_CODES = {"linear": 0, "rbf": 1, "poly": 2, "sigmoid": 3, "precomputed": 4
 
 
 @njit(cache=True)
+def _kernel_from_dots(dots, x_sq, sq_norms, kernel_code, gamma, degree, coef0, out) -> None:
+    """Write ``k(x, X_t)`` into ``out`` from the dot products ``dots[t] = x · X_t`` (numba).
+
+    ``x_sq`` is ``x · x`` and ``sq_norms`` the squared row norms of ``X`` (both used by "rbf"
+    only); ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed".
+    """
+    n = dots.shape[0]
+    if kernel_code == 0:
+        out[:n] = dots
+    elif kernel_code == 1:
+        for t in range(n):
+            d2 = x_sq + sq_norms[t] - 2.0 * dots[t]
+            out[t] = np.exp(-gamma * (d2 if d2 > 0.0 else 0.0))
+    elif kernel_code == 2:
+        for t in range(n):
+            out[t] = (gamma * dots[t] + coef0) ** degree
+    else:
+        for t in range(n):
+            out[t] = np.tanh(gamma * dots[t] + coef0)
+
+
+@njit(cache=True)
 def kernel_row(
     point: int,
     X: np.ndarray,
@@ -103,21 +125,9 @@ def kernel_row(
     :data:`KERNEL_CODES` except "precomputed". Values equal :func:`kernel_matrix` to rounding.
     """
     dots = np.dot(X, X[point])
-    n = X.shape[0]
-    if kernel_code == 0:
-        out[:n] = dots
-    elif kernel_code == 1:
-        base = sq_norms[point]
-        for t in range(n):
-            d2 = base + sq_norms[t] - 2.0 * dots[t]
-            out[t] = np.exp(-gamma * (d2 if d2 > 0.0 else 0.0))
+    _kernel_from_dots(dots, sq_norms[point], sq_norms, kernel_code, gamma, degree, coef0, out)
+    if kernel_code == 1:
         out[point] = 1.0
-    elif kernel_code == 2:
-        for t in range(n):
-            out[t] = (gamma * dots[t] + coef0) ** degree
-    else:
-        for t in range(n):
-            out[t] = np.tanh(gamma * dots[t] + coef0)
 
 
 def kernel_vector(
@@ -151,20 +161,16 @@ def kernel_vector(
     """
     if callable(kernel):
         return np.asarray(kernel(x[np.newaxis], Y), dtype=np.float64)[0]
+    code = KERNEL_CODES[kernel]
+    if code == 1 and Y_sq_norms is None:
+        Y_sq_norms = np.einsum("ij,ij->i", Y, Y)
     dots = Y @ x
-    if kernel == "linear":
-        return dots
-    if kernel == "rbf":
-        if Y_sq_norms is None:
-            Y_sq_norms = np.einsum("ij,ij->i", Y, Y)
-        d2 = Y_sq_norms - 2.0 * dots
-        d2 += x @ x
-        np.maximum(d2, 0.0, out=d2)
-        d2 *= -gamma
-        return np.exp(d2, out=d2)
-    if kernel == "poly":
-        return (gamma * dots + coef0) ** degree
-    return np.tanh(gamma * dots + coef0)
+    out = np.empty_like(dots)
+    norms = dots if Y_sq_norms is None else Y_sq_norms  # unused unless "rbf"
+    _kernel_from_dots(
+        dots, float(x @ x), norms, code, float(gamma), float(degree), float(coef0), out
+    )
+    return out
 
 
 def kernel_diagonal(
