@@ -19,12 +19,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import (
-    check_kernel,
-    kernel_diagonal,
-    kernel_matrix,
-    resolve_gamma,
-)
+from ..solvers.kernels import check_kernel, kernel_diagonal, kernel_matrix, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
 from ._base import BaseBinaryUniversumClassifier, trial_kernel
