@@ -80,7 +80,6 @@ def test_eegmmidb_edf(data_dir):
 
 
 def test_exported_edf(tmp_path):
-    pytest.importorskip("edfio")
     info = mne.create_info(["Fz", "C3", "C4"], 128.0, "eeg")
     data = np.random.default_rng(1).standard_normal((3, 1280)) * 2e-5
     raw = mne.io.RawArray(data, info, verbose=False)

@@ -3,6 +3,7 @@
 import mne
 import numpy as np
 import pytest
+import pyxdf
 from scipy import stats
 from scipy.signal import welch
 from sklearn.base import clone
@@ -193,7 +194,6 @@ def _eegmmidb(data_dir, run):
 
 
 def _bci4als(data_dir, test):
-    pyxdf = pytest.importorskip("pyxdf")
     streams, _ = pyxdf.load_xdf(str(data_dir / "bci4als" / "assaf" / f"Test{test}" / "EEG.xdf"))
     eeg = next(s for s in streams if s["info"]["type"][0] == "EEG")
     stamps = eeg["time_stamps"]

@@ -10,6 +10,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -282,7 +283,6 @@ def test_accepts_universum_follows_final_step_and_wrappers(data):
 
 
 def test_serial_joblib_dask_give_identical_results(data, tmp_path):
-    distributed = pytest.importorskip("distributed")
     args = (data, {"usvm": csp_usvm, "lda": csp_lda}, ["none", "U_C3"],
             WithinSession(3, 3, GRID))  # fmt: skip
     serial = evaluate(*args, progress=False)

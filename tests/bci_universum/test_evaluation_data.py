@@ -91,7 +91,6 @@ def test_load_project_recording_reads_sidecar(tmp_path):
 
 
 def test_load_any_mne_file_with_a_mapping(tmp_path):
-    pytest.importorskip("pybv")
     raw = _raw(["T1", "T2", "T0", "T1", "T2"], [1.0, 5.0, 9.0, 13.0, 17.0])
     fname = tmp_path / "run.vhdr"
     with warnings.catch_warnings():

@@ -5,10 +5,9 @@ import json
 import shutil
 from pathlib import Path
 
+import distributed
 import numpy as np
 import pytest
-
-pytest.importorskip("bci_universum.evaluation", reason="the evaluation engine is not merged")
 
 import bci_universum.evaluation as engine
 from bci_universum.simulation.eeg import simulate_raw
@@ -144,7 +143,6 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
 
 @pytest.mark.slow
 def test_dask_scheduler_address_gives_the_serial_scores(tmp_path, recordings):
-    distributed = pytest.importorskip("distributed")
     config = _config(tmp_path, recordings)
     assert main(["evaluate", str(config), "--no-progress"]) == 0
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False) as cluster:

@@ -2,6 +2,7 @@
 
 import pickle
 
+import cvxopt
 import numpy as np
 import pytest
 from sklearn.base import clone
@@ -23,8 +24,6 @@ from bci_universum.classifiers import (
     UniversumSVC,
 )
 from bci_universum.online import OnlineDecoder, offline_decisions
-
-cvxopt = pytest.importorskip("cvxopt")
 
 
 def _sessions(seed, n_old=120, n_new=24, n_u=10, d=5, angle=0.6):
