@@ -275,10 +275,11 @@ class CrossGroup:
         self._validate()
         y, lab, uni = _masks(epochs, classes)
         sessions = np.asarray(epochs.sessions).astype(str)
+        groups = (np.asarray(epochs.runs) if self.group == "run" else sessions).astype(str)
         scopes = sorted(set(sessions.tolist())) if self.group == "run" else [None]
         for scope in scopes:
             in_scope = sessions == scope if scope is not None else np.ones(len(y), bool)
-            groups = (np.asarray(epochs.runs) if self.group == "run" else sessions).astype(str)
+            known = set(groups[in_scope].tolist())
             where = _where(epochs, scope)
             testable = sorted(set(groups[lab & in_scope].tolist()))
             if self.pairs is None:
@@ -291,7 +292,6 @@ class CrossGroup:
                     f"trials, found {testable}."
                 )
             for train_groups, test_group in pairs:
-                known = set(groups[in_scope].tolist())
                 missing = sorted({*train_groups, test_group} - known)
                 if missing:
                     raise ValueError(
