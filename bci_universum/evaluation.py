@@ -507,19 +507,6 @@ def _check_factories(pipelines) -> None:
 
 def _check_epochs(epochs, classes) -> tuple:
     y = np.asarray(epochs.y).astype(str)
-    n = len(y)
-    X = np.asarray(epochs.X)
-    if X.ndim != 3 or X.shape[0] != n:
-        raise ValueError(
-            f"{_where(epochs)}: X must be (n_trials, n_channels, n_times) with "
-            f"one trial per label; got X {X.shape} and {n} labels."
-        )
-    for name in ("runs", "sessions", "universum_kinds"):
-        if len(getattr(epochs, name)) != n:
-            raise ValueError(
-                f"{_where(epochs)}: {name} has {len(getattr(epochs, name))} "
-                f"entries for {n} trials."
-            )
     present = sorted(set(y.tolist()) - {UNIVERSUM_STR})
     if classes is None:
         classes = present
