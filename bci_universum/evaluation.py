@@ -275,10 +275,11 @@ class CrossGroup:
         self._validate()
         y, lab, uni = _masks(epochs, classes)
         sessions = np.asarray(epochs.sessions).astype(str)
+        groups = (np.asarray(epochs.runs) if self.group == "run" else sessions).astype(str)
         scopes = sorted(set(sessions.tolist())) if self.group == "run" else [None]
         for scope in scopes:
             in_scope = sessions == scope if scope is not None else np.ones(len(y), bool)
-            groups = (np.asarray(epochs.runs) if self.group == "run" else sessions).astype(str)
+            known = set(groups[in_scope].tolist())
             where = _where(epochs, scope)
             testable = sorted(set(groups[lab & in_scope].tolist()))
             if self.pairs is None:
@@ -291,7 +292,6 @@ class CrossGroup:
                     f"trials, found {testable}."
                 )
             for train_groups, test_group in pairs:
-                known = set(groups[in_scope].tolist())
                 missing = sorted({*train_groups, test_group} - known)
                 if missing:
                     raise ValueError(
@@ -507,19 +507,6 @@ def _check_factories(pipelines) -> None:
 
 def _check_epochs(epochs, classes) -> tuple:
     y = np.asarray(epochs.y).astype(str)
-    n = len(y)
-    X = np.asarray(epochs.X)
-    if X.ndim != 3 or X.shape[0] != n:
-        raise ValueError(
-            f"{_where(epochs)}: X must be (n_trials, n_channels, n_times) with "
-            f"one trial per label; got X {X.shape} and {n} labels."
-        )
-    for name in ("runs", "sessions", "universum_kinds"):
-        if len(getattr(epochs, name)) != n:
-            raise ValueError(
-                f"{_where(epochs)}: {name} has {len(getattr(epochs, name))} "
-                f"entries for {n} trials."
-            )
     present = sorted(set(y.tolist()) - {UNIVERSUM_STR})
     if classes is None:
         classes = present

@@ -36,7 +36,7 @@ import mne
 import numpy as np
 
 from ._universum import UNIVERSUM_STR
-from .datasets import data_path, epochs_from_raw
+from .datasets import data_path, epochs_from_raw, read_recording
 
 __all__ = [
     "EEGMMIDB_RUN_CLASSES",
@@ -274,10 +274,9 @@ def _universum_kinds(universum, present) -> dict[str, str]:
         if not universum.endswith("/"):
             return {universum: universum.rsplit("/", 1)[-1]}
         return {d: d[len(universum) :] for d in present if d.startswith(universum)}
-    if isinstance(universum, Mapping):
-        resolved = _resolve(list(universum), present, "Universum")
-        return {resolved[str(k)]: str(v) for k, v in universum.items()}
     resolved = _resolve(list(universum), present, "Universum")
+    if isinstance(universum, Mapping):
+        return {resolved[str(k)]: str(v) for k, v in universum.items()}
     return {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
 
 
@@ -322,11 +321,10 @@ def epochset_from_raw(
     epochs : EpochSet
     """
     present = sorted(set(raw.annotations.description))
+    resolved = _resolve(list(classes), present, "Class")
     if isinstance(classes, Mapping):
-        resolved = _resolve(list(classes), present, "Class")
         class_map = {resolved[str(k)]: str(v) for k, v in classes.items()}
     else:
-        resolved = _resolve(list(classes), present, "Class")
         class_map = {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
     kinds = _universum_kinds(universum, present)
     X, y, epochs = epochs_from_raw(
@@ -426,11 +424,7 @@ def load_recording(
     path = Path(fname).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"Recording not found: {path}")
-    raw = (
-        mne.io.read_raw(path, preload=True, verbose=verbose)
-        if reader is None
-        else reader(path, verbose=verbose)
-    )
+    raw = (reader or read_recording)(path, verbose=verbose)
     raw.load_data(verbose=verbose)
     if ch_names is not None:
         if len(ch_names) > len(raw.ch_names):

@@ -45,6 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._universum import universum_mask
 from .classifiers import UniversumSVC
 from .features import CSP, ICA, BandPass, TangentSpace, TrialPreprocessing, WelchPSD
+from .universa import _estimator_has
 
 __all__ = [
     "PIPELINES",
@@ -58,13 +59,6 @@ __all__ = [
 
 #: Name of the classifier step in every pipeline.
 CLASSIFIER = "clf"
-
-
-def _delegates(attr):
-    def check(self):
-        return hasattr(self.estimator_ if hasattr(self, "estimator_") else self.estimator, attr)
-
-    return check
 
 
 class LabelledStandardScaler(StandardScaler):
@@ -146,13 +140,13 @@ class LabelledOnly(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
-    @available_if(_delegates("decision_function"))
+    @available_if(_estimator_has("decision_function"))
     def decision_function(self, X):
         """Decision function of the fitted classifier."""
         check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 
-    @available_if(_delegates("predict_proba"))
+    @available_if(_estimator_has("predict_proba"))
     def predict_proba(self, X):
         """Class probabilities of the fitted classifier."""
         check_is_fitted(self, "estimator_")

@@ -28,7 +28,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import numpy as np
 from sklearn.model_selection import GridSearchCV
@@ -39,6 +38,7 @@ sys.path.insert(0, str(ROOT))
 
 from bci_universum.classifiers import UniversumSVC  # noqa: E402
 from bci_universum.evaluation import THESIS_GRID, WithinSession, evaluate, select_and_fit  # noqa: E402
+from bci_universum.evaluation_data import EpochSet  # noqa: E402
 from bci_universum.features import CSP, BandPass  # noqa: E402
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer  # noqa: E402
 from bci_universum.universa import MOTOR_CHANNELS  # noqa: E402
@@ -48,7 +48,7 @@ CHANNELS = [*MOTOR_CHANNELS, "Fp1", "Fp2", "F3", "F4", "O1", "O2", "P3", "P4", "
 
 
 def synthetic_epochs(subject: str, n_per_class: int = 40, n_rest: int = 40, seed: int = 0):
-    """An EpochSet-like namespace: left/right (variance over C4/C3) and rest trials."""
+    """An EpochSet: left/right (variance over C4/C3) and rest trials."""
     rng = np.random.default_rng(seed)
     n_ch, n_t = len(CHANNELS), int(SFREQ)
     c3, c4 = CHANNELS.index("C3"), CHANNELS.index("C4")
@@ -61,11 +61,9 @@ def synthetic_epochs(subject: str, n_per_class: int = 40, n_rest: int = 40, seed
             X.append(rng.standard_normal((n_ch, n_t)) * scale[:, None])
             y.append(label)
     y = np.array(y, dtype=object)
-    n = len(y)
-    return SimpleNamespace(
-        X=np.array(X), y=y, runs=np.array(["1"] * n, dtype=object),
-        sessions=np.array(["1"] * n, dtype=object),
-        universum_kinds=np.where(y == "universum", "rest", "").astype(object),
+    return EpochSet(
+        X=np.array(X), y=y, runs="1", sessions="1",
+        universum_kinds=np.where(y == "universum", "rest", ""),
         sfreq=SFREQ, ch_names=CHANNELS, subject=subject, dataset="synthetic",
     )  # fmt: skip
 

@@ -79,6 +79,16 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from bci_universum.datasets import data_path
+from bci_universum.evaluation import (
+    BACKENDS,
+    METRICS,
+    THESIS_GRID,
+    CrossGroup,
+    LearningCurve,
+    WithinSession,
+    parse_universum,
+    plan_jobs,
+)
 from bci_universum.evaluation_data import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
@@ -89,7 +99,6 @@ from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 DATASET_KINDS = ("eegmmidb", "recording", "xdf")
-BACKENDS = ("serial", "joblib", "dask")
 #: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
 BASELINES_NONE_ONLY = "pipelines without a universum classifier"
 QUICK_PROTOCOL = {"n_splits": 3, "inner_splits": 3, "n_repeats": 2}
@@ -301,8 +310,6 @@ class ProtocolConfig:
 
     def build(self, grid: Mapping[str, tuple]):
         """The protocol object of :mod:`bci_universum.evaluation`."""
-        from bci_universum.evaluation import CrossGroup, LearningCurve, WithinSession
-
         o = dict(self.options)
         if self.name == "within-session":
             return WithinSession(param_grid=dict(grid), **o)
@@ -349,8 +356,6 @@ def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
 
 
 def _check_universa(universa, where: str) -> None:
-    from bci_universum.evaluation import parse_universum
-
     if not isinstance(universa, list) or not universa:
         raise ValueError(f"{where} universa must be a non-empty list of names.")
     for u in universa:
@@ -386,8 +391,6 @@ class EvaluationConfig:
         data : list of EpochSet
         protocols : list of (ProtocolConfig, protocol object)
         """
-        from bci_universum.evaluation import plan_jobs
-
         data = []
         for dataset in self.datasets:
             try:
@@ -455,8 +458,10 @@ def load_config(
     settings.update({k: v for k, v in overrides.items() if v is not None})
     if settings.get("backend", "serial") not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {settings['backend']!r}.")
-    if settings.get("metric", "accuracy") not in ("accuracy", "roc_auc"):
-        raise ValueError(f"[evaluation] metric must be accuracy or roc_auc, got {settings}.")
+    if settings.get("metric", "accuracy") not in METRICS:
+        raise ValueError(
+            f"[evaluation] metric must be accuracy or roc_auc, got {settings['metric']!r}."
+        )
     datasets = data.get("datasets")
     if not isinstance(datasets, list) or not datasets:
         raise ValueError(f"{path}: at least one [[datasets]] entry is needed.")
@@ -466,8 +471,6 @@ def load_config(
     quick_table = data.get("quick", {})
     quick_table = _table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
     quick_protocol = {**QUICK_PROTOCOL, **quick_table.get("protocol", {})} if quick else {}
-    from bci_universum.evaluation import THESIS_GRID
-
     grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
     quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")
     raw_protocols = data.get("protocol", [{"name": "within-session"}])

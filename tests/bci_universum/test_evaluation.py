@@ -7,7 +7,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import distributed
@@ -29,6 +28,7 @@ from bci_universum.evaluation import (
     select_and_fit,
     with_universum,
 )
+from bci_universum.evaluation_data import EpochSet
 from bci_universum.evaluation_report import (
     compare_to_pipeline,
     read_csv,
@@ -49,21 +49,6 @@ GRID = {"C": (1.0, 10.0), "C_universum": (0.0, 1.0), "epsilon": (0.1,)}
 CHANNELS = ["FC3", "C3", "Cz", "C4", "O1", "O2"]
 
 
-@dataclass
-class Epochs:
-    """Stand-in with the fields of ``evaluation_data.EpochSet``."""
-
-    X: np.ndarray
-    y: np.ndarray
-    runs: np.ndarray
-    sessions: np.ndarray
-    universum_kinds: np.ndarray
-    sfreq: float
-    ch_names: list
-    subject: str
-    dataset: str
-
-
 def make_epochs(subject="S1", n_per_class=12, n_rest=6, runs=("R1", "R2"), effect=0.6, seed=0):
     """Two motor-imagery-like classes (variance over C3 or C4) and rest trials, per run."""
     rng = np.random.default_rng(seed)
@@ -82,12 +67,9 @@ def make_epochs(subject="S1", n_per_class=12, n_rest=6, runs=("R1", "R2"), effec
             y.append("universum")
             run.append(r)
             kinds.append("rest")
-    n = len(y)
-    return Epochs(
-        np.array(X), np.array(y, dtype=object), np.array(run, dtype=object),
-        np.array(["ses1"] * n, dtype=object), np.array(kinds, dtype=object), 100.0,
-        list(CHANNELS), subject, "synthetic",
-    )  # fmt: skip
+    return EpochSet(
+        np.array(X), y, run, "ses1", kinds, 100.0, list(CHANNELS), subject, "synthetic"
+    )
 
 
 def csp_usvm(epochs):
