@@ -29,7 +29,7 @@ pipelines; the classifier step is named ``"clf"`` and grids name its plain param
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -185,7 +185,7 @@ def _csp(p):
     return ("csp", CSP(p["n_components"], cov_est=p["cov_est"]))
 
 
-def _build_csp_usvm(sfreq, tmin, ch_names, random_state, p):
+def _build_csp_usvm(sfreq, tmin, random_state, p):
     return [
         *_band_window(sfreq, tmin, p),
         _csp(p),
@@ -194,7 +194,7 @@ def _build_csp_usvm(sfreq, tmin, ch_names, random_state, p):
     ]
 
 
-def _build_csp_svm(sfreq, tmin, ch_names, random_state, p):
+def _build_csp_svm(sfreq, tmin, random_state, p):
     return [
         *_band_window(sfreq, tmin, p),
         _csp(p),
@@ -203,7 +203,7 @@ def _build_csp_svm(sfreq, tmin, ch_names, random_state, p):
     ]
 
 
-def _build_csp_lda(sfreq, tmin, ch_names, random_state, p):
+def _build_csp_lda(sfreq, tmin, random_state, p):
     return [
         *_band_window(sfreq, tmin, p),
         _csp(p),
@@ -211,7 +211,7 @@ def _build_csp_lda(sfreq, tmin, ch_names, random_state, p):
     ]
 
 
-def _build_ts_lr(sfreq, tmin, ch_names, random_state, p):
+def _build_ts_lr(sfreq, tmin, random_state, p):
     return [
         *_band_window(sfreq, tmin, p),
         ("tangent", TangentSpace(p["cov_est"])),
@@ -220,7 +220,7 @@ def _build_ts_lr(sfreq, tmin, ch_names, random_state, p):
     ]
 
 
-def _build_ts_usvm(sfreq, tmin, ch_names, random_state, p):
+def _build_ts_usvm(sfreq, tmin, random_state, p):
     return [
         *_band_window(sfreq, tmin, p),
         ("tangent", TangentSpace(p["cov_est"])),
@@ -229,7 +229,7 @@ def _build_ts_usvm(sfreq, tmin, ch_names, random_state, p):
     ]
 
 
-def _build_thesis(sfreq, tmin, ch_names, random_state, p):
+def _build_thesis(sfreq, tmin, random_state, p):
     out = p["resample_sfreq"]
     return [
         (
@@ -331,7 +331,6 @@ def make_pipeline(
     *,
     sfreq: float,
     tmin: float = 0.0,
-    ch_names: Sequence[str] | None = None,
     random_state: int | None = 0,
     **params,
 ) -> Pipeline:
@@ -346,8 +345,6 @@ def make_pipeline(
     tmin : float
         Time of the first epoch sample relative to the cue (s); windows are relative to the
         cue.
-    ch_names : sequence of str or None
-        Channel names of the epochs (given to the ICA of the thesis pipeline).
     random_state : int or None
         Seed of the ICA and of the U-SVM solver.
     **params
@@ -359,7 +356,7 @@ def make_pipeline(
         Its classifier step is named ``"clf"``.
     """
     spec = _check_params(name, params)
-    return Pipeline(spec.build(sfreq, tmin, ch_names, random_state, {**spec.defaults, **params}))
+    return Pipeline(spec.build(sfreq, tmin, random_state, {**spec.defaults, **params}))
 
 
 @dataclass(frozen=True)
@@ -391,7 +388,6 @@ class PipelineFactory:
             self.name,
             sfreq=epochs.sfreq,
             tmin=epochs.tmin,
-            ch_names=epochs.ch_names,
             random_state=self.random_state,
             **self.params,
         )

@@ -31,7 +31,7 @@ def epochs():
 def _make(name, e, **params):
     if name == "thesis":
         params = {"ica_components": 6, "window": (0.5, 2.5), **params}
-    return make_pipeline(name, sfreq=e.sfreq, tmin=e.tmin, ch_names=e.ch_names, **params)
+    return make_pipeline(name, sfreq=e.sfreq, tmin=e.tmin, **params)
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
