@@ -63,6 +63,7 @@ def marker_event_id(
         Descriptions of labelled trials. A dict maps each description to its class label
         (``{"T1": "left", "T2": "right"}``); a sequence uses the text after the last ``/``
         (``"cue/left"`` → ``"left"``).
+        Empty for a recording of universum trials only (e.g. a resting baseline).
     universum : sequence of str, str or None
         Descriptions of universum trials. A string ending in ``/`` is a prefix
         (``"universum/"``, the default of the project's marker protocol); ``None`` keeps none.
@@ -79,8 +80,11 @@ def marker_event_id(
         if isinstance(classes, Mapping)
         else {c: c.rsplit("/", 1)[-1] for c in classes}
     )
-    if len(class_map) < 2:
-        raise ValueError(f"classes needs at least two descriptions, got {list(class_map)}.")
+    if len(class_map) == 1 or (not class_map and universum is None):
+        raise ValueError(
+            f"classes needs at least two descriptions (or none, for a recording of universum "
+            f"trials only), got {list(class_map)}."
+        )
     if UNIVERSUM_STR in class_map.values():
         raise ValueError(f"{UNIVERSUM_STR!r} is the universum sentinel, not a class label.")
     if isinstance(annotations, mne.Annotations):
@@ -105,6 +109,8 @@ def marker_event_id(
         absent = [u for u in wanted_u if u not in present]
         if absent:
             raise ValueError(f"Universum markers {absent} are not in the recording's annotations.")
+    if not class_map and not wanted_u:
+        raise ValueError(f"No universum markers {universum!r} in the recording's annotations.")
     overlap = set(wanted_u) & set(class_map)
     if overlap:
         raise ValueError(f"Markers {sorted(overlap)} are both a class and universum.")
@@ -224,10 +230,12 @@ def epochs_from_raw(
         epochs = parts[0]
     X = epochs.get_data(copy=False)
     y = np.array([labels[code] for code in epochs.events[:, 2]], dtype=object)
-    if len(set(y[y != UNIVERSUM_STR])) < 2:
+    has_classes = any(label != UNIVERSUM_STR for label in labels.values())
+    if len(set(y[y != UNIVERSUM_STR]) if has_classes else y) < (2 if has_classes else 1):
+        what = "Fewer than two classes survive" if has_classes else "No universum trial survives"
         raise ValueError(
-            f"Fewer than two classes survive epoching (labels: {sorted(set(y))}); check the "
-            f"window tmin={tmin}, tmax={tmax} against the recording's length and bad segments."
+            f"{what} epoching (labels: {sorted(set(y))}); check the window tmin={tmin}, "
+            f"tmax={tmax} against the recording's length and bad segments."
         )
     return np.ascontiguousarray(X), y, epochs
 

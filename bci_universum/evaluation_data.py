@@ -593,36 +593,11 @@ def load_eegmmidb(
             raw = _eegmmidb_raw(subject, run, root, verbose)
             onsets = np.arange(0.0, raw.times[-1] - tmax, baseline_step)
             raw.set_annotations(mne.Annotations(onsets, 0.0, "baseline"))
-            sets.append(_baseline_set(raw, run, verbose, **common))
+            sets.append(
+                epochset_from_raw(
+                    raw, {}, {"baseline": "baseline"}, run=str(run), verbose=verbose, **common
+                )
+            )
     epochs = EpochSet.concatenate(sets)
     epochs.info["path"] = str(root)
     return epochs
-
-
-def _baseline_set(raw, run: int, verbose, *, picks, **common) -> EpochSet:
-    """Baseline windows as universum trials (``epochs_from_raw`` needs two classes)."""
-    events, event_id = mne.events_from_annotations(raw, verbose=verbose)
-    epochs = mne.Epochs(
-        raw,
-        events,
-        event_id,
-        tmin=common["tmin"],
-        tmax=common["tmax"],
-        baseline=None,
-        picks=picks,
-        preload=True,
-        verbose=verbose,
-    )
-    n = len(epochs)
-    return EpochSet(
-        X=epochs.get_data(copy=False),
-        y=[UNIVERSUM_STR] * n,
-        runs=str(run),
-        sessions="1",
-        universum_kinds="baseline",
-        sfreq=epochs.info["sfreq"],
-        ch_names=epochs.ch_names,
-        subject=common["subject"],
-        dataset=common["dataset"],
-        tmin=float(epochs.tmin),
-    )
