@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from acquisition import MarkerOutlet, MarkerReceiver, Recorder, SimulatedSource, StreamReceiver
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
+from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
@@ -295,9 +296,7 @@ class Session:
         finally:
             self._drain_markers()
             fname = recorder.stop()
-        results = {"task": task, "run": run, "fname": str(fname), "ended": ended}
-        results["trials"] = trials
-        return results
+        return {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
 
     def _drain_markers(self) -> None:
         """Wait (bounded) until the marker receiver got every marker pushed, for the recorder."""
@@ -429,8 +428,6 @@ class Session:
 
     def _calibration_data(self) -> list[np.ndarray]:
         """This session's calibration runs as (n_samples, n_channels) in the stream's layout."""
-        import mne
-
         files = sorted(self.folder.glob("*_task-calibration_run-*_raw.fif"))
         if not files:
             raise FileNotFoundError(
@@ -439,7 +436,7 @@ class Session:
         names = self.receiver.ch_names_
         data = []
         for fname in files:
-            raw = mne.io.read_raw_fif(fname, preload=True, verbose="error")
+            raw = read_recording(fname, verbose="error")
             missing = [ch for ch in names if ch not in raw.ch_names]
             if missing:
                 raise ValueError(f"{fname} lacks the stream's channel(s) {missing}.")
