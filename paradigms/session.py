@@ -30,6 +30,7 @@ from threadpoolctl import threadpool_limits
 from acquisition import MarkerOutlet, MarkerReceiver, Recorder, SimulatedSource, StreamReceiver
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
+from acquisition.streams import make_stream_info
 from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder
 
@@ -466,17 +467,16 @@ class _OnlineState:
     def open(self, path: Path) -> None:
         import pylsl
 
-        info = pylsl.StreamInfo(
+        info = make_stream_info(
             DECISIONS_STREAM,
-            "Decisions",
-            2,
+            ["value", "smoothed"],
             pylsl.IRREGULAR_RATE,
-            pylsl.cf_double64,
-            f"{self.session.outlet.source_id}-decisions",
+            ch_types="misc",
+            units="n/a",
+            stype="Decisions",
+            channel_format="double64",
+            source_id=f"{self.session.outlet.source_id}-decisions",
         )
-        channels = info.desc().append_child("channels")
-        for name in ("value", "smoothed"):
-            channels.append_child("channel").append_child_value("label", name)
         self._outlet = pylsl.StreamOutlet(info)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "w", buffering=1)  # noqa: SIM115 - closed in close()
