@@ -571,32 +571,22 @@ def _save(results: dict) -> dict:
     return results
 
 
-def run_calibration(config: SessionConfig, session: Session | None = None, **kwargs) -> dict:
-    """Record a calibration run (see :meth:`Session.calibration`).
+def run_calibration(config: SessionConfig, **kwargs) -> dict:
+    """Record a calibration run in a new :class:`Session` (see :meth:`Session.calibration`).
 
-    ``kwargs`` (``presenter``, ``simulate``) open a :class:`Session` when none is given.
+    ``kwargs`` (``presenter``, ``simulate``) are passed to :class:`Session`.
     """
-    if session is not None:
+    with Session(config, **kwargs) as session:
         return session.calibration()
-    with Session(config, **kwargs) as new:
-        return new.calibration()
 
 
-def run_universum(
-    config: SessionConfig, mode: str | None = None, session: Session | None = None, **kwargs
-) -> dict:
-    """Record a universum run (see :meth:`Session.universum`)."""
-    if session is not None:
+def run_universum(config: SessionConfig, mode: str | None = None, **kwargs) -> dict:
+    """Record a universum run in a new :class:`Session` (see :meth:`Session.universum`)."""
+    with Session(config, **kwargs) as session:
         return session.universum(mode)
-    with Session(config, **kwargs) as new:
-        return new.universum(mode)
 
 
-def run_online(
-    config: SessionConfig, model, session: Session | None = None, drift=None, **kwargs
-) -> dict:
-    """Run online feedback with a trained model (see :meth:`Session.online`)."""
-    if session is not None:
+def run_online(config: SessionConfig, model, drift=None, **kwargs) -> dict:
+    """Run online feedback in a new :class:`Session` (see :meth:`Session.online`)."""
+    with Session(config, **kwargs) as session:
         return session.online(model, drift)
-    with Session(config, **kwargs) as new:
-        return new.online(model, drift)
