@@ -239,6 +239,7 @@ class Session:
         tick=None,
         on_phase=None,
         metadata: dict | None = None,
+        run: int | None = None,
     ) -> dict:
         """Record one run of trials; return its results (also written as JSON).
 
@@ -255,6 +256,8 @@ class Session:
             time)`` at the trial's end (LSL times of the screen and of ``trial/end``).
         metadata : dict or None
             Extra JSON metadata for the recording's sidecar.
+        run : int or None
+            Run number; None takes the next free one (:func:`next_run`).
 
         Returns
         -------
@@ -264,7 +267,8 @@ class Session:
         """
         s = self.config.session
         self.folder.mkdir(parents=True, exist_ok=True)
-        run = next_run(self.folder, s.subject, s.session, task)
+        if run is None:
+            run = next_run(self.folder, s.subject, s.session, task)
         meta = {
             "speed": self.speed,
             "classes": list(self.config.paradigm.classes),
@@ -413,6 +417,7 @@ class Session:
                     tick=online.tick,
                     on_phase=online.on_phase,
                     metadata={"model": meta.to_dict()},
+                    run=run,
                 )
             finally:
                 online.finish()
