@@ -200,7 +200,8 @@ def epochs_from_raw(
     event_id, labels = marker_event_id([r.annotations for r in raws], classes, universum)
     parts = []
     for one in raws:
-        present = {d: c for d, c in event_id.items() if d in set(one.annotations.description)}
+        described = set(one.annotations.description)
+        present = {d: c for d, c in event_id.items() if d in described}
         if not present:
             continue
         events, _ = mne.events_from_annotations(one, event_id=present, verbose=verbose)

@@ -215,10 +215,9 @@ def save_model(path, pipeline, metadata: ModelMetadata, *, overwrite: bool = Fal
             f"{list(classes)}."
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"format": FORMAT, "format_version": FORMAT_VERSION}
-    payload = {**document, "pipeline": pipeline, "metadata": metadata.to_dict()}
-    _atomic_write(path, lambda tmp: joblib.dump(payload, tmp))
-    text = json.dumps({**document, "metadata": metadata.to_dict()}, indent=2)
+    document = {"format": FORMAT, "format_version": FORMAT_VERSION, "metadata": metadata.to_dict()}
+    _atomic_write(path, lambda tmp: joblib.dump({**document, "pipeline": pipeline}, tmp))
+    text = json.dumps(document, indent=2)
     _atomic_write(_sidecar(path), lambda tmp: Path(tmp).write_text(text + "\n"))
     return path
 

@@ -151,8 +151,9 @@ class SessionConfig:
             )
         for section, key in (("pipeline", "band"), ("pipeline", "window"), ("timeline", "pause")):
             value = getattr(getattr(self, section), key)
-            ordered = value[0] <= value[1] if key == "pause" else value[0] < value[1]
-            if len(value) != 2 or not ordered:
+            if len(value) != 2 or not (
+                value[0] <= value[1] if key == "pause" else value[0] < value[1]
+            ):
                 raise ValueError(
                     f"[{section}] {key} must be [low, high] in increasing order, got {value}."
                 )

@@ -30,6 +30,8 @@ from threadpoolctl import threadpool_limits
 from acquisition import MarkerOutlet, MarkerReceiver, Recorder, SimulatedSource, StreamReceiver
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
+from acquisition.streams import make_stream_info
+from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
@@ -237,6 +239,7 @@ class Session:
         tick=None,
         on_phase=None,
         metadata: dict | None = None,
+        run: int | None = None,
     ) -> dict:
         """Record one run of trials; return its results (also written as JSON).
 
@@ -253,6 +256,8 @@ class Session:
             time)`` at the trial's end (LSL times of the screen and of ``trial/end``).
         metadata : dict or None
             Extra JSON metadata for the recording's sidecar.
+        run : int or None
+            Run number; None takes the next free one (:func:`next_run`).
 
         Returns
         -------
@@ -262,7 +267,8 @@ class Session:
         """
         s = self.config.session
         self.folder.mkdir(parents=True, exist_ok=True)
-        run = next_run(self.folder, s.subject, s.session, task)
+        if run is None:
+            run = next_run(self.folder, s.subject, s.session, task)
         meta = {
             "speed": self.speed,
             "classes": list(self.config.paradigm.classes),
@@ -295,9 +301,7 @@ class Session:
         finally:
             self._drain_markers()
             fname = recorder.stop()
-        results = {"task": task, "run": run, "fname": str(fname), "ended": ended}
-        results["trials"] = trials
-        return results
+        return {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
 
     def _drain_markers(self) -> None:
         """Wait (bounded) until the marker receiver got every marker pushed, for the recorder."""
@@ -413,6 +417,7 @@ class Session:
                     tick=online.tick,
                     on_phase=online.on_phase,
                     metadata={"model": meta.to_dict()},
+                    run=run,
                 )
             finally:
                 online.finish()
@@ -429,8 +434,6 @@ class Session:
 
     def _calibration_data(self) -> list[np.ndarray]:
         """This session's calibration runs as (n_samples, n_channels) in the stream's layout."""
-        import mne
-
         files = sorted(self.folder.glob("*_task-calibration_run-*_raw.fif"))
         if not files:
             raise FileNotFoundError(
@@ -439,7 +442,7 @@ class Session:
         names = self.receiver.ch_names_
         data = []
         for fname in files:
-            raw = mne.io.read_raw_fif(fname, preload=True, verbose="error")
+            raw = read_recording(fname, verbose="error")
             missing = [ch for ch in names if ch not in raw.ch_names]
             if missing:
                 raise ValueError(f"{fname} lacks the stream's channel(s) {missing}.")
@@ -469,17 +472,16 @@ class _OnlineState:
     def open(self, path: Path) -> None:
         import pylsl
 
-        info = pylsl.StreamInfo(
+        info = make_stream_info(
             DECISIONS_STREAM,
-            "Decisions",
-            2,
+            ["value", "smoothed"],
             pylsl.IRREGULAR_RATE,
-            pylsl.cf_double64,
-            f"{self.session.outlet.source_id}-decisions",
+            ch_types="misc",
+            units="n/a",
+            stype="Decisions",
+            channel_format="double64",
+            source_id=f"{self.session.outlet.source_id}-decisions",
         )
-        channels = info.desc().append_child("channels")
-        for name in ("value", "smoothed"):
-            channels.append_child("channel").append_child_value("label", name)
         self._outlet = pylsl.StreamOutlet(info)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "w", buffering=1)  # noqa: SIM115 - closed in close()
@@ -574,32 +576,22 @@ def _save(results: dict) -> dict:
     return results
 
 
-def run_calibration(config: SessionConfig, session: Session | None = None, **kwargs) -> dict:
-    """Record a calibration run (see :meth:`Session.calibration`).
+def run_calibration(config: SessionConfig, **kwargs) -> dict:
+    """Record a calibration run in a new :class:`Session` (see :meth:`Session.calibration`).
 
-    ``kwargs`` (``presenter``, ``simulate``) open a :class:`Session` when none is given.
+    ``kwargs`` (``presenter``, ``simulate``) are passed to :class:`Session`.
     """
-    if session is not None:
+    with Session(config, **kwargs) as session:
         return session.calibration()
-    with Session(config, **kwargs) as new:
-        return new.calibration()
 
 
-def run_universum(
-    config: SessionConfig, mode: str | None = None, session: Session | None = None, **kwargs
-) -> dict:
-    """Record a universum run (see :meth:`Session.universum`)."""
-    if session is not None:
+def run_universum(config: SessionConfig, mode: str | None = None, **kwargs) -> dict:
+    """Record a universum run in a new :class:`Session` (see :meth:`Session.universum`)."""
+    with Session(config, **kwargs) as session:
         return session.universum(mode)
-    with Session(config, **kwargs) as new:
-        return new.universum(mode)
 
 
-def run_online(
-    config: SessionConfig, model, session: Session | None = None, drift=None, **kwargs
-) -> dict:
-    """Run online feedback with a trained model (see :meth:`Session.online`)."""
-    if session is not None:
+def run_online(config: SessionConfig, model, drift=None, **kwargs) -> dict:
+    """Run online feedback in a new :class:`Session` (see :meth:`Session.online`)."""
+    with Session(config, **kwargs) as session:
         return session.online(model, drift)
-    with Session(config, **kwargs) as new:
-        return new.online(model, drift)

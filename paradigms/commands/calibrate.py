@@ -19,10 +19,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from paradigms.session import run_calibration
-
     config = config_from_args(args)
     with open_session(args, config) as session:
-        results = run_calibration(config, session)
+        results = session.calibration()
     print(describe_run(results))
     return 0

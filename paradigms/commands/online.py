@@ -36,13 +36,11 @@ def format_summary(summary: dict) -> str:
 
 
 def run(args) -> int:
-    from paradigms.session import run_online
-
     if not args.model.is_file():
         raise FileNotFoundError(f"Model file {args.model} does not exist.")
     config = config_from_args(args)
     with open_session(args, config) as session:
-        results = run_online(config, args.model, session)
+        results = session.online(args.model)
     print(describe_run(results))
     print(format_summary(results["summary"]))
     return 0

@@ -24,10 +24,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from paradigms.session import run_universum
-
     config = config_from_args(args)
     with open_session(args, config) as session:
-        results = run_universum(config, args.mode, session)
+        results = session.universum(args.mode)
     print(describe_run(results))
     return 0

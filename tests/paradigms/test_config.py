@@ -41,6 +41,7 @@ def test_file_overrides(tmp_path):
         ("[paradigm]\nspeed = 0\n", "speed must be positive"),
         ('[session]\nlsl_mode = "wan"\n', "lsl_mode"),
         ("[pipeline]\nband = [30, 8]\n", r"\[pipeline\] band"),
+        ("[pipeline]\nwindow = [0.5]\n", r"\[pipeline\] window must be \[low, high\]"),
         ("[timeline]\ncue = 10\n", "not before the trial ends"),
         ("[paradigm\n", "not valid TOML"),
     ],

@@ -142,11 +142,12 @@ def test_stream_stopping_mid_run_ends_it_cleanly(tmp_path):
     config = fast_config(tmp_path, speed=8.0, **{"stream.silence_timeout": 0.5})
     with Session(config, simulate=SIM) as session:
         sfreq = session.receiver.sfreq_
-        # stop the subject's stream once about two trials (2 x 10 s) have been received
+        # stop the subject's stream once about two trials (2 x 10 s) have been received; the
+        # recorder starts a little after `start` (1 s margin for a loaded machine)
         start = session.receiver.n_samples
 
         def stop_source():
-            while session.receiver.n_samples - start < 20 * sfreq:
+            while session.receiver.n_samples - start < 21 * sfreq:
                 threading.Event().wait(0.01)
             session.source.stop()
 
