@@ -36,6 +36,18 @@ def test_explicit_mapping_and_no_universum():
     assert list(y) == ["left", "right", "universum", "left", "right"]
 
 
+def test_universum_only_recording():
+    raw = _raw(["universum/rest", "trial/end", "universum/rest"], [1.0, 5.0, 9.0])
+    raw.annotations.append(9.2, 0.5, "BAD_ACQ_SKIP")
+    X, y, _ = epochs_from_raw(raw, classes=(), universum="universum/")
+    assert list(y) == ["universum"]
+    assert X.shape == (1, 3, 201)
+    with pytest.raises(ValueError, match="at least two"):
+        epochs_from_raw(raw, classes=(), universum=None)
+    with pytest.raises(ValueError, match="No universum markers"):
+        epochs_from_raw(raw, classes=(), universum="other/")
+
+
 def test_bad_segments_and_non_finite_trials_are_dropped():
     raw = _raw(["cue/left", "cue/right", "cue/left", "cue/right"], [1.0, 5.0, 9.0, 13.0])
     raw.annotations.append(5.2, 0.5, "BAD_ACQ_SKIP")
