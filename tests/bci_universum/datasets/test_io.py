@@ -8,7 +8,7 @@ import pytest
 import pyxdf
 from scipy.io import loadmat
 
-from acquisition.readers import read_recording
+from bci_universum.datasets import read_recording
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 

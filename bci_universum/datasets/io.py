@@ -1,8 +1,9 @@
-"""Read any recording into an MNE Raw with annotations, the uniform form the Player replays.
+"""Read any recording into an MNE Raw with annotations: the one reader of the project.
 
 Everything :func:`mne.io.read_raw` reads (FIF, EDF/BDF, GDF, BrainVision, EEGLAB, ...) goes
-through MNE. XDF goes through pyxdf: one continuous numeric stream becomes the data and every
-string stream becomes annotations.
+through MNE. XDF goes through pyxdf (no LSL needed): one continuous numeric stream becomes the
+data and every string stream becomes annotations. Training, evaluation, replay and the drift
+monitor all read through :func:`read_recording`; :func:`run_label` names the run a file holds.
 
 Timing of XDF data
 ------------------
@@ -24,20 +25,49 @@ concatenates recordings; nothing is interpolated.
 from __future__ import annotations
 
 import os
+import re
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import mne
 import numpy as np
 
-from .streams import UNIT_SCALES
+__all__ = [
+    "UNIT_SCALES",
+    "VOLTAGE_TYPES",
+    "XDF_SUFFIXES",
+    "read_recording",
+    "run_label",
+    "subject_label",
+]
 
 XDF_SUFFIXES = (".xdf", ".xdfz", ".xdf.gz")
-_VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
+
+#: Units a channel may declare (XDF meta-data, LSL stream descriptions), with the factor that
+#: turns a value into SI units.
+UNIT_SCALES = {
+    "v": 1.0,
+    "volt": 1.0,
+    "volts": 1.0,
+    "mv": 1e-3,
+    "millivolt": 1e-3,
+    "millivolts": 1e-3,
+    "uv": 1e-6,
+    "µv": 1e-6,
+    "μv": 1e-6,
+    "microvolt": 1e-6,
+    "microvolts": 1e-6,
+    "nv": 1e-9,
+    "nanovolts": 1e-9,
+}
+
+#: MNE channel types whose data are voltages.
+VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
 
 
 def read_recording(
-    fname: str | os.PathLike,
+    fname: str | os.PathLike | mne.io.BaseRaw,
     *,
     stream: str | None = None,
     marker_streams: list[str] | None = None,
@@ -48,9 +78,9 @@ def read_recording(
 
     Parameters
     ----------
-    fname : path-like
+    fname : path-like or mne.io.BaseRaw
         The recording. Files ending in ``.xdf``/``.xdfz`` are read with pyxdf, everything else
-        with :func:`mne.io.read_raw`.
+        with :func:`mne.io.read_raw`. A Raw is returned as it is.
     stream : str | None
         XDF only: name of the data stream; by default the first numeric stream with a nominal
         rate and at least one sample.
@@ -74,8 +104,10 @@ def read_recording(
         For an unknown or unreadable format, an XDF file without a usable numeric stream, an
         empty stream, or a stream name that is not in the file; the message names the file.
     """
+    if isinstance(fname, mne.io.BaseRaw):
+        return fname
     path = Path(fname).expanduser()
-    if not path.exists():
+    if not path.is_file():
         raise FileNotFoundError(f"Recording not found: {path}")
     if path.name.lower().endswith(XDF_SUFFIXES):
         return _read_xdf(path, stream, marker_streams, sfreq, verbose)
@@ -214,7 +246,7 @@ def _xdf_channels(info: dict, n_channels: int) -> tuple[list[str], list[str], np
         unit = _field(ch, "unit").strip().lower()
         if unit in UNIT_SCALES:
             scale = UNIT_SCALES[unit]
-        elif kind in _VOLTAGE_TYPES:
+        elif kind in VOLTAGE_TYPES:
             scale = 1e-6  # the XDF meta-data convention for EEG is microvolts
         else:
             scale = 1.0
@@ -276,3 +308,74 @@ def _marker_text(sample) -> str:
     if isinstance(sample, list | tuple | np.ndarray):
         return "/".join(str(v) for v in sample) if len(sample) > 1 else str(sample[0])
     return str(sample)
+
+
+def _bids_entity(path: Path, key: str) -> str | None:
+    """The value of the BIDS entity ``key-<value>`` in the file name, if any."""
+    match = re.search(rf"(?:^|_){key}-([a-zA-Z0-9]+)(?:_|\.|$)", path.name)
+    return match.group(1) if match else None
+
+
+def _stem(path: Path) -> str:
+    name = path.name
+    for suffix in (*XDF_SUFFIXES, ".fif.gz"):
+        if name.lower().endswith(suffix):
+            return name[: -len(suffix)]
+    return path.stem
+
+
+def run_label(fname: str | os.PathLike, others: Sequence[str | os.PathLike] = ()) -> str:
+    """Name the run a recording file holds, from the file itself.
+
+    The BIDS entity ``run-<label>`` of the file name when there is one
+    (``sub-01_task-x_run-02_raw.fif`` → ``"02"``); otherwise the file's stem or, when
+    ``others`` holds another file with the same stem (BCI4ALS: ``Test1/EEG.xdf``,
+    ``Test2/EEG.xdf``), its folder's name.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording.
+    others : sequence of path-like
+        The other files of the same set (``fname`` may be among them).
+
+    Returns
+    -------
+    run : str
+    """
+    path = Path(fname)
+    entity = _bids_entity(path, "run")
+    if entity is not None:
+        return entity
+    same_stem = [o for o in map(Path, others) if _stem(o) == _stem(path) and o != path]
+    return path.parent.name if same_stem and path.parent.name else _stem(path)
+
+
+def subject_label(fname: str | os.PathLike, others: Sequence[str | os.PathLike] = ()) -> str:
+    """Name the subject of a recording file, from the file itself.
+
+    The BIDS entity ``sub-<label>`` when there is one; otherwise, for a set of files
+    (``others``), the name of their deepest common folder (``S001`` for
+    ``S001/S001R04.edf``, ``S001/S001R08.edf``; ``assaf`` for ``assaf/Test1/EEG.xdf``,
+    ``assaf/Test2/EEG.xdf``); for a single file, its stem.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording.
+    others : sequence of path-like
+        The other files of the same set (``fname`` may be among them).
+
+    Returns
+    -------
+    subject : str
+    """
+    path = Path(fname)
+    entity = _bids_entity(path, "sub")
+    if entity is not None:
+        return entity
+    paths = {path.absolute(), *(Path(o).absolute() for o in others)}
+    if len(paths) == 1:
+        return _stem(path)
+    common = Path(os.path.commonpath([p.parent for p in paths]))
+    return common.name or _stem(path)
