@@ -74,13 +74,17 @@ def read_recording(
     sfreq: str | float = "effective",
     verbose: bool | str | int | None = None,
 ) -> mne.io.BaseRaw:
-    """Read a recording (any MNE format, or XDF) into a preloaded Raw with annotations.
+    """Read a recording (any MNE format, XDF, BCI2000) into a preloaded Raw with annotations.
 
     Parameters
     ----------
     fname : path-like or mne.io.BaseRaw
-        The recording. Files ending in ``.xdf``/``.xdfz`` are read with pyxdf, everything else
-        with :func:`mne.io.read_raw`. A Raw is returned as it is.
+        The recording. Files ending in ``.xdf``/``.xdfz`` are read with pyxdf; a ``.dat`` file
+        with a BCI2000 header with :func:`mne.io.read_raw_bci2k`, then given the header's
+        channel names and µV scaling (``SourceChGain``, ``SourceChOffset``) and its
+        ``StimulusCode`` state as annotations ``StimulusCode/<code>`` (onset and duration of
+        each run of a non-zero code); everything else with :func:`mne.io.read_raw`. A Raw is
+        returned as it is.
     stream : str | None
         XDF only: name of the data stream; by default the first numeric stream with a nominal
         rate and at least one sample.
@@ -101,38 +105,183 @@ def read_recording(
     FileNotFoundError
         When ``fname`` does not exist.
     ValueError
-        For an unknown or unreadable format, an XDF file without a usable numeric stream, an
-        empty stream, or a stream name that is not in the file; the message names the file.
+        For an empty file, an unknown format, a file MNE cannot read (truncated or corrupt), an
+        XDF file without a usable numeric stream, an empty stream, or a stream name that is not
+        in the file; the message names the file.
+
+    Warns
+    -----
+    RuntimeWarning
+        When an EDF/BDF file holds fewer data records than its header announces, or an XDF
+        data stream has no footer (the recorder never closed the file): the file is truncated;
+        the warning names it and the number of samples read.
     """
     if isinstance(fname, mne.io.BaseRaw):
         return fname
     path = Path(fname).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"Recording not found: {path}")
+    if path.stat().st_size == 0:
+        raise ValueError(f"Recording {path} is empty (0 bytes).")
     if path.name.lower().endswith(XDF_SUFFIXES):
         return _read_xdf(path, stream, marker_streams, sfreq, verbose)
     if stream is not None or marker_streams is not None:
         raise ValueError(
             f"stream and marker_streams select streams of an XDF file; {path.name} is not one."
         )
+    bci2000 = _is_bci2000(path)
     try:
-        raw = mne.io.read_raw(path, preload=True, verbose=verbose)
+        if bci2000:
+            raw = mne.io.read_raw_bci2k(path, preload=True, verbose=verbose)
+        else:
+            with warnings.catch_warnings():
+                # replaced by the warning of _warn_if_edf_truncated, which names the file
+                warnings.filterwarnings("ignore", message="Number of records from the header")
+                raw = mne.io.read_raw(path, preload=True, verbose=verbose)
     except ValueError as err:
         if "Unsupported file type" in str(err):
             raise ValueError(
                 f"Cannot read {path}: unknown format {''.join(path.suffixes) or '(no suffix)'}. "
-                "Tried XDF (by suffix: .xdf, .xdfz) and mne.io.read_raw, which reads FIF, "
-                "EDF/BDF, GDF, BrainVision (.vhdr), EEGLAB (.set), and the other formats MNE "
-                "supports."
+                "Tried XDF (by suffix: .xdf, .xdfz), BCI2000 (by header) and mne.io.read_raw, "
+                "which reads FIF, EDF/BDF, GDF, BrainVision (.vhdr), EEGLAB (.set), and the "
+                "other formats MNE supports."
             ) from err
-        raise ValueError(f"Cannot read {path} with mne.io.read_raw: {err}") from err
+        raise _unreadable(path, err) from err
     except Exception as err:  # readers raise anything from struct errors to KeyError
-        raise ValueError(
-            f"Cannot read {path} with mne.io.read_raw ({type(err).__name__}: {err})."
-        ) from err
+        raise _unreadable(path, err) from err
     if raw.n_times == 0:
         raise ValueError(f"Recording {path} holds no samples.")
+    if bci2000:
+        _bci2000_annotate(raw, path, verbose)
+    elif path.suffix.lower() in (".edf", ".bdf"):
+        _warn_if_edf_truncated(raw, path)
     return raw
+
+
+def _unreadable(path: Path, err: Exception) -> ValueError:
+    return ValueError(
+        f"Cannot read {path} ({path.stat().st_size} bytes): the file is truncated or corrupt "
+        f"(mne.io.read_raw: {type(err).__name__}: {err})."
+    )
+
+
+def _warn_truncated(path: Path, what: str, raw: mne.io.BaseRaw) -> None:
+    warnings.warn(
+        f"{path} is truncated ({what}); read {raw.n_times} samples "
+        f"({raw.n_times / raw.info['sfreq']:g} s) per channel.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+def _warn_if_edf_truncated(raw: mne.io.BaseRaw, path: Path) -> None:
+    """Warn when an EDF/BDF file holds fewer data records than its header announces.
+
+    MNE infers the record count from the file size (and says so only at its warning level);
+    the header's own count is 8 ASCII characters at byte 236 (EDF specification).
+    """
+    with path.open("rb") as f:
+        f.seek(236)
+        field = f.read(8).decode("ascii", errors="replace").strip()
+    try:
+        announced = int(field)
+    except ValueError:
+        return
+    extras = getattr(raw, "_raw_extras", [{}])[0]
+    read = extras.get("n_records")
+    if read is None:
+        return
+    if announced == -1:
+        _warn_truncated(path, "its header says -1 data records: not finalised", raw)
+    elif read < announced:
+        _warn_truncated(path, f"{read} of the {announced} data records its header announces", raw)
+
+
+def _is_bci2000(path: Path) -> bool:
+    """Whether the file starts like a BCI2000 ``.dat`` (``[BCI2000V= ...] HeaderLen= ...``)."""
+    if path.suffix.lower() != ".dat":
+        return False
+    with path.open("rb") as f:
+        first = f.readline(512)
+    return first.startswith((b"HeaderLen=", b"BCI2000V="))
+
+
+_BCI2000_UNITS = {"": 1e-6, "uv": 1e-6, "muv": 1e-6, "µv": 1e-6, "mv": 1e-3, "v": 1.0, "nv": 1e-9}
+
+
+def _bci2000_parameters(path: Path, names: Sequence[str]) -> dict[str, list[str]]:
+    """List values of the named parameters from a BCI2000 header (``Name= n v1 ... vn``)."""
+    from urllib.parse import unquote
+
+    with path.open("rb") as f:
+        first = f.readline().decode("ascii", errors="replace")
+        header_len = int(re.search(r"HeaderLen=\s*(\d+)", first).group(1))
+        f.seek(0)
+        text = f.read(header_len).decode("utf-8", errors="replace")
+    found = {}
+    for line in text.splitlines():
+        line = line.split("//", 1)[0]
+        for name in names:
+            match = re.search(rf"\s{name}=\s*(.*)$", line)
+            if match:
+                tokens = match.group(1).split()
+                if tokens and tokens[0].isdigit():
+                    found[name] = [unquote(t) for t in tokens[1 : 1 + int(tokens[0])]]
+    return found
+
+
+def _bci2000_annotate(raw: mne.io.BaseRaw, path: Path, verbose) -> None:
+    """Channel names, µV scaling and ``StimulusCode/<n>`` annotations of a BCI2000 file.
+
+    MNE's reader gives raw A/D units under generic names and the ``StimulusCode`` state on
+    the stim channel ``STI 014``; the header's ``ChannelNames``, ``SourceChGain`` and
+    ``SourceChOffset`` (µV = (value − offset) × gain) and the state's runs make the rest.
+    """
+    params = _bci2000_parameters(path, ("ChannelNames", "SourceChGain", "SourceChOffset"))
+    eeg = [c for c in raw.ch_names if c != "STI 014"]
+    n = len(eeg)
+    gains, offsets = params.get("SourceChGain", []), params.get("SourceChOffset", [])
+    if len(gains) == n:
+        scales = []
+        for value in gains:
+            match = re.fullmatch(r"([-+0-9.eE]+)\s*([a-zA-Zµ]*)", value)
+            unit = match.group(2).lower() if match else None
+            if match is None or unit not in _BCI2000_UNITS:
+                raise ValueError(f"{path}: cannot read the SourceChGain value {value!r}.")
+            scales.append(float(match.group(1)) * _BCI2000_UNITS[unit])
+        offset = (
+            np.array([float(re.match(r"[-+0-9.eE]+", o).group(0)) for o in offsets])
+            if len(offsets) == n
+            else np.zeros(n)
+        )
+        raw.apply_function(
+            lambda x: (x - offset[:, None]) * np.array(scales)[:, None],
+            picks=eeg,
+            channel_wise=False,
+            verbose=verbose,
+        )
+    else:
+        warnings.warn(
+            f"{path}: no SourceChGain for its {n} channels; the data stay in A/D units.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    names = params.get("ChannelNames", [])
+    if len(names) == n and len(set(names)) == n and "STI 014" not in names:
+        raw.rename_channels(dict(zip(eeg, names, strict=True)), verbose=verbose)
+    if "STI 014" in raw.ch_names:
+        code = raw.get_data(picks=["STI 014"])[0].astype(np.int64)
+        change = np.flatnonzero(np.diff(code, prepend=0, append=0))
+        starts, ends = change[:-1], change[1:]
+        keep = code[starts] != 0
+        sfreq = raw.info["sfreq"]
+        raw.set_annotations(
+            mne.Annotations(
+                starts[keep] / sfreq,
+                (ends[keep] - starts[keep]) / sfreq,
+                [f"StimulusCode/{c}" for c in code[starts[keep]]],
+            )
+        )
 
 
 def _read_xdf(path, stream, marker_streams, sfreq, verbose) -> mne.io.RawArray:
@@ -176,6 +325,9 @@ def _read_xdf(path, stream, marker_streams, sfreq, verbose) -> mne.io.RawArray:
         f"XDF stream {name!r} of {path.name}: nominal {nominal:g} Hz, effective "
         f"{effective:.6g} Hz, {len(segments)} segment(s)"
     )
+    if "footer" not in data_stream:
+        # LabRecorder writes a stream's footer when it closes the file
+        _warn_truncated(path, f"no footer for stream {name!r}: the file was not closed", raw)
     return raw
 
 
