@@ -14,6 +14,7 @@ Modules
 """
 
 from ._path import DATA_ENV, data_path
+from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
 from .eegmmidb import EEGMMIDB_RUN_CLASSES, EEGMMIDB_UNIVERSA, load_eegmmidb
 from .epochs import (
     EpochSet,
@@ -34,6 +35,9 @@ from .io import (
 from .spikes import M1_BIN_WIDTH, M1_FILE, M1Windows, load_m1_reaching
 
 __all__ = [
+    "BCI4ALS_CHANNELS",
+    "BCI4ALS_CLASSES",
+    "BCI4ALS_UNIVERSUM",
     "DATA_ENV",
     "EEGMMIDB_RUN_CLASSES",
     "EEGMMIDB_UNIVERSA",
@@ -47,6 +51,7 @@ __all__ = [
     "data_path",
     "epochs_from_raw",
     "epochset_from_raw",
+    "load_bci4als",
     "load_eegmmidb",
     "load_m1_reaching",
     "load_recording",

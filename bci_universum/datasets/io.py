@@ -439,10 +439,10 @@ def _xdf_markers(streams, wanted, stamps, rate, nominal, path) -> tuple[list[flo
                 descriptions.append(_marker_text(text))
     if n_dropped:
         warnings.warn(
-            f"{path.name}: {n_dropped} marker(s) fall outside the data stream (before, after "
+            f"{path}: {n_dropped} marker(s) fall outside the data stream (before, after "
             "or in a gap between segments) and were dropped.",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return onsets, descriptions
 
