@@ -11,7 +11,7 @@ import pytest
 
 from acquisition.markers import MarkerReceiver
 from acquisition.player import MARKER_MAPS, Player, map_marker
-from acquisition.readers import read_recording
+from bci_universum.datasets import read_recording
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream

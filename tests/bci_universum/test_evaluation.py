@@ -28,7 +28,7 @@ from bci_universum.evaluation import (
     select_and_fit,
     with_universum,
 )
-from bci_universum.evaluation_data import EpochSet
+from bci_universum.datasets import EpochSet
 from bci_universum.evaluation_report import (
     compare_to_pipeline,
     read_csv,
