@@ -234,11 +234,11 @@ def test_unknown_and_corrupt_formats(tmp_path):
         read_recording(unknown)
     bad_edf = tmp_path / "broken.edf"
     bad_edf.write_bytes(b"not an edf file at all")
-    with pytest.raises(ValueError, match=r"broken\.edf.*mne\.io\.read_raw"):
+    with pytest.raises(ValueError, match=r"broken\.edf .*truncated or corrupt.*Bad EDF"):
         read_recording(bad_edf)
     bad_xdf = tmp_path / "broken.xdf"
     bad_xdf.write_bytes(b"nonsense")
-    with pytest.raises(ValueError, match=r"broken\.xdf as XDF"):
+    with pytest.raises(ValueError, match=r"broken\.xdf .*truncated or corrupt"):
         read_recording(bad_xdf)
     with pytest.raises(ValueError, match="select streams of an XDF"):
         read_recording(bad_edf, stream="EEG")
@@ -326,6 +326,13 @@ def test_bci2000_without_gains_warns_and_bad_gain_is_named(tmp_path):
     )
     with pytest.raises(ValueError, match=r"bad_gain\.dat.*SourceChGain value 'x'"):
         read_recording(bad)
+    whole = write_bci2000(
+        tmp_path / "whole.dat", counts, code, 100, ["a", "b", "c"], gains=[1, 1, 1]
+    )
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(whole.read_bytes()[:-5])  # 3 int16 + 2 state bytes per sample
+    with pytest.warns(RuntimeWarning, match=r"cut\.dat is truncated .*3 of 8 bytes.*399 samples"):
+        assert read_recording(cut).n_times == 399
 
 
 def _fif_and_edf(tmp_path, seconds=30):
