@@ -401,7 +401,11 @@ def _pick_data_stream(streams: list[dict], name: str | None, path: Path) -> dict
         )
     non_empty = [s for s in regular if len(s["time_stamps"]) > 0]
     if not non_empty:
-        raise ValueError(f"Every numeric stream of {path} is empty (streams: {summary}).")
+        unclosed = any("footer" not in s for s in streams)
+        raise ValueError(
+            f"Every numeric stream of {path} is empty (streams: {summary})"
+            + ("; the file is truncated (no stream footer)." if unclosed else ".")
+        )
     return non_empty[0]
 
 
