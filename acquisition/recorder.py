@@ -30,7 +30,7 @@ import numpy as np
 
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, describe_channels
+from .streams import channel_format_name, channel_units, describe_channels
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -194,8 +194,15 @@ class Recorder:
             if self.markers is None
             else {"name": self.markers.info.name(), "source_id": self.markers.info.source_id()},
             "channels": [
-                {"name": ch.name, "type": ch.type, "unit": ch.unit, "position": ch.position}
-                for ch in describe_channels(info)
+                {
+                    "name": ch.name,
+                    "type": ch.type,
+                    "unit": unit.name,
+                    "stream_unit": unit.declared,
+                    "scale": unit.scale,
+                    "position": ch.position,
+                }
+                for ch, unit in zip(describe_channels(info), channel_units(info), strict=True)
             ],
             "dtype": "float32" if fmt == pylsl.cf_float32 else "float64",
             "start_wall_time": datetime.now(timezone.utc).isoformat(),
@@ -352,8 +359,6 @@ def finalize(partial, recovered: bool = True) -> Path:
     """
     import mne
 
-    from .streams import UNIT_SCALES
-
     partial = Path(partial)
     header_path = partial / "header.json"
     if not header_path.exists():
@@ -373,10 +378,7 @@ def finalize(partial, recovered: bool = True) -> Path:
         raise ValueError(f"{partial} holds no complete sample: nothing to write.")
     data = data[: n * n_ch].reshape(n, n_ch).T.astype(np.float64)
     stamps = stamps[:n]
-    scales = np.array(
-        [UNIT_SCALES.get((ch["unit"] or "").strip().lower(), 1.0) for ch in header["channels"]]
-    )
-    data *= scales[:, None]
+    data *= np.array([ch["scale"] for ch in header["channels"]])[:, None]
     raw = mne.io.RawArray(data, info, verbose="error")
     start = datetime.fromisoformat(header["start_wall_time"])
     first_wall = start.timestamp() + stamps[0] - header["start_lsl_time"]
@@ -419,6 +421,8 @@ def finalize(partial, recovered: bool = True) -> Path:
         "ch_names": info["ch_names"],
         "ch_types": info.get_channel_types(),
         "units": [ch["unit"] for ch in header["channels"]],
+        "stream_units": [ch["stream_unit"] for ch in header["channels"]],
+        "unit_scalings": [ch["scale"] for ch in header["channels"]],
         "start_time": raw.info["meas_date"].isoformat(),
         "first_sample_lsl_time": float(stamps[0]),
         "duration_s": duration,
