@@ -38,7 +38,7 @@ from uuid import uuid4
 import mne
 import numpy as np
 
-from .markers import MARKER_STREAM_TYPE
+from .markers import MARKER_STREAM_TYPE, map_marker, resolve_marker_map
 from .readers import read_recording
 from .streams import (
     COUNTER_TYPE,
@@ -47,66 +47,6 @@ from .streams import (
     si_scalings,
     stream_info_from_mne_info,
 )
-
-# Ready-made marker maps for public datasets.
-MARKER_MAPS: dict[str, dict[str, str | None]] = {
-    # PhysioNet eegmmidb imagery/execution runs 3, 4, 7, 8, 11, 12 (left/right fist).
-    "eegmmidb": {"T0": "universum/rest", "T1": "cue/left", "T2": "cue/right"},
-    # BCI4ALS (bci4als/assaf): trainingVec classes and the run structure codes.
-    "bci4als": {
-        "111": "run/start",
-        "1111": "trial/start",
-        "1": "universum/idle",
-        "2": "cue/left",
-        "3": "cue/right",
-        "9": "trial/end",
-        "99": "run/end",
-    },
-}
-
-
-def resolve_marker_map(marker_map: str | Mapping[str, str | None] | None) -> dict:
-    """Return the marker map named by a preset (:data:`MARKER_MAPS`) or given as a mapping."""
-    if marker_map is None:
-        return {}
-    if isinstance(marker_map, str):
-        try:
-            return dict(MARKER_MAPS[marker_map])
-        except KeyError:
-            raise ValueError(
-                f"Unknown marker map {marker_map!r}; presets are {sorted(MARKER_MAPS)}."
-            ) from None
-    if not isinstance(marker_map, Mapping):
-        raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
-    for key, value in marker_map.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
-            raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
-    return dict(marker_map)
-
-
-def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:
-    """Apply a marker map to one annotation description.
-
-    A key matches the description exactly or, when both read as numbers, numerically (so the
-    key ``"3"`` matches the LabRecorder text ``"3.000000000000000"``). Unmatched descriptions go
-    out unchanged; a key mapped to ``None`` drops the marker.
-    """
-    if description in marker_map:
-        return marker_map[description]
-    number = _as_number(description)
-    if number is not None:
-        for key, value in marker_map.items():
-            if _as_number(key) == number:
-                return value
-    return description
-
-
-def _as_number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
 
 
 class Player:
@@ -136,8 +76,9 @@ class Player:
         Append a ``counter`` channel holding the replay's sample index (exact up to 2**24
         samples in float32).
     marker_map : str | mapping | None
-        A preset of :data:`MARKER_MAPS` or a mapping from annotation descriptions to markers
-        (see :func:`map_marker`).
+        A preset of :data:`~acquisition.markers.MARKER_MAPS`, a mapping from annotation
+        descriptions to markers, a ``.json`` file of one or ``"T1=cue/left,..."`` pairs (see
+        :func:`~acquisition.markers.resolve_marker_map`).
     channel_format : str
         LSL format of the data stream, ``"float32"`` or ``"double64"``.
     wait_for_consumers : iterable of {"data", "markers"} | None

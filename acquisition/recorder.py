@@ -74,7 +74,10 @@ class Recorder:
     receiver : StreamReceiver
         The data stream. If it is not running, the recorder starts it and stops it at the end.
     markers : MarkerReceiver | None
-        The marker stream (started and stopped likewise), or None.
+        The marker stream (started and stopped likewise), or None. Any encoding it reads
+        (this project's strings, mne-lsl annotation streams, event codes); its ``marker_map``
+        turns foreign descriptions into protocol markers as they arrive. The sidecar records
+        the encoding and the map; annotations keep the markers' durations.
     folder : path-like
         Where the recording goes (created if needed).
     subject, session, task, run : str
@@ -192,7 +195,12 @@ class Recorder:
             },
             "marker_stream": None
             if self.markers is None
-            else {"name": self.markers.info.name(), "source_id": self.markers.info.source_id()},
+            else {
+                "name": self.markers.info.name(),
+                "source_id": self.markers.info.source_id(),
+                "encoding": self.markers.encoding,
+                "marker_map": self.markers.marker_map,
+            },
             "channels": [
                 {
                     "name": ch.name,
@@ -244,9 +252,7 @@ class Recorder:
         if self.markers is not None:
             new, self._marker_pos = self.markers.read_since(self._marker_pos)
             if new:
-                lines = "".join(
-                    json.dumps({"text": m.text, "timestamp": m.timestamp}) + "\n" for m in new
-                )
+                lines = "".join(json.dumps(vars(m)) + "\n" for m in new)
                 _fsync_append(self._files["markers.jsonl"], lines.encode())
                 self.n_markers += len(new)
         events = self.receiver.events[self._event_pos :]
@@ -390,13 +396,14 @@ def finalize(partial, recovered: bool = True) -> Path:
     skips = [e for e in events if e["kind"] in ("gap", "counter_reset")]
     times = np.array([m["timestamp"] for m in markers] + [e["time"] for e in skips])
     descriptions = [m["text"] for m in markers] + ["BAD_ACQ_SKIP"] * len(skips)
+    durations = np.array([m.get("duration", 0.0) for m in markers] + [0.0] * len(skips))
     onsets = _onsets(stamps, times, sfreq) if len(times) else np.zeros(0)
     duration = n / sfreq
     inside = (onsets >= 0) & (onsets < duration)
     raw.set_annotations(
         mne.Annotations(
             onsets[inside],
-            np.zeros(int(inside.sum())),
+            durations[inside],
             [d for d, keep in zip(descriptions, inside, strict=True) if keep],
             orig_time=raw.info["meas_date"],
         )
