@@ -42,8 +42,10 @@ from .markers import MARKER_STREAM_TYPE, map_marker, resolve_marker_map
 from .readers import read_recording
 from .streams import (
     COUNTER_TYPE,
+    DEFAULT_VOLTAGE_UNIT,
     NUMPY_DTYPES,
     channel_format_code,
+    check_voltage_unit,
     si_scalings,
     stream_info_from_mne_info,
 )
@@ -94,6 +96,9 @@ class Player:
         MNE verbosity when reading the file.
     stream_type : str
         LSL content type of the data stream.
+    voltage_unit : str
+        Unit of the voltage channels on the stream: ``"microvolts"`` (default, the LSL
+        convention) or ``"volts"`` (MNE's, for mne-lsl's ``StreamLSL``).
 
     Attributes
     ----------
@@ -126,7 +131,9 @@ class Player:
         max_ahead: int | None = None,
         verbose: bool | str | int | None = None,
         stream_type: str = "EEG",
+        voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
     ) -> None:
+        check_voltage_unit(voltage_unit)
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
             stem = Path(raw.filenames[0]).stem if raw.filenames and raw.filenames[0] else "raw"
@@ -168,6 +175,7 @@ class Player:
         self.marker_map = resolve_marker_map(marker_map)
         self.channel_format = channel_format
         self.stream_type = str(stream_type)
+        self.voltage_unit = voltage_unit
         self.wait_for_consumers = wait_for_consumers
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
@@ -229,6 +237,7 @@ class Player:
             self.channel_format,
             self.counter,
             self.stream_type,
+            self.voltage_unit,
         )
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
@@ -382,6 +391,7 @@ def data_stream_info(
     channel_format: str = "float32",
     counter: bool = False,
     stream_type: str = "EEG",
+    voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
 ):
     """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
     if counter:
@@ -393,7 +403,12 @@ def data_stream_info(
         )
         info = base.add_channels([extra], force_update_info=True).info
     stream_info = stream_info_from_mne_info(
-        info, name, source_id, stype=stream_type, channel_format=channel_format
+        info,
+        name,
+        source_id,
+        stype=stream_type,
+        channel_format=channel_format,
+        voltage_unit=voltage_unit,
     )
     if counter:
         _mark_last_channel_as_counter(stream_info)

@@ -406,7 +406,8 @@ def finalize(partial, recovered: bool = True) -> Path:
             durations[inside],
             [d for d, keep in zip(descriptions, inside, strict=True) if keep],
             orig_time=raw.info["meas_date"],
-        )
+        ),
+        emit_warning=False,  # a marker lasting past the end of the recording is cut there
     )
     outside = [
         {"text": d, "onset": float(o)}

@@ -318,6 +318,27 @@ def _per_channel(value, n: int, what: str) -> list[str]:
     return value
 
 
+#: The unit of the voltage channels on the project's own outlets (Player, SimulatedSource):
+#: microvolts, the XDF meta-data convention of LSL amplifiers (and of LabRecorder, pyxdf and
+#: EEGLAB). ``voltage_unit="volts"`` sends MNE's SI convention instead, which mne-lsl's
+#: ``StreamLSL`` hands out unchanged.
+DEFAULT_VOLTAGE_UNIT = "microvolts"
+
+
+def check_voltage_unit(voltage_unit: str) -> str:
+    """Return ``voltage_unit`` if it is a voltage unit (``"microvolts"``, ``"volts"``, ...)."""
+    if not isinstance(voltage_unit, str) or resolve_unit(voltage_unit, "eeg").name not in (
+        "V",
+        "mV",
+        "µV",
+        "nV",
+    ):
+        raise ValueError(
+            f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts' or 'volts'."
+        )
+    return voltage_unit
+
+
 def stream_info_from_mne_info(
     info,
     name: str,
@@ -325,7 +346,7 @@ def stream_info_from_mne_info(
     *,
     stype: str = "EEG",
     channel_format: str | int = "float32",
-    voltage_unit: str = "microvolts",
+    voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
 ):
     """Describe an MNE ``Info`` as a ``pylsl.StreamInfo``.
 
@@ -348,10 +369,7 @@ def stream_info_from_mne_info(
     voltage_unit : str
         Unit of the voltage channels on the stream (``"microvolts"`` or ``"volts"``).
     """
-    if resolve_unit(voltage_unit, "eeg").name not in ("V", "mV", "µV", "nV"):
-        raise ValueError(
-            f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts' or 'volts'."
-        )
+    check_voltage_unit(voltage_unit)
     ch_types = info.get_channel_types()
     units = [voltage_unit if kind in _VOLTAGE_TYPES else "n/a" for kind in ch_types]
     positions = {}

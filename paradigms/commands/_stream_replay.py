@@ -10,6 +10,16 @@ MARKER_MAP_HELP = (
 )
 
 
+def add_voltage_unit(parser) -> None:
+    parser.add_argument(
+        "--voltage-unit",
+        choices=("microvolts", "volts"),
+        default="microvolts",
+        help="unit of the EEG channels on the stream: microvolts (default, the LSL "
+        "convention) or volts (MNE's, for mne-lsl StreamLSL readers)",
+    )
+
+
 def add_parser(stream_subparsers) -> None:
     p = stream_subparsers.add_parser(
         "replay",
@@ -30,6 +40,7 @@ def add_parser(stream_subparsers) -> None:
         "--marker-map",
         help=MARKER_MAP_HELP,
     )
+    add_voltage_unit(p)
     p.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for a consumer (no pacing)"
     )
@@ -60,6 +71,7 @@ def run_replay(args) -> int:
         marker_map=marker_map,
         consumer_timeout=args.timeout,
         verbose="warning",
+        voltage_unit=args.voltage_unit,
     )
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
