@@ -18,6 +18,7 @@ import pytest
 
 from acquisition.lsl_config import LOOPBACK_CONFIG
 from acquisition.markers import MARKER_MAPS, MarkerReceiver
+from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 
@@ -151,3 +152,83 @@ def test_mne_lsl_player_into_the_recorder_both_annotation_encodings(tmp_path):
             assert abs(first + round(annot["onset"] * SFREQ) - sample) <= 1
             want = duration if spec["encoding"] == "one-hot" else 0.0
             assert annot["duration"] == pytest.approx(want, abs=1e-6)  # FIF: float32
+
+
+@pytest.mark.slow
+def test_player_read_by_mne_lsl_stream_and_inlet(tmp_path):
+    raw = _raw(n_times=1005, onsets=[0.5, 1.0, 1.5, 2.0, 3.5])
+    # the project's own marker texts
+    raw.annotations.description = np.array(
+        ["cue/left", "cue/right", "universum/rest", "trial/end", "cue/left"]
+    )
+    players = {
+        unit: Player(
+            raw,
+            name=f"bci-{unit}-{uuid4().hex}",
+            chunk_size=16,
+            pacing=False,
+            counter=True,
+            voltage_unit=unit,
+            wait_for_consumers=("data", "markers") if unit == "volts" else ("data",),
+        )
+        for unit in ("microvolts", "volts")
+    }
+    spec = {
+        "timeout": 30.0,
+        "data": [
+            {
+                "name": p.name,
+                "source_id": p.source_id,
+                "n_samples": int(raw.n_times),
+                "sfreq": SFREQ,
+            }
+            for p in players.values()
+        ],
+        "markers": [
+            {
+                "name": f"{players['volts'].name}-markers",
+                "source_id": f"{players['volts'].source_id}-markers",
+                "n_markers": len(raw.annotations),
+            }
+        ],
+    }
+    (tmp_path / "read.json").write_text(json.dumps(spec))
+    out = tmp_path / "read.npz"
+    for player in players.values():
+        player.start()
+    peer = _peer(tmp_path, "read", tmp_path / "read.json", out)
+    try:
+        _expect_line(peer, "connected")
+        peer.stdin.close()
+        assert peer.wait(60.0) == 0, peer.stderr.read()
+        for player in players.values():
+            assert player.wait(10.0)
+    finally:
+        if peer.poll() is None:
+            peer.kill()
+        for player in players.values():
+            player.stop()
+    got = np.load(out)
+    source = raw.get_data()
+    for unit, player in players.items():
+        name = player.name
+        assert list(got[f"{name}/ch_names"]) == [*raw.ch_names, "counter"]
+        assert float(got[f"{name}/sfreq"]) == SFREQ
+        assert list(got[f"{name}/ch_types"][:4]) == ["misc", "eeg", "eeg", "eeg"]
+        data = got[f"{name}/data"]
+        # every sample, in order (the counter), equal to the source to float32 precision
+        np.testing.assert_array_equal(data[-1], np.arange(raw.n_times))
+        scale = 1e6 if unit == "microvolts" else 1.0
+        # mne-lsl reads the declared unit into unit_mul (-6: microvolts) but hands the numbers
+        # out as sent: only voltage_unit="volts" gives MNE's SI convention
+        assert list(got[f"{name}/unit_mul"][1:4]) == ([-6] * 3 if scale == 1e6 else [0] * 3)
+        np.testing.assert_array_equal(data[0], source[0].astype(np.float32))
+        np.testing.assert_allclose(data[1:4], source[1:] * scale, rtol=2e-7)
+    # markers through mne-lsl's StreamInlet: the texts, stamped like their data samples
+    player = players["volts"]
+    name = f"{player.name}-markers"
+    assert list(got[f"{name}/texts"]) == list(raw.annotations.description)
+    data_stamps = got[f"{player.name}/stamps"]
+    np.testing.assert_allclose(
+        got[f"{name}/stamps"], data_stamps[raw.time_as_index(raw.annotations.onset)], atol=1e-6
+    )
