@@ -170,6 +170,7 @@ def test_player_read_by_mne_lsl_stream_and_inlet(tmp_path):
             counter=True,
             voltage_unit=unit,
             wait_for_consumers=("data", "markers") if unit == "volts" else ("data",),
+            consumer_timeout=60.0,  # the peer imports mne-lsl first: seconds on a busy machine
         )
         for unit in ("microvolts", "volts")
     }
