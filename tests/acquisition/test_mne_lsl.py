@@ -149,7 +149,7 @@ def test_mne_lsl_player_into_the_recorder_both_annotation_encodings(tmp_path):
             got, samples, annotations.description, annotations.duration, strict=True
         ):
             assert annot["description"] == MARKER_MAPS["eegmmidb"][description]
-            assert abs(first + round(annot["onset"] * SFREQ) - sample) <= 1
+            assert first + round(annot["onset"] * SFREQ) == sample - 1
             want = duration if spec["encoding"] == "one-hot" else 0.0
             assert annot["duration"] == pytest.approx(want, abs=1e-6)  # FIF: float32
 
