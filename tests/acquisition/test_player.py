@@ -11,10 +11,10 @@ import pytest
 
 from acquisition.markers import MARKER_MAPS, MarkerReceiver, map_marker, resolve_marker_map
 from acquisition.player import Player
-from acquisition.readers import read_recording
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
+from bci_universum.datasets import read_recording
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 

@@ -1,4 +1,4 @@
-"""Unit spellings of LSL producers: names, symbols and mne-lsl's power-of-ten codes."""
+"""Units on LSL streams: resolved when reading, warned about when unknown, in the sidecar."""
 
 import json
 from uuid import uuid4
@@ -11,76 +11,13 @@ import pytest
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import (
-    UNIT_SCALES,
     channel_units,
     make_stream_info,
-    resolve_unit,
     si_scalings,
     stream_info_from_mne_info,
 )
 
 from .lsl_helpers import wait_until
-
-
-@pytest.mark.parametrize(
-    ("declared", "ch_type", "name", "scale"),
-    [
-        # names, any case, with or without separators
-        ("volts", "eeg", "V", 1.0),
-        ("Volt", "eeg", "V", 1.0),
-        ("millivolts", "emg", "mV", 1e-3),
-        ("microvolts", "eeg", "µV", 1e-6),
-        ("MicroVolt", "eeg", "µV", 1e-6),
-        ("micro-volts", "eeg", "µV", 1e-6),
-        ("micro volts", "eeg", "µV", 1e-6),
-        ("nanovolts", "eeg", "nV", 1e-9),
-        ("femtotesla", "mag", "fT", 1e-15),
-        # symbols: micro sign, Greek mu, ASCII u
-        ("V", "eeg", "V", 1.0),
-        ("mV", "eog", "mV", 1e-3),
-        ("µV", "eeg", "µV", 1e-6),
-        ("μV", "eeg", "µV", 1e-6),
-        ("uV", "eeg", "µV", 1e-6),
-        ("UV", "eeg", "µV", 1e-6),
-        (" uV ", "eeg", "µV", 1e-6),
-        ("nV", "eeg", "nV", 1e-9),
-        ("kV", "eeg", "kV", 1e3),
-        ("T", "mag", "T", 1.0),
-        ("fT", "mag", "fT", 1e-15),
-        ("T/m", "grad", "T/m", 1.0),
-        ("fT/cm", "grad", "fT/cm", 1e-13),
-        # mne-lsl codes: the power of ten of the channel type's SI unit
-        ("0", "eeg", "V", 1.0),
-        ("-3", "eeg", "mV", 1e-3),
-        ("-6", "eeg", "µV", 1e-6),
-        ("-6.0", "ecog", "µV", 1e-6),
-        ("-9", "eeg", "nV", 1e-9),
-        ("-15", "mag", "fT", 1e-15),
-        ("-13", "grad", "-13", 1.0),  # not a code MNE names (unknown, below)
-        ("-1", "eeg", "1e-1 V", 1e-1),
-        ("0", "stim", "n/a", 1.0),
-        ("0", "misc", "n/a", 1.0),
-        ("-6", "misc", "1e-6", 1e-6),
-        # no physical unit
-        ("n/a", "stim", "n/a", 1.0),
-        ("none", "misc", "n/a", 1.0),
-        ("", "eeg", "n/a", 1.0),
-        (None, "eeg", "n/a", 1.0),
-        ("a.u.", "misc", "n/a", 1.0),
-    ],
-)
-def test_resolve_unit(declared, ch_type, name, scale):
-    unit = resolve_unit(declared, ch_type)
-    assert unit.name == name
-    assert unit.scale == pytest.approx(scale, rel=1e-12)
-    assert unit.known == (declared != "-13")
-
-
-def test_unit_table_is_what_readers_look_up():
-    # the readers look lower-cased stripped text up in UNIT_SCALES: codes and µ/μ are there
-    for text, scale in (("-6", 1e-6), ("0", 1.0), ("µv", 1e-6), ("μv", 1e-6), ("uv", 1e-6)):
-        assert UNIT_SCALES[text] == pytest.approx(scale)
-    assert "n/a" not in UNIT_SCALES  # "no unit" is not a voltage: readers keep their default
 
 
 def test_unknown_unit_warns_with_channel_and_value_and_keeps_factor_one():
