@@ -33,6 +33,8 @@ from pathlib import Path
 import mne
 import numpy as np
 
+from .units import UNIT_SCALES, VOLTAGE_TYPES, resolve_unit
+
 __all__ = [
     "UNIT_SCALES",
     "VOLTAGE_TYPES",
@@ -43,27 +45,6 @@ __all__ = [
 ]
 
 XDF_SUFFIXES = (".xdf", ".xdfz", ".xdf.gz")
-
-#: Units a channel may declare (XDF meta-data, LSL stream descriptions), with the factor that
-#: turns a value into SI units.
-UNIT_SCALES = {
-    "v": 1.0,
-    "volt": 1.0,
-    "volts": 1.0,
-    "mv": 1e-3,
-    "millivolt": 1e-3,
-    "millivolts": 1e-3,
-    "uv": 1e-6,
-    "µv": 1e-6,
-    "μv": 1e-6,
-    "microvolt": 1e-6,
-    "microvolts": 1e-6,
-    "nv": 1e-9,
-    "nanovolts": 1e-9,
-}
-
-#: MNE channel types whose data are voltages.
-VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
 
 
 def read_recording(
@@ -428,13 +409,19 @@ def _xdf_channels(info: dict, n_channels: int) -> tuple[list[str], list[str], np
         label = _field(ch, "label") or str(k)
         kind = _field(ch, "type").lower() or default_type
         kind = kind if kind in known else "misc"
-        unit = _field(ch, "unit").strip().lower()
-        if unit in UNIT_SCALES:
-            scale = UNIT_SCALES[unit]
-        elif kind in VOLTAGE_TYPES:
-            scale = 1e-6  # the XDF meta-data convention for EEG is microvolts
+        unit = resolve_unit(_field(ch, "unit"), kind)
+        if unit.known and unit.name != "n/a":
+            scale = unit.scale
         else:
-            scale = 1.0
+            # the XDF meta-data convention for EEG is microvolts
+            scale = 1e-6 if kind in VOLTAGE_TYPES else 1.0
+            if not unit.known:
+                warnings.warn(
+                    f"Channel {label!r} of XDF stream {_field(info, 'name')!r} declares the "
+                    f"unknown unit {unit.declared!r}; read with a factor of {scale:g}.",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
         names.append(label)
         types.append(kind)
         scales.append(scale)
