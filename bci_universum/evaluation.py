@@ -9,7 +9,7 @@ result, and cached one file per job, so an interrupted evaluation resumes where 
 
 Protocols
 ---------
-=====================  ======================================================================
+======================  =====================================================================
 :class:`WithinSession`  the thesis' nested CV (``universum-svm.md`` §16.6): per session,
                         ``n_splits`` stratified outer folds; inner ``inner_splits``-fold model
                         selection over :data:`THESIS_GRID`
@@ -17,13 +17,14 @@ Protocols
                         the universum may come from the *test* run's unlabelled rest periods
 :class:`LearningCurve`  ``n`` labelled trials per class (nested subsets), all cheap universum
                         trials of the session, repeated random test sets
-=====================  ======================================================================
+======================  =====================================================================
 
 The labelled folds of a split depend only on the seed and the data, never on the pipeline or the
 universum, so scores of different pipelines and universa are paired split by split.
 
 Universa (:data:`UNIVERSA`; applied inside each job from its training trials only)
 ------------------------------------------------------------------------------------
+================  ==============================================================================
 ``none``           recorded universum trials are dropped
 ``U_C3``           the recorded universum trials (rest, baseline, other task) of the training pool
 ``centred``        ``U_C3`` centred on the midpoint of the class means, on the features of the
@@ -31,7 +32,9 @@ Universa (:data:`UNIVERSA`; applied inside each job from its training trials onl
 ``U_mean``         mean of one random training trial per class (:class:`~.universa.MeanUniversum`)
 ``U_nm``           training epochs with motor-dominated ICA components removed
                    (:class:`~.universa.NonMotorUniversum`, needs motor channels in ``ch_names``)
-``centred_U_nm``   ``U_nm`` centred like ``centred``
+``centred_U_nm``  ``U_nm`` centred like ``centred``
+================  ==============================================================================
+
 ``U_C3`` and ``centred`` accept a kind, e.g. ``"U_C3:rest"``, to keep only the recorded universum
 trials whose ``universum_kinds`` entry is ``rest``.
 
