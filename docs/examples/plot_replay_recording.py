@@ -29,10 +29,8 @@ from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder, offline_decisions
 from paradigms.training import train_model
 
-try:
-    root = Path(__file__).resolve().parents[2]  # docs/examples/ -> the checkout
-except NameError:  # run interactively from the root of a checkout
-    root = Path.cwd()
+# the checkout's root: this folder or one above it (the gallery runs from docs/examples/)
+root = next(p for p in (Path.cwd(), *Path.cwd().parents) if (p / "recordings").is_dir())
 session = root / "recordings" / "sub-01_ses-01"
 online_run = session / "sub-01_ses-01_task-online_run-01_raw.fif"
 raw = read_recording(online_run, verbose="error")

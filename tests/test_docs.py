@@ -1,0 +1,249 @@
+"""The documentation: its code blocks run, its commands parse and run, and the site builds.
+
+Python blocks of the user guide run in order, one namespace per page. A block may use data it
+does not make (``X``, ``raw``, ``calibration_features``, ...): the fixtures below provide
+them from the simulated subject, named as the page names them. Blocks that need a live
+amplifier stream or a downloaded file are listed in ``NEEDS_OUTSIDE``, each with the test
+that runs the same calls on real streams.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from paradigms.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+GUIDE = sorted((DOCS / "user_guide").glob("*.rst"))
+
+# Block (by a line it contains) -> where the same calls run against real streams or data.
+NEEDS_OUTSIDE = {
+    'StreamReceiver("eeg"': "an amplifier stream named 'eeg'; tests/acquisition/test_receiver.py",
+    'MarkerOutlet("bci-markers")': "fixed LSL names on a shared machine; tests/acquisition",
+    'Player("S001R04.edf"': "the PhysioNet file S001R04.edf; tests/acquisition/test_player.py",
+    "StreamLSL(": "a stream sent by MNE-LSL's player; tests/acquisition/test_mne_lsl.py",
+}
+# Commands of other tools the docs show next to the project's (not the project's to check).
+OTHER_TOOLS = ("mne-lsl",)
+
+
+def rst_blocks(path: Path, language: str) -> list[str]:
+    """Bodies of the ``.. code:: language`` / ``.. code-block:: language`` blocks of a page."""
+    blocks, lines = [], path.read_text().splitlines()
+    for i, line in enumerate(lines):
+        if re.match(rf"\.\. (code|code-block|sourcecode):: {language}\s*$", line.strip()):
+            body = []
+            for nxt in lines[i + 1 :]:
+                if nxt.strip() and not nxt.startswith((" ", "\t")):
+                    break
+                body.append(nxt)
+            text = "\n".join(body)
+            blocks.append(_dedent(text))
+    return blocks
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip("\n") + "\n"
+
+
+def markdown_blocks(path: Path, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", path.read_text(), re.S)
+
+
+def shell_commands(block: str) -> list[str]:
+    """Commands of a shell block: continuation lines joined, comments dropped."""
+    joined = block.replace("\\\n", " ")
+    lines = [line.strip().removeprefix("$ ") for line in joined.splitlines()]
+    return [
+        " ".join(shlex.split(line, comments=True))
+        for line in lines
+        if shlex.split(line, comments=True)
+    ]
+
+
+def all_commands() -> list[tuple[str, str]]:
+    found = [(README.name, c) for b in markdown_blocks(README, "bash") for c in shell_commands(b)]
+    for page in [*GUIDE, *DOCS.glob("*.rst")]:
+        for block in rst_blocks(page, "bash") + rst_blocks(page, "console"):
+            found += [(page.name, c) for c in shell_commands(block)]
+    return found
+
+
+COMMANDS = all_commands()
+
+
+def test_the_docs_hold_commands_and_python_blocks():
+    assert any(c.startswith("bci-universum ") for _, c in COMMANDS)
+    assert sum(len(rst_blocks(p, "python")) for p in GUIDE) >= 10
+
+
+@pytest.mark.parametrize(("page", "command"), COMMANDS, ids=[c for _, c in COMMANDS])
+def test_commands_in_the_docs_are_valid(page, command):
+    """Every ``bci-universum`` command parses; every script a command runs exists."""
+    for part in command.split(" && "):
+        argv = [w for w in shlex.split(part) if not re.match(r"^[A-Z_]+=", w)]
+        if argv[0] == "bci-universum":
+            try:
+                build_parser().parse_args(argv[1:])
+            except SystemExit as exc:
+                pytest.fail(f"{page}: {part!r} does not parse (exit {exc.code})")
+        elif argv[:3] == ["python", "-m", "pytest"]:
+            continue  # the suite itself: .ci/run runs it (test_readme_quick_start_is_what_ci_runs)
+        elif argv[0] in ("python", "nice"):
+            script = next(w for w in argv if w.endswith(".py"))
+            assert (ROOT / script).is_file(), f"{page}: {script} does not exist"
+        elif argv[0] in OTHER_TOOLS:
+            continue
+        elif argv[0] == "pip":
+            assert argv[1] == "install"
+        else:
+            pytest.fail(f"{page}: a command the docs test does not know how to check: {part!r}")
+
+
+def test_readme_quick_start_is_what_ci_runs():
+    commands = [c for b in markdown_blocks(README, "bash") for c in shell_commands(b)]
+    assert commands[:2] == [
+        "pip install . && bci-universum demo",
+        "pip install .[test] && python -m pytest",
+    ]
+    assert 'pip install ".[test]" && python -m pytest' in (ROOT / ".ci" / "run").read_text()
+
+
+# --- Python blocks of the user guide --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    """Epochs, raw data and features of the simulated subject for blocks that use them."""
+    from bci_universum import UNIVERSUM
+    from bci_universum.datasets import epochset_from_raw
+    from bci_universum.features import TangentSpace
+    from bci_universum.pipelines import pipeline_factory
+    from bci_universum.simulation.eeg import simulate_raw
+
+    raw = simulate_raw(10, n_channels=8, universum_tasks=("rest",), seed=0, verbose="error")
+    epoch_set = epochset_from_raw(
+        raw, ["cue/left", "cue/right"], "universum/", tmin=0.5, tmax=2.5, verbose="error"
+    )
+    X = epoch_set.X
+    y = np.where(epoch_set.y == "universum", UNIVERSUM, (epoch_set.y == "right").astype(int))
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 5, 80)
+    centres = rng.normal(size=(5, 6)) * 3
+    features = TangentSpace().fit(X, epoch_set.y).transform(X)
+    last = pipeline_factory("ts_usvm")(epoch_set)
+    return {
+        "raw": raw,
+        "epochs": _epochs(raw),
+        "X": X,
+        "y": y,
+        "X_fingers": np.vstack(
+            [centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))]
+        ),
+        "y_fingers": np.concatenate([labels, np.full(20, UNIVERSUM)]),
+        "features": features,
+        "last_session_pipeline": last.fit(X, epoch_set.y),
+        "epoch_set": epoch_set,
+    }
+
+
+def _epochs(raw):
+    import mne
+
+    events, event_id = mne.events_from_annotations(
+        raw, {"cue/left": 1, "cue/right": 2}, verbose="error"
+    )
+    return mne.Epochs(
+        raw, events, event_id, 0.0, 2.0, baseline=None, preload=True, verbose="error"
+    )
+
+
+def block_namespace(page: str, block: str, sim: dict) -> dict:
+    """What a block uses without making it, from the simulated subject."""
+    from bci_universum.pipelines import pipeline_factory
+
+    ns: dict = {}
+    if "FINGERS_CODING" in block:
+        ns.update(X=sim["X_fingers"], y=sim["y_fingers"])
+    elif "BayesPointMachine" in block:
+        lab = sim["y"] != -2
+        ns.update(X_train=sim["features"][lab][::2], y_train=sim["y"][lab][::2])
+        ns.update(X_test=sim["features"][lab][1::2])
+    elif "DriftMonitor" in block:
+        features = np.vstack([sim["features"], sim["features"][::-1]])  # the monitor needs ≥ 46
+        ns.update(calibration_features=features, feature_vector=sim["features"][0])
+    elif "PriorDecision" in block:
+        ns.update(last_session_pipeline=sim["last_session_pipeline"])
+        ns.update(X_new_epochs=sim["X"], y_new=sim["epoch_set"].y)
+    elif "TemporalKernelCCA" in block:
+        rng = np.random.default_rng(1)
+        power = rng.normal(size=(300, 3))
+        ns.update(raw=sim["raw"], epochs=sim["epochs"], eeg_band_power=power)
+        ns.update(bold=np.roll(power[:, :1], 4, axis=0) + 0.1 * rng.normal(size=(300, 1)))
+    elif "evaluate(" in block:
+        ns.update(epoch_sets=[sim["epoch_set"]], factory=pipeline_factory("csp_usvm"))
+    else:
+        ns.update(X=sim["X"] if "CSP" in block else sim["features"], y=sim["y"])
+    return ns
+
+
+PYTHON_BLOCKS = [
+    (page.name, k, block) for page in GUIDE for k, block in enumerate(rst_blocks(page, "python"))
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("page", "k", "block"), PYTHON_BLOCKS, ids=[f"{p}-{k}" for p, k, _ in PYTHON_BLOCKS]
+)
+def test_python_blocks_of_the_user_guide_run(page, k, block, simulated, tmp_path, monkeypatch):
+    outside = [why for key, why in NEEDS_OUTSIDE.items() if key in block]
+    if outside:
+        pytest.skip(f"needs {outside[0]}")
+    monkeypatch.chdir(tmp_path)
+    namespace = block_namespace(page, block, simulated)
+    if "evaluate(" in block:  # the thesis protocol takes minutes: run the block's call smaller
+        block = block.replace("WithinSession()", "WithinSession(3, 2, {'C': (1.0,)})")
+        block = block.replace('backend="joblib"', 'backend="serial"')
+        block = block.replace('"U_nm"', '"U_C3"')
+    exec(compile(block, f"{page} block {k}", "exec"), namespace)
+
+
+# --- The site -------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_documentation_builds_without_warnings(tmp_path):
+    """``sphinx-build -W``: API reference, CLI reference, user guide, and the gallery runs."""
+    out = tmp_path / "html"
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", out],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, log[-5000:]
+    assert "WARNING" not in log and "ERROR" not in log, log[-5000:]
+    examples = sorted((DOCS / "examples").glob("plot_*.py"))
+    assert len(examples) >= 6
+    for example in examples:
+        figures = list((out / "_images").glob(f"sphx_glr_{example.stem}_*.png"))
+        assert figures, f"{example.name} made no figure"
+    api = (out / "generated" / "bci_universum.classifiers.usvm.UniversumSVC.html").read_text()
+    assert "C_universum" in api and "decision_function" in api
+    cli = (out / "cli.html").read_text()
+    for command in build_parser()._subparsers._group_actions[0].choices:
+        assert command in cli
