@@ -37,6 +37,7 @@ import numpy as np
 
 from ._universum import UNIVERSUM_STR
 from .datasets import data_path, epochs_from_raw, read_recording
+from .online import filter_raw
 
 __all__ = [
     "EEGMMIDB_RUN_CLASSES",
@@ -292,6 +293,7 @@ def epochset_from_raw(
     subject: str = "",
     dataset: str = "",
     picks="data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Cut the labelled and universum trials of one recording (one run) into an EpochSet.
@@ -313,6 +315,9 @@ def epochset_from_raw(
         Provenance written into the EpochSet.
     picks : str or list
         Channels, as :meth:`mne.io.Raw.pick` takes them.
+    band : (float | None, float | None) or None
+        Causal band-pass of the online decoder applied to the continuous recording before the
+        trials are cut (:func:`bci_universum.online.filter_raw`); recorded in ``info["band"]``.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -320,6 +325,7 @@ def epochset_from_raw(
     -------
     epochs : EpochSet
     """
+    raw = filter_raw(raw, band, verbose=verbose)
     present = sorted(set(raw.annotations.description))
     resolved = _resolve(list(classes), present, "Class")
     if isinstance(classes, Mapping):
@@ -347,6 +353,7 @@ def epochset_from_raw(
         subject=subject,
         dataset=dataset,
         tmin=float(epochs.tmin),
+        info={"band": None if band is None else tuple(band)},
     )
 
 
@@ -377,6 +384,7 @@ def load_recording(
     subject: str | None = None,
     dataset: str = "",
     picks="data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Load one recording file into an EpochSet.
@@ -414,6 +422,8 @@ def load_recording(
         Dataset name for result tables.
     picks : str or list
         Channels to keep, as :meth:`mne.io.Raw.pick` takes them.
+    band : (float | None, float | None) or None
+        Causal band-pass before epoching (see :func:`epochset_from_raw`).
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -452,6 +462,7 @@ def load_recording(
             subject=subject if subject is not None else sidecar.get("subject", path.stem),
             dataset=dataset,
             picks=picks,
+            band=band,
             verbose=verbose,
         )
     except ValueError as err:
@@ -519,6 +530,7 @@ def load_eegmmidb(
     tmin: float = 1.0,
     tmax: float = 2.0,
     picks: Sequence[str] | str = "data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Load PhysioNet eegmmidb trials of one subject from a local copy (no download).
@@ -546,6 +558,8 @@ def load_eegmmidb(
     picks : sequence of str or str
         Channels to keep, by their standard names (e.g.
         :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
+    band : (float | None, float | None) or None
+        Causal band-pass of each run before epoching (see :func:`epochset_from_raw`).
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -569,6 +583,7 @@ def load_eegmmidb(
         "subject": str(subject),
         "dataset": "eegmmidb",
         "picks": picks if isinstance(picks, str) else list(picks),
+        "band": band,
     }
     sets = []
     for run in runs:

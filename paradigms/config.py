@@ -31,7 +31,7 @@ values of the wrong type are refused with an error naming the key::
     pause = [2.0, 4.0]
 
     [pipeline]
-    name = "tangent-usvm"
+    name = "ts_usvm"
     band = [8.0, 30.0]
     window = [0.5, 2.5]
 
@@ -98,7 +98,7 @@ class TimelineSection:
 
 @dataclass
 class PipelineSection:
-    name: str = "tangent-usvm"
+    name: str = "ts_usvm"
     band: list = field(default_factory=lambda: [8.0, 30.0])
     window: list = field(default_factory=lambda: [0.5, 2.5])
 

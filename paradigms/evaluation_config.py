@@ -192,8 +192,8 @@ class DatasetConfig:
             found += [Path(m) for m in matches]
         return found
 
-    def load(self) -> list[EpochSet]:
-        """Load the data set: one EpochSet per subject."""
+    def load(self, band: tuple | None = None) -> list[EpochSet]:
+        """Load the data set: one EpochSet per subject, causally filtered with ``band``."""
         o = self.options
         if self.kind == "eegmmidb":
             return [
@@ -205,6 +205,7 @@ class DatasetConfig:
                     task_runs=o.get("task_runs"),
                     baseline_runs=tuple(o.get("baseline_runs", (1, 2))),
                     picks=o.get("channels", "data"),
+                    band=band,
                     verbose="error",
                     **self._window(),
                 )
@@ -232,6 +233,7 @@ class DatasetConfig:
                 subject=o.get("subject"),
                 dataset=self.name,
                 picks=o.get("channels", "data"),
+                band=band,
                 verbose="error",
                 **self._window(),
             )
@@ -383,20 +385,30 @@ class EvaluationConfig:
     seed: int = 0
     metric: str = "accuracy"
 
-    def prepare(self) -> tuple[list[EpochSet], list[tuple[ProtocolConfig, Any]]]:
+    def prepare(self) -> tuple[list[dict], list[tuple[ProtocolConfig, Any]]]:
         """Load the data and plan every job of every protocol (raises on any problem).
+
+        Every data set is loaded once per band of the pipelines (causal filter of the
+        continuous recordings, then epoched), so that each pipeline is scored on what the
+        online decoder would feed it.
 
         Returns
         -------
-        data : list of EpochSet
+        data : list of dict
+            One ``band -> EpochSet`` per subject and data set.
         protocols : list of (ProtocolConfig, protocol object)
         """
+        bands = list(dict.fromkeys(factory.band for factory in self.pipelines.values()))
         data = []
         for dataset in self.datasets:
             try:
-                data += dataset.load()
+                loaded = {band: dataset.load(band) for band in bands}
             except (ValueError, FileNotFoundError) as err:
                 raise type(err)(f"[[datasets]] {dataset.name}: {err}") from err
+            data += [
+                dict(zip(bands, subject, strict=True))
+                for subject in zip(*loaded.values(), strict=True)
+            ]
         protocols = []
         for p in self.protocols:
             protocol = p.build(self.grid)

@@ -49,8 +49,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from bci_universum.evaluation import evaluate
-    from bci_universum.evaluation_report import write_report
+    from bci_universum.evaluation import evaluate, write_report
 
     from ..evaluation_config import BASELINES_NONE_ONLY, load_config
 
@@ -65,8 +64,9 @@ def run(args) -> int:
         output=args.output,
     )
     data, protocols = config.prepare()
-    for epochs in data:
-        print(epochs)
+    for variants in data:
+        epochs = next(iter(variants.values()))
+        print(f"{epochs} causally filtered with band(s) {', '.join(map(str, variants))} Hz")
     config.output.mkdir(parents=True, exist_ok=True)
     stems: list[str] = []
     for settings, protocol in protocols:

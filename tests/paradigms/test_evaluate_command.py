@@ -9,7 +9,8 @@ import distributed
 import numpy as np
 import pytest
 
-import bci_universum.evaluation as engine
+import bci_universum.evaluation.backends as backends
+import bci_universum.evaluation.jobs as jobs
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
 from paradigms.evaluation_config import load_config
@@ -89,8 +90,8 @@ def no_fit(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a job ran although the configuration is invalid")
 
-    monkeypatch.setattr(engine, "run_job", refuse)
-    monkeypatch.setattr(engine, "select_and_fit", refuse)
+    monkeypatch.setattr(backends, "run_job", refuse)
+    monkeypatch.setattr(jobs, "select_and_fit", refuse)
 
 
 def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
@@ -124,11 +125,11 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
     def refuse(*args, **kwargs):
         raise AssertionError("a cached job was recomputed")
 
-    engine_run_job, engine.run_job = engine.run_job, refuse
+    engine_run_job, backends.run_job = backends.run_job, refuse
     try:
         assert main(["evaluate", str(config), "--no-progress"]) == 0
     finally:
-        engine.run_job = engine_run_job
+        backends.run_job = engine_run_job
     assert len(list((out / "cache").glob("*.json"))) == n_cached
 
     # joblib workers give the same scores as the serial run
