@@ -256,7 +256,9 @@ def _load_trials(recordings, classes, universum, band, window, verbose):
     universum trials per condition name.
     """
     class_markers = [f"cue/{c}" for c in classes]
-    raws = [filter_raw(read_recording(r, verbose), band, verbose=verbose) for r in recordings]
+    raws = [
+        filter_raw(read_recording(r, verbose=verbose), band, verbose=verbose) for r in recordings
+    ]
     present = {d for raw in raws for d in raw.annotations.description}
     absent = [m for m in class_markers if m not in present]
     if absent:

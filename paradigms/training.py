@@ -20,7 +20,7 @@ from pathlib import Path
 
 import mne
 
-from bci_universum.evaluation_data import _sidecar
+from bci_universum.datasets.epochs import _sidecar
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig

@@ -1,6 +1,6 @@
 """Offline evaluation: protocols, universa by name, cached jobs on serial/joblib/Dask, reports.
 
-An evaluation crosses data sets (one :class:`~bci_universum.evaluation_data.EpochSet` per
+An evaluation crosses data sets (one :class:`~bci_universum.datasets.EpochSet` per
 subject and data set, or one per causal filter band), pipelines (registry name → factory,
 :class:`~bci_universum.pipelines.PipelineFactory`), universa (by name) and a protocol. Each
 (split, pipeline, universum) is one job, fitted by the one training path

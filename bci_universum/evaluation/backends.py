@@ -1,6 +1,6 @@
 """Running the planned jobs: serial, joblib or Dask, and :func:`evaluate`, the entry point.
 
-An evaluation crosses data sets (one :class:`~bci_universum.evaluation_data.EpochSet` per
+An evaluation crosses data sets (one :class:`~bci_universum.datasets.EpochSet` per
 subject and data set, or one per filter band), pipelines (name → factory), universa (by name)
 and a protocol (:mod:`.protocols`); :func:`~.jobs.plan_jobs` lists the jobs, which one of the
 backends runs; every backend gives the same scores for the same seed.
@@ -101,7 +101,7 @@ def evaluate(
     Parameters
     ----------
     datasets : EpochSet, mapping or iterable of them
-        One per (data set, subject); see :mod:`bci_universum.evaluation_data`. A mapping
+        One per (data set, subject); see :mod:`bci_universum.datasets`. A mapping
         ``band -> EpochSet`` holds the same trials causally filtered with each band that the
         pipelines need (see :mod:`.jobs`).
     pipelines : mapping of str to callable

@@ -21,7 +21,7 @@ trials whose ``universum_kinds`` entry is ``rest``.
 
 Data sets and filters
 ---------------------
-A data set is an :class:`~bci_universum.evaluation_data.EpochSet` or a mapping
+A data set is an :class:`~bci_universum.datasets.EpochSet` or a mapping
 ``band -> EpochSet`` of the same trials causally filtered with each band
 (:func:`bci_universum.online.filter_raw` on the continuous recording, then epoched; the
 loaders' ``band`` argument). A registry pipeline

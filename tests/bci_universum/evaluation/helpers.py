@@ -9,7 +9,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.pipeline import make_pipeline
 
 from bci_universum.classifiers import UniversumSVC
-from bci_universum.evaluation_data import EpochSet
+from bci_universum.datasets import EpochSet
 from bci_universum.features.csp import CSP
 
 ROOT = Path(__file__).resolve().parents[3]
