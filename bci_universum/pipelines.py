@@ -359,6 +359,21 @@ def _check_params(name: str, params: Mapping) -> dict:
     return merged
 
 
+def _check_on_grid(name: str, window: tuple, sfreq: float) -> None:
+    """Refuse a window whose edges fall between samples.
+
+    Trials, the window step and the online decoder's windows would each round such an edge
+    on their own, and could differ by a sample: the evaluated, trained and deployed windows
+    must be the same samples.
+    """
+    samples = np.asarray(window, dtype=float) * float(sfreq)
+    if not np.allclose(samples, np.round(samples), rtol=0, atol=1e-6):
+        raise ValueError(
+            f"Pipeline {name!r}: window {window} s falls between samples at {sfreq:g} Hz "
+            f"({samples[0]:g}, {samples[1]:g} samples); use multiples of {1 / sfreq:g} s."
+        )
+
+
 def pipeline_params(name: str, **params) -> dict:
     """Parameters of pipeline ``name``: its defaults updated with ``params`` (checked)."""
     return _check_params(name, params)
@@ -397,6 +412,8 @@ def make_pipeline(
     """
     spec = get_pipeline(name)
     p = _check_params(name, params)
+    if "window" in p:
+        _check_on_grid(name, p["window"], sfreq)
     steps = spec.build(sfreq, random_state, p)
     if tmin is not None and "window" in p:
         steps = [("window", _window(sfreq, tmin, p["window"])), *steps]

@@ -176,6 +176,12 @@ def test_bad_bands_and_windows(params, match):
         pipeline_factory("ts_lr", **params)
 
 
+def test_windows_between_samples_are_refused():
+    make_pipeline("ts_lr", sfreq=125.0, window=(0.4, 2.4))  # 50 and 300 samples
+    with pytest.raises(ValueError, match=r"falls between samples at 125 Hz \(62.5, 312.5"):
+        make_pipeline("ts_lr", sfreq=125.0, window=(0.5, 2.5))
+
+
 def test_labelled_only_and_with_universum_share_one_base():
     from bci_universum.universa import TrainingSetWrapper, WithUniversum
 

@@ -306,7 +306,7 @@ def test_evaluate_bci4als(data_dir, tmp_path, capsys):
     dataset = dataset.replace(
         'kind = "xdf"', f'kind = "xdf"\npath = "{Path(data_dir).as_posix()}"'
     )
-    out = _small_run(tmp_path, capsys, dataset, "[0.5, 4.5]", "idle")
+    out = _small_run(tmp_path, capsys, dataset, "[0.4, 4.4]", "idle")
     with (out / "cross-run.csv").open() as fh:
         tested = {r["split"].split("->")[1] for r in csv.DictReader(fh)}
     assert tested == {f"Test{i}" for i in range(1, 10)}
