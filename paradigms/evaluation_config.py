@@ -106,7 +106,7 @@ QUICK_GRID = {"C": [1.0, 10.0], "C_universum": [0.0, 1.0], "epsilon": [0.1]}
 
 _NUMBER = (int, float)
 _PROTOCOL_KEYS: dict[str, dict[str, tuple]] = {
-    "within-session": {"n_splits": (int,), "inner_splits": (int,)},
+    "within-session": {"n_splits": (int,), "inner_splits": (int,), "n_repeats": (int,)},
     "cross-run": {"pairs": (list,), "universum_from": (str,), "inner_splits": (int,)},
     "learning-curve": {
         "n_per_class": (list,),
@@ -307,7 +307,7 @@ class ProtocolConfig:
         return CrossGroup(group=self.name.split("-")[1], param_grid=dict(grid), **o)
 
 
-def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
+def _protocol(values, index, pipelines, universa, quick, repeats=None) -> ProtocolConfig:
     where = f"[[protocol]] #{index + 1}"
     if not isinstance(values, dict):
         raise ValueError(f"{where} must be a table, got {values!r}.")
@@ -335,8 +335,12 @@ def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
                     f"{pair!r}."
                 )
     for key, value in quick.items():
-        if key in _PROTOCOL_KEYS[name]:
+        # --quick never adds repeats to a within-session protocol, it only caps them
+        adds = key not in options and not (name == "within-session" and key == "n_repeats")
+        if key in _PROTOCOL_KEYS[name] and (key in options or adds):
             options[key] = min(options[key], value) if key in options else value
+    if name == "within-session" and repeats is not None:  # --repeats beats --quick
+        options["n_repeats"] = repeats
     return ProtocolConfig(name, options, list(chosen), list(used))
 
 
@@ -420,6 +424,8 @@ def load_config(
     backend: str | None = None,
     scheduler: str | None = None,
     output: str | Path | None = None,
+    seed: int | None = None,
+    repeats: int | None = None,
 ) -> EvaluationConfig:
     """Read and check an evaluation file; keyword arguments override ``[evaluation]``.
 
@@ -429,8 +435,10 @@ def load_config(
         TOML file. Relative paths inside it are relative to its folder.
     quick : bool
         Apply the ``[quick]`` settings (fewer folds and repeats, a small grid).
-    n_jobs, backend, scheduler, output
+    n_jobs, backend, scheduler, output, seed
         Command-line overrides.
+    repeats : int or None
+        Repetitions of every within-session cross-validation (its ``n_repeats``).
 
     Returns
     -------
@@ -449,7 +457,15 @@ def load_config(
         raise ValueError(f"Unknown section(s) {unknown} in {path}; known: {sorted(known)}.")
     base = path.parent
     settings = _table(data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]")
-    overrides = {"n_jobs": n_jobs, "backend": backend, "scheduler": scheduler, "output": output}
+    overrides = {
+        "n_jobs": n_jobs,
+        "backend": backend,
+        "scheduler": scheduler,
+        "output": output,
+        "seed": seed,
+    }
+    if repeats is not None and not (isinstance(repeats, int) and repeats >= 1):
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}.")
     settings.update({k: v for k, v in overrides.items() if v is not None})
     if settings.get("backend", "serial") not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {settings['backend']!r}.")
@@ -479,7 +495,7 @@ def load_config(
         pipelines=pipelines,
         universa=list(universa),
         protocols=[
-            _protocol(p, i, pipelines, list(universa), quick_protocol)
+            _protocol(p, i, pipelines, list(universa), quick_protocol, repeats)
             for i, p in enumerate(raw_protocols)
         ],
         grid=quick_grid if quick else grid,

@@ -100,40 +100,53 @@ class WithinSession:
     Parameters
     ----------
     n_splits : int
-        Outer stratified folds (thesis: 10); each labelled trial is tested once.
+        Outer stratified folds (thesis: 10); each labelled trial is tested once per repeat.
     inner_splits : int
         Folds of the inner model selection (thesis: 10).
     param_grid : mapping
         Inner grid (default :data:`THESIS_GRID`).
+    n_repeats : int
+        Repetitions of the outer cross-validation with other shuffles (repeated k-fold: the
+        mean over more splits varies less with the shuffle; the corrected t-test accounts for
+        the overlap). The first repeat's folds do not depend on ``n_repeats``.
     """
 
     n_splits: int = 10
     inner_splits: int = 10
     param_grid: Mapping[str, tuple] = field(default_factory=lambda: dict(THESIS_GRID))
+    n_repeats: int = 1
     name = "within-session"
 
     def splits(self, epochs, classes, seed: int) -> Iterator[Split]:
-        """Yield the outer splits of ``epochs`` (one set of folds per session)."""
+        """Yield the outer splits of ``epochs`` (``n_repeats`` sets of folds per session)."""
+        if not (isinstance(self.n_repeats, int) and self.n_repeats >= 1):
+            raise ValueError(f"n_repeats must be a positive integer, got {self.n_repeats!r}.")
         y, lab, uni = _masks(epochs, classes)
         sessions = np.asarray(epochs.sessions).astype(str)
         for session in sorted(set(sessions[lab].tolist())):
             in_s = sessions == session
             labelled = np.flatnonzero(lab & in_s)
             _check_counts(y, labelled, classes, self.n_splits, _where(epochs, session))
-            cv = StratifiedKFold(
-                self.n_splits,
-                shuffle=True,
-                random_state=derive_seed(seed, epochs.dataset, epochs.subject, session),
-            )
-            for k, (tr, te) in enumerate(cv.split(labelled, y[labelled])):
-                yield Split(
-                    session,
-                    f"fold{k}",
-                    labelled[tr],
-                    labelled[te],
-                    np.flatnonzero(uni & in_s),
-                    self.inner_splits,
+            for r in range(self.n_repeats):
+                # repeat 0 keeps the folds (and cached jobs) of a single cross-validation
+                extra = () if r == 0 else (r,)
+                cv = StratifiedKFold(
+                    self.n_splits,
+                    shuffle=True,
+                    random_state=derive_seed(
+                        seed, epochs.dataset, epochs.subject, session, *extra
+                    ),
                 )
+                prefix = "" if r == 0 else f"repeat{r}-"
+                for k, (tr, te) in enumerate(cv.split(labelled, y[labelled])):
+                    yield Split(
+                        session,
+                        f"{prefix}fold{k}",
+                        labelled[tr],
+                        labelled[te],
+                        np.flatnonzero(uni & in_s),
+                        self.inner_splits,
+                    )
 
 
 @dataclass(frozen=True)

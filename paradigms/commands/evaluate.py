@@ -42,6 +42,17 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--output", type=Path, help="output folder (default: file)")
     parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the splits, inner folds and random universa (default: file)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        metavar="N",
+        help="repeat every within-session cross-validation N times with other shuffles",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="fewer folds and repeats, a small grid"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -62,6 +73,8 @@ def run(args) -> int:
         backend="dask" if args.scheduler is not None else args.backend,
         scheduler=args.scheduler,
         output=args.output,
+        seed=args.seed,
+        repeats=args.repeats,
     )
     data, protocols = config.prepare()
     for variants in data:

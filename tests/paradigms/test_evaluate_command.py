@@ -170,7 +170,7 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
         ({"universa": '["U_C3:word"]'}, "kind 'word'"),
         ({"classes": '["left", "up"]'}, r"labels \['up'\] are missing"),
         ({"n_splits": 20}, "fewer than 20"),
-        ({"extra": "n_repeats = 3"}, r"Unknown key\(s\) \['n_repeats'\]"),
+        ({"extra": "n_per_class = [3]"}, r"Unknown key\(s\) \['n_per_class'\]"),
         ({"extra": 'universum_from = "x"'}, r"Unknown key"),
     ],
 )
@@ -344,3 +344,27 @@ n_splits = 5
     # 45 trials, 5 folds: the standard error of the mean is about 0.13 / sqrt(5) ≈ 0.06
     assert abs(np.mean(scores) - 0.69) < 0.12
     shutil.rmtree(tmp_path / "out")
+
+
+def test_seed_and_repeats_from_the_command_line(tmp_path, recordings):
+    config = _config(tmp_path, recordings)
+    assert load_config(config).seed == 0
+    loaded = load_config(config, seed=7, repeats=3, quick=True)
+    assert loaded.seed == 7
+    (within,) = [p.build(loaded.grid) for p in loaded.protocols]
+    assert within.n_repeats == 3 and within.n_splits == 3  # --quick caps the folds only
+    assert load_config(config, quick=True).protocols[0].build({}).n_repeats == 1
+    with pytest.raises(ValueError, match="repeats must be a positive integer, got 0"):
+        load_config(config, repeats=0)
+
+
+def test_evaluate_command_takes_seed_and_repeats(tmp_path, recordings, capsys):
+    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2)
+    args = ["evaluate", str(config), "--no-progress", "--seed", "5", "--repeats", "2"]
+    assert main(args) == 0
+    with (tmp_path / "out" / "within-session.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["metric"] == "accuracy"]
+    splits = {r["split"] for r in rows}
+    assert splits == {"fold0", "fold1", "repeat1-fold0", "repeat1-fold1"}
+    assert main([*args[:-1], "0"]) == 1
+    assert "repeats must be a positive integer" in capsys.readouterr().err

@@ -62,3 +62,19 @@ def test_learning_curve_subsets_are_nested_and_test_sets_fixed(data):
         assert counts.tolist() == [3, 3]
         assert np.sum(epochs.y[small.train] == "universum") == 12
     assert not np.array_equal(jobs[0].split.test, jobs[2].split.test)
+
+
+def test_repeated_within_session_cv(data):
+    once = list(WithinSession(3, 3, GRID).splits(data[0], ("left", "right"), seed=0))
+    twice = list(WithinSession(3, 3, GRID, n_repeats=2).splits(data[0], ("left", "right"), 0))
+    assert [s.name for s in twice] == ["fold0", "fold1", "fold2"] + [
+        f"repeat1-fold{k}" for k in range(3)
+    ]
+    for a, b in zip(once, twice[:3], strict=True):  # the first repeat is the plain CV
+        np.testing.assert_array_equal(a.test, b.test)
+    second = twice[3:]
+    tested = np.sort(np.concatenate([s.test for s in second]))
+    np.testing.assert_array_equal(tested, np.sort(np.concatenate([s.test for s in once])))
+    assert any(not np.array_equal(a.test, b.test) for a, b in zip(once, second, strict=True))
+    with pytest.raises(ValueError, match="n_repeats"):
+        list(WithinSession(3, 3, GRID, n_repeats=0).splits(data[0], ("left", "right"), 0))
