@@ -54,6 +54,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
+from bci_universum.pipelines import pipeline_params
+
 from .timeline import Phase, Timeline
 
 
@@ -157,6 +159,12 @@ class SessionConfig:
                 raise ValueError(
                     f"[{section}] {key} must be [low, high] in increasing order, got {value}."
                 )
+        try:
+            pipeline_params(
+                self.pipeline.name, band=self.pipeline.band, window=self.pipeline.window
+            )
+        except ValueError as err:
+            raise ValueError(f"[pipeline]: {err}") from err
         self.timeline_object()  # validates the timeline
 
     @property
