@@ -162,7 +162,7 @@ def test_recommended_decoders_agree_with_scikit_learn_without_universum():
 
 
 def test_auto_decoder_follows_the_training():
-    """"auto" keeps the thesis's hinge decoder where zero-coded classes were the columns'
+    """ "auto" keeps the thesis's hinge decoder where zero-coded classes were the columns'
     universum at a positive cost, and votes otherwise."""
     X, y, _, _ = _data(5, L=3)
     universum = UniversumSVC(kernel="linear", C_universum=1.0)
