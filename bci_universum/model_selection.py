@@ -27,10 +27,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
 from sklearn.metrics import get_scorer
 from sklearn.model_selection import (
     BaseCrossValidator,
@@ -40,6 +42,7 @@ from sklearn.model_selection import (
     StratifiedShuffleSplit,
 )
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from ._universum import drop_universum, universum_mask
@@ -650,6 +653,14 @@ class SpanBoundSearch(MetaEstimatorMixin, BaseEstimator):
     classes_ : ndarray
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "param_grid": [dict, list],
+        "sv_tol": [Interval(Real, 0, 0.5, closed="neither")],
+        "method": [StrOptions(set(SPAN_METHODS))],
+        "n_jobs": [Integral, None],
+    }
+
     def __init__(self, estimator, param_grid, *, sv_tol=1e-6, method="estimate", n_jobs=None):
         self.estimator = estimator
         self.param_grid = param_grid
@@ -657,6 +668,7 @@ class SpanBoundSearch(MetaEstimatorMixin, BaseEstimator):
         self.method = method
         self.n_jobs = n_jobs
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit every grid point and select the one with the lowest span estimate.
 

@@ -372,3 +372,17 @@ def test_span_estimate_tracks_leave_one_out(capsys):
     assert gap.mean() <= 0.10 and gap[L >= 3].mean() <= 0.12
     assert gap.mean() < 0.5 * gap_paper.mean()
     assert (picked - best).mean() <= se.mean()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"method": "loo"}, "method"), ({"sv_tol": 0.7}, "sv_tol"), ({"n_jobs": "all"}, "n_jobs")],
+)
+def test_span_bound_search_rejects_bad_parameters_before_fitting(kwargs, name):
+    X, y = _hdlss(6)
+    search = SpanBoundSearch(MulticlassUniversumSVC(), {"C": [1.0]}, **kwargs)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of SpanBoundSearch"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")
+    with pytest.raises(ValueError, match="method must be one of"):
+        span_bound(MulticlassUniversumSVC().fit(X, y), X, y, method="loo")
