@@ -180,6 +180,13 @@ def test_auto_decoder_follows_the_training():
     np.testing.assert_array_equal(clf.column_universum_, [False, True, True, True])
     assert clf.decoder_ == "hinge"
     assert ECOCUniversumClassifier(universum, decoder="l1").fit(X, y).decoder_ == "l1"
+    # l1 charges zeros |h|: a warning when no universum trained them
+    plain = UniversumSVC(kernel="linear", C_universum=0.0)
+    with pytest.warns(UserWarning, match=r"columns \[0, 1, 2\] were not trained"):
+        ECOCUniversumClassifier(plain, decoder="l1").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ECOCUniversumClassifier(plain, coding="ovr", decoder="l1").fit(X, y)
     # the hinge decoder charges an untrained column's zeros the constant 1 (Allwein et al.)
     h = np.array([[0.9, -0.2, 1.3, -1.1, 0.4, 0.05]])
     M = one_vs_one_coding(4)
