@@ -510,7 +510,7 @@ def span_bound(estimator, X, y, *, sv_tol: float = 1e-6, method: str = "estimate
       not the strict argmax of ``f^t(x_t)``, which also catches mistakes in favour of a third
       class (E5). A degenerate Type-1 support vector, ``d_t² = 0`` (it lies in the span of
       the other margin vectors, e.g. more margin vectors than feature dimensions: left as is,
-      such points made the estimate 0.03 where leave-one-out gave 0.33), gets its change from
+      such points made the estimate 0 where leave-one-out gave 0.29), gets its change from
       the other margin vectors' *active* dual pairs only (:func:`_active_set_shift`), since
       the zero entries cannot absorb it freely.
     * ``"paper"``: Corollary 2, bound (22) as printed: a Type-1 t counts when
