@@ -176,8 +176,6 @@ class MarkerReceiver(InletThread):
         liblsl post-processing (``"clocksync"`` by default: timestamps in this machine's clock).
     """
 
-    _poll = 0.05
-
     def __init__(
         self,
         name: str | None = None,
@@ -203,10 +201,10 @@ class MarkerReceiver(InletThread):
                 f"{info.channel_count()} channel(s) of format {info.channel_format()}."
             )
 
-    def _pull(self, inlet) -> None:
-        samples, stamps = inlet.pull_chunk(timeout=self._poll, max_samples=1024)
+    def _pull(self, inlet, timeout: float) -> int:
+        samples, stamps = inlet.pull_chunk(timeout=timeout, max_samples=1024)
         if not stamps:
-            return
+            return 0
         new = [Marker(str(s[0]), float(t)) for s, t in zip(samples, stamps, strict=True)]
         invalid = []
         for marker in new:
@@ -218,6 +216,7 @@ class MarkerReceiver(InletThread):
         with self._lock:
             self._markers.extend(new)
             self.invalid_markers.extend(invalid)
+        return len(new)
 
     def get_markers(self) -> list[Marker]:
         """Return the markers received since the last call."""

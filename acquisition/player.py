@@ -29,7 +29,6 @@ whatever it has not pulled yet.
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -47,6 +46,7 @@ from .streams import (
     si_scalings,
     stream_info_from_mne_info,
 )
+from .worker import Worker
 
 # Ready-made marker maps for public datasets.
 MARKER_MAPS: dict[str, dict[str, str | None]] = {
@@ -109,7 +109,7 @@ def _as_number(text: str) -> float | None:
     return value if np.isfinite(value) else None
 
 
-class Player:
+class Player(Worker):
     """Replay a recording as an LSL data stream plus a marker stream, in a background thread.
 
     Parameters
@@ -186,6 +186,7 @@ class Player:
         verbose: bool | str | int | None = None,
         stream_type: str = "EEG",
     ) -> None:
+        super().__init__()
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
             stem = Path(raw.filenames[0]).stem if raw.filenames and raw.filenames[0] else "raw"
@@ -202,10 +203,8 @@ class Player:
             raise ValueError(
                 f"channel_format must be 'float32' or 'double64', got {channel_format!r}."
             )
-        if wait_for_consumers is None:
-            wait_for_consumers = () if pacing else ("data",)
-        wait_for_consumers = tuple(wait_for_consumers)
-        bad = [w for w in wait_for_consumers if w not in ("data", "markers")]
+        waited = () if wait_for_consumers is None else tuple(wait_for_consumers)
+        bad = [w for w in waited if w not in ("data", "markers")]
         if bad:
             raise ValueError(f"wait_for_consumers accepts 'data' and 'markers', not {bad}.")
         if not consumer_timeout > 0:
@@ -227,18 +226,17 @@ class Player:
         self.marker_map = resolve_marker_map(marker_map)
         self.channel_format = channel_format
         self.stream_type = str(stream_type)
-        self.wait_for_consumers = wait_for_consumers
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
         self.max_ahead = int(max_ahead) if max_ahead is not None else int(30 * raw.info["sfreq"])
         self.marker_samples, self.marker_texts = self._markers()
+        if wait_for_consumers is None and not pacing:
+            waited = ("data",)
+        self.wait_for_consumers = waited
         self.data_info = None
         self.marker_info = None
         self.n_pushed = 0
         self.n_markers_pushed = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
         self._outlets: tuple = ()
 
     # -- set-up ---------------------------------------------------------------------------
@@ -302,56 +300,53 @@ class Player:
 
     # -- control --------------------------------------------------------------------------
 
-    def start(self) -> Player:
-        """Create the outlets and start replaying in a background thread."""
+    @property
+    def description(self) -> str:
+        return f"Replay of {self.name!r}"
+
+    def _prepare(self) -> tuple:
         if self._thread is not None:
             raise RuntimeError(f"Player {self.name!r} was already started.")
         self._outlets = self._make_outlets()
-        data = self._stream_data()
-        self._thread = threading.Thread(
-            target=self._run, args=(data,), name=f"Player-{self.name}", daemon=True
-        )
-        self._thread.start()
-        return self
+        return (self._stream_data(),)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a non-looping replay to end; True if it ended. Raises the replay's error."""
-        if self._thread is None:
-            raise RuntimeError(f"Player {self.name!r} was not started.")
-        self._thread.join(timeout)
-        self._raise_error()
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        """Stop replaying and close the outlets (close the inlets first). Raises its error."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def _cleanup(self) -> None:
         self._outlets = ()
-        self._raise_error()
 
-    @property
-    def running(self) -> bool:
-        """True while the replay thread runs."""
-        return self._thread is not None and self._thread.is_alive()
+    def wait_for_consumers_to_leave(self, timeout: float) -> list[str]:
+        """After the replay, keep the streams open until every consumer has what was pushed.
 
-    def __enter__(self) -> Player:
-        return self.start()
+        liblsl drops what is still in transit when an outlet closes. With ``drained`` this
+        waits until the consumer has pulled every sample pushed; otherwise until every consumer
+        has disconnected (a :class:`~acquisition.receiver.StreamReceiver` pulls whatever
+        reached its inlet before it closes).
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait at most.
 
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise RuntimeError(f"Replay of {self.name!r} failed: {self._error}") from self._error
+        Returns
+        -------
+        streams : list of str
+            The streams still consumed when the time ran out (empty when nothing is in transit).
+        """
+        import pylsl
+
+        if self.running or not self._outlets:
+            raise RuntimeError(f"{self.description} is not finished with its streams open.")
+        names = (self.name, f"{self.name}-markers")
+        deadline = pylsl.local_clock() + timeout
+        while True:
+            if self.drained is not None:
+                busy = [self.name] if self.drained() < self.n_pushed else []
+            else:
+                busy = [n for n, o in zip(names, self._outlets, strict=True) if o.have_consumers()]
+            if not busy or pylsl.local_clock() > deadline:
+                return busy
+            self._stop_event.wait(0.02)
 
     # -- the replay thread ----------------------------------------------------------------
-
-    def _run(self, data: np.ndarray) -> None:
-        try:
-            self._replay(data)
-        except BaseException as err:  # reported through wait()/stop()
-            self._error = err
 
     def _wait_for_consumers(self, data_outlet, marker_outlet) -> None:
         import pylsl
@@ -364,7 +359,7 @@ class Player:
         for which in self.wait_for_consumers:
             outlet, stream = outlets[which]
             while not outlet.have_consumers():
-                if self._stop.is_set():
+                if self._stop_event.is_set():
                     return
                 if pylsl.local_clock() > deadline:
                     raise TimeoutError(
@@ -373,7 +368,7 @@ class Player:
                     )
                 outlet.wait_for_consumers(0.05)
 
-    def _replay(self, data: np.ndarray) -> None:
+    def _run(self, data: np.ndarray) -> None:
         import pylsl
 
         data_outlet, marker_outlet = self._outlets
@@ -385,7 +380,7 @@ class Player:
         t0 = pylsl.local_clock()
         pos = 0
         next_marker = 0
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             n = min(self.chunk_size, n_times - pos)
             first = self.n_pushed
             stamps = t0 + (first + np.arange(n)) * period
@@ -393,7 +388,7 @@ class Player:
                 self._sleep_until(stamps[-1])
             elif self.drained is not None:
                 self._wait_drained(first + n)
-            if self._stop.is_set():
+            if self._stop_event.is_set():
                 break
             chunk = data[pos : pos + n]
             if self.counter:
@@ -423,15 +418,15 @@ class Player:
     def _sleep_until(self, stamp: float) -> None:
         import pylsl
 
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             left = stamp - pylsl.local_clock()
             if left <= 0:
                 return
-            self._stop.wait(min(left, 0.05))
+            self._stop_event.wait(min(left, 0.05))
 
     def _wait_drained(self, target: int) -> None:
-        while not self._stop.is_set() and target - self.drained() > self.max_ahead:
-            self._stop.wait(0.001)
+        while not self._stop_event.is_set() and target - self.drained() > self.max_ahead:
+            self._stop_event.wait(0.001)
 
 
 def data_stream_info(

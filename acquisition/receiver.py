@@ -93,8 +93,6 @@ class StreamReceiver(InletThread):
     Stop receivers before destroying the outlets they read (inlets are closed first).
     """
 
-    _poll = 0.05
-
     def __init__(
         self,
         name: str | None = None,
@@ -150,10 +148,9 @@ class StreamReceiver(InletThread):
 
     # -- connection ---------------------------------------------------------------------------
 
-    def start(self) -> StreamReceiver:
-        """Connect to the stream and start acquiring (see :class:`StreamReceiver`)."""
+    def _prepare(self) -> tuple:
         self._reset_state()
-        return super().start()
+        return super()._prepare()
 
     def _on_connect(self, info) -> None:
         import pylsl
@@ -215,11 +212,11 @@ class StreamReceiver(InletThread):
 
     # -- acquisition thread -------------------------------------------------------------------
 
-    def _pull(self, inlet) -> None:
+    def _pull(self, inlet, timeout: float) -> int:
         import pylsl
 
         _, stamps = inlet.pull_chunk(
-            timeout=self._poll,
+            timeout=timeout,
             max_samples=self.max_chunk,
             dest_obj=self._dest,
             min_samples=1,
@@ -229,8 +226,9 @@ class StreamReceiver(InletThread):
         n = len(stamps)
         if n == 0:
             self._check_silence(now)
-            return
+            return 0
         self._ingest(self._dest[:n].astype(np.float64), np.asarray(stamps, dtype=float), now)
+        return n
 
     def _check_silence(self, now: float) -> None:
         if self.silence_timeout is None or self._silent:
