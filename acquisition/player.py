@@ -313,38 +313,23 @@ class Player(Worker):
     def _cleanup(self) -> None:
         self._outlets = ()
 
-    def wait_for_consumers_to_leave(self, timeout: float) -> list[str]:
-        """After the replay, keep the streams open until every consumer has what was pushed.
+    def busy_streams(self) -> list[str]:
+        """The streams whose consumers may not have everything pushed yet.
 
-        liblsl drops what is still in transit when an outlet closes. With ``drained`` this
-        waits until the consumer has pulled every sample pushed; otherwise until every consumer
-        has disconnected (a :class:`~acquisition.receiver.StreamReceiver` pulls whatever
-        reached its inlet before it closes).
-
-        Parameters
-        ----------
-        timeout : float
-            Seconds to wait at most.
-
-        Returns
-        -------
-        streams : list of str
-            The streams still consumed when the time ran out (empty when nothing is in transit).
+        liblsl drops what is still in transit when an outlet closes, so a finished replay keeps
+        its streams open while this is not empty. With ``drained``: the data stream until the
+        consumer has pulled every sample pushed; otherwise every stream that still has a
+        consumer (a :class:`~acquisition.receiver.StreamReceiver` pulls whatever reached its
+        inlet before it disconnects).
         """
-        import pylsl
-
-        if self.running or not self._outlets:
-            raise RuntimeError(f"{self.description} is not finished with its streams open.")
+        if self.running:
+            return [self.name, f"{self.name}-markers"]
+        if not self._outlets:
+            return []
+        if self.drained is not None:
+            return [self.name] if self.drained() < self.n_pushed else []
         names = (self.name, f"{self.name}-markers")
-        deadline = pylsl.local_clock() + timeout
-        while True:
-            if self.drained is not None:
-                busy = [self.name] if self.drained() < self.n_pushed else []
-            else:
-                busy = [n for n, o in zip(names, self._outlets, strict=True) if o.have_consumers()]
-            if not busy or pylsl.local_clock() > deadline:
-                return busy
-            self._stop_event.wait(0.02)
+        return [n for n, o in zip(names, self._outlets, strict=True) if o.have_consumers()]
 
     # -- the replay thread ----------------------------------------------------------------
 
