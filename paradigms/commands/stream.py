@@ -42,6 +42,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
+    p.add_argument(
+        "--marker-map",
+        help="rename the recorded markers (e.g. T0/T1/T2 to universum/rest, cue/left, "
+        f"cue/right): {_stream_replay.MARKER_MAP_HELP}",
+    )
     p.add_argument("--folder", required=True, help="folder of the recording")
     p.add_argument("--subject", default="01")
     p.add_argument("--session", default="01")
@@ -90,7 +95,7 @@ def run_list(args) -> int:
 
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import MarkerReceiver
+    from acquisition.markers import MarkerReceiver, resolve_marker_map
     from acquisition.receiver import StreamReceiver
     from acquisition.recorder import Recorder
 
@@ -100,6 +105,9 @@ def run_record(args) -> int:
         raise ValueError(f"--duration must be positive, got {args.duration}.")
     if not args.silence_timeout > 0:
         raise ValueError(f"--silence-timeout must be positive, got {args.silence_timeout}.")
+    marker_map = resolve_marker_map(args.marker_map)
+    if marker_map and args.markers is None and args.marker_source_id is None:
+        raise ValueError("--marker-map needs a marker stream (--markers or --marker-source-id).")
     configure_lsl(args.lsl_mode)
     receiver = StreamReceiver(
         args.stream,
@@ -111,7 +119,10 @@ def run_record(args) -> int:
     markers = None
     if args.markers is not None or args.marker_source_id is not None:
         markers = MarkerReceiver(
-            args.markers, source_id=args.marker_source_id, timeout=args.timeout
+            args.markers,
+            source_id=args.marker_source_id,
+            timeout=args.timeout,
+            marker_map=marker_map,
         )
     recorder = Recorder(
         receiver,

@@ -102,6 +102,33 @@ def test_lost_samples_are_counted_and_marked(tmp_path):
     marker_outlet.close()
 
 
+def test_markers_outside_the_data_are_placed_where_the_sidecar_says(tmp_path):
+    """Markers before the first or after the last sample cannot be FIF annotations; the
+    sidecar keeps them at their LSL time offset from the first sample."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    receiver, markers = _receivers(info, marker_outlet)
+    with Recorder(receiver, markers, tmp_path) as recorder:
+        assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
+        t0 = pylsl.local_clock() - 5.0  # first sample at t0, last (index 99) at t0 + 0.99
+        outlet.push_chunk(counter_chunk(0, 100, 1), t0 + 0.99)
+        sent = {"trial/start": -0.25, "cue/left": 0.5, "trial/end": 1.39, "session/end": 2.49}
+        for text, onset in sent.items():
+            marker_outlet.push(text, t0 + onset)
+        wait_until(lambda: receiver.n_samples == 100 and markers.n_markers == len(sent))
+    raw = mne.io.read_raw_fif(recorder.fname)
+    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    assert list(raw.annotations.description) == ["cue/left"]
+    assert raw.annotations.onset[0] == pytest.approx(0.5, abs=1e-3)  # two inlets' clock offsets
+    outside = {a["text"]: a["onset"] for a in sidecar["annotations_outside_data"]}
+    assert outside.keys() == {"trial/start", "trial/end", "session/end"}
+    for text, onset in outside.items():
+        assert onset == pytest.approx(sent[text], abs=1e-3), text
+    del outlet
+    marker_outlet.close()
+
+
 def test_recording_never_overwrites(tmp_path):
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)

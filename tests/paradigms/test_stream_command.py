@@ -197,9 +197,8 @@ def _replay_and_record(fname, folder, marker_map):
 
 
 def _check_round_trip(fname, folder, marker_map):
-    from acquisition.player import resolve_marker_map
-    from acquisition.readers import read_recording
-    from paradigms.commands._stream_replay import parse_marker_map
+    from acquisition.markers import resolve_marker_map
+    from bci_universum.datasets import read_recording
     from tests.acquisition.test_player import check_recorded, expected_samples
 
     raw = read_recording(fname, verbose="error")
@@ -208,7 +207,7 @@ def _check_round_trip(fname, folder, marker_map):
     assert f"Pushed {raw.n_times} samples and {n_markers} markers." in replayed
     assert f": {raw.n_times} samples, {n_markers} markers, 0 samples lost." in recorded
     back = mne.io.read_raw_fif(next(folder.glob("*_raw.fif")), preload=True, verbose="error")
-    mapping = resolve_marker_map(parse_marker_map(marker_map))
+    mapping = resolve_marker_map(marker_map)
     player = type("Replayed", (), {"marker_map": mapping})
     check_recorded(raw, player, back)  # every sample, every marker within one sample
     scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
