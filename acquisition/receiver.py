@@ -36,7 +36,9 @@ class StreamEvent:
     ----------
     kind : str
         ``"gap"`` (``n_samples`` samples missing before ``time``), ``"counter_reset"`` (the
-        sample counter went backwards: the source restarted), ``"silence"`` (no data for
+        sample counter went backwards: the source restarted, and its first ``n_samples``
+        samples, counted from 0, pushed before this receiver reconnected, never arrived),
+        ``"silence"`` (no data for
         ``silence_timeout``; ``time`` is the local clock when noticed), ``"resumed"`` (data again
         after a silence), ``"nonfinite"`` (``n_samples`` samples with NaN/inf from ``time`` on).
     time : float
@@ -295,35 +297,7 @@ class StreamReceiver(InletThread):
 
     def _detect_gaps(self, data: np.ndarray, stamps: np.ndarray) -> list[StreamEvent]:
         if self._counter_index is not None:
-            counter = data[:, self._counter_index]
-            previous = self._last_counter
-            self._last_counter = float(counter[-1])
-            steps = np.diff(counter, prepend=counter[0] - 1 if previous is None else previous)
-            where = np.flatnonzero(steps != 1)
-            out = []
-            for i in where:
-                if steps[i] > 1:
-                    missing = round(steps[i]) - 1
-                    out.append(
-                        StreamEvent(
-                            "gap",
-                            float(stamps[i]),
-                            missing,
-                            f"{missing} sample(s) missing before counter {counter[i]:.0f} "
-                            f"of {self.description}.",
-                        )
-                    )
-                else:
-                    out.append(
-                        StreamEvent(
-                            "counter_reset",
-                            float(stamps[i]),
-                            0,
-                            f"sample counter of {self.description} went from "
-                            f"{counter[i] - steps[i]:.0f} to {counter[i]:.0f} (source restarted).",
-                        )
-                    )
-            return out
+            return self._counter_events(data[:, self._counter_index], stamps)
         if self._flags & processing_flags_code("dejitter"):
             return []
         previous = self._last_ts
@@ -342,6 +316,40 @@ class StreamReceiver(InletThread):
             )
             for i in where
         ]
+
+    def _counter_events(self, counter: np.ndarray, stamps: np.ndarray) -> list[StreamEvent]:
+        """Gaps and restarts from the counter channel.
+
+        A source that restarts counts from 0 again: what it pushed before this inlet reconnected
+        never arrives. Its counter may go backwards (a ``counter_reset`` of ``counter``
+        samples missed) or, when the new source ran longer than the old one before the
+        reconnection, forwards; the clock tells the two apart: a forward jump whose counter
+        places sample 0 after the previous sample received is a restart, not a gap.
+        """
+        previous = self._last_counter
+        self._last_counter = float(counter[-1])
+        steps = np.diff(counter, prepend=counter[0] - 1 if previous is None else previous)
+        before = np.r_[self._last_ts, stamps[:-1]]
+        origins = stamps - counter / self._stream_sfreq
+        slack = 0.05 + 2.0 / self._stream_sfreq
+        out = []
+        for i in np.flatnonzero(steps != 1):
+            restarted = steps[i] < 1 or origins[i] > before[i] - slack
+            missing = max(round(counter[i]), 0) if restarted else round(steps[i]) - 1
+            if restarted:
+                detail = (
+                    f"sample counter of {self.description} went from "
+                    f"{counter[i] - steps[i]:.0f} to {counter[i]:.0f} (source restarted; "
+                    f"its first {missing} sample(s) missed)."
+                )
+            else:
+                detail = (
+                    f"{missing} sample(s) missing before counter {counter[i]:.0f} "
+                    f"of {self.description}."
+                )
+            kind = "counter_reset" if restarted else "gap"
+            out.append(StreamEvent(kind, float(stamps[i]), missing, detail))
+        return out
 
     def _add_events(self, events: list[StreamEvent]) -> None:
         with self._lock:

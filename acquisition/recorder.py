@@ -476,7 +476,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         "duration_s": duration,
         "n_samples": n,
         "n_markers": len(markers),
-        "lost_samples": int(sum(e["n_samples"] for e in events if e["kind"] == "gap")),
+        "lost_samples": int(sum(e["n_samples"] for e in skips)),
         "stream_events": events,
         "annotations_outside_data": outside,
         "recovered": bool(recovered),

@@ -148,7 +148,7 @@ def run_record(args) -> int:
         run_until_stopped(ended, args.duration)
     finally:
         fname = recorder.stop()
-    lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
+    lost = sum(e.n_samples for e in receiver.events if e.kind in ("gap", "counter_reset"))
     print(
         f"Wrote {fname}: {recorder.n_samples} samples, {recorder.n_markers} markers, "
         f"{lost} samples lost."
