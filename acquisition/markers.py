@@ -299,8 +299,6 @@ class MarkerReceiver(InletThread):
         (counted in :attr:`n_dropped`).
     """
 
-    _poll = 0.05
-
     def __init__(
         self,
         name: str | None = None,
@@ -359,10 +357,10 @@ class MarkerReceiver(InletThread):
                     out.append(Marker(label, float(stamp), max(float(value), 0.0)))
         return out
 
-    def _pull(self, inlet) -> None:
-        samples, stamps = inlet.pull_chunk(timeout=self._poll, max_samples=1024)
+    def _pull(self, inlet, timeout: float) -> int:
+        samples, stamps = inlet.pull_chunk(timeout=timeout, max_samples=1024)
         if not stamps:
-            return
+            return 0
         new, invalid, n_dropped = [], [], 0
         for marker in self._decode(samples, stamps):
             text = map_marker(marker.text, self.marker_map)
@@ -380,6 +378,7 @@ class MarkerReceiver(InletThread):
             self._markers.extend(new)
             self.invalid_markers.extend(invalid)
             self.n_dropped += n_dropped
+        return len(stamps)
 
     def get_markers(self) -> list[Marker]:
         """Return the markers received since the last call."""
