@@ -40,74 +40,16 @@ import numpy as np
 
 from bci_universum.datasets import read_recording
 
-from .markers import MARKER_STREAM_TYPE
+from .markers import MARKER_STREAM_TYPE, map_marker, resolve_marker_map
 from .streams import (
     COUNTER_TYPE,
+    DEFAULT_VOLTAGE_UNIT,
     NUMPY_DTYPES,
     channel_format_code,
+    check_voltage_unit,
     si_scalings,
     stream_info_from_mne_info,
 )
-
-# Ready-made marker maps for public datasets.
-MARKER_MAPS: dict[str, dict[str, str | None]] = {
-    # PhysioNet eegmmidb imagery/execution runs 3, 4, 7, 8, 11, 12 (left/right fist).
-    "eegmmidb": {"T0": "universum/rest", "T1": "cue/left", "T2": "cue/right"},
-    # BCI4ALS (bci4als/assaf): trainingVec classes and the run structure codes.
-    "bci4als": {
-        "111": "run/start",
-        "1111": "trial/start",
-        "1": "universum/idle",
-        "2": "cue/left",
-        "3": "cue/right",
-        "9": "trial/end",
-        "99": "run/end",
-    },
-}
-
-
-def resolve_marker_map(marker_map: str | Mapping[str, str | None] | None) -> dict:
-    """Return the marker map named by a preset (:data:`MARKER_MAPS`) or given as a mapping."""
-    if marker_map is None:
-        return {}
-    if isinstance(marker_map, str):
-        try:
-            return dict(MARKER_MAPS[marker_map])
-        except KeyError:
-            raise ValueError(
-                f"Unknown marker map {marker_map!r}; presets are {sorted(MARKER_MAPS)}."
-            ) from None
-    if not isinstance(marker_map, Mapping):
-        raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
-    for key, value in marker_map.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
-            raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
-    return dict(marker_map)
-
-
-def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:
-    """Apply a marker map to one annotation description.
-
-    A key matches the description exactly or, when both read as numbers, numerically (so the
-    key ``"3"`` matches the LabRecorder text ``"3.000000000000000"``). Unmatched descriptions go
-    out unchanged; a key mapped to ``None`` drops the marker.
-    """
-    if description in marker_map:
-        return marker_map[description]
-    number = _as_number(description)
-    if number is not None:
-        for key, value in marker_map.items():
-            if _as_number(key) == number:
-                return value
-    return description
-
-
-def _as_number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
 
 
 class Player:
@@ -137,8 +79,9 @@ class Player:
         Append a ``counter`` channel holding the replay's sample index (exact up to 2**24
         samples in float32).
     marker_map : str | mapping | None
-        A preset of :data:`MARKER_MAPS` or a mapping from annotation descriptions to markers
-        (see :func:`map_marker`).
+        A preset of :data:`~acquisition.markers.MARKER_MAPS`, a mapping from annotation
+        descriptions to markers, a ``.json`` file of one or ``"T1=cue/left,..."`` pairs (see
+        :func:`~acquisition.markers.resolve_marker_map`).
     channel_format : str
         LSL format of the data stream, ``"float32"`` or ``"double64"``.
     wait_for_consumers : iterable of {"data", "markers"} | None
@@ -154,6 +97,9 @@ class Player:
         MNE verbosity when reading the file.
     stream_type : str
         LSL content type of the data stream.
+    voltage_unit : str
+        Unit of the voltage channels on the stream: ``"microvolts"`` (default, the LSL
+        convention) or ``"volts"`` (MNE's, for mne-lsl's ``StreamLSL``).
 
     Attributes
     ----------
@@ -186,7 +132,9 @@ class Player:
         max_ahead: int | None = None,
         verbose: bool | str | int | None = None,
         stream_type: str = "EEG",
+        voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
     ) -> None:
+        check_voltage_unit(voltage_unit)
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
             stem = Path(raw.filenames[0]).stem if raw.filenames and raw.filenames[0] else "raw"
@@ -228,6 +176,7 @@ class Player:
         self.marker_map = resolve_marker_map(marker_map)
         self.channel_format = channel_format
         self.stream_type = str(stream_type)
+        self.voltage_unit = voltage_unit
         self.wait_for_consumers = wait_for_consumers
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
@@ -289,6 +238,7 @@ class Player:
             self.channel_format,
             self.counter,
             self.stream_type,
+            self.voltage_unit,
         )
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
@@ -442,6 +392,7 @@ def data_stream_info(
     channel_format: str = "float32",
     counter: bool = False,
     stream_type: str = "EEG",
+    voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
 ):
     """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
     if counter:
@@ -453,7 +404,12 @@ def data_stream_info(
         )
         info = base.add_channels([extra], force_update_info=True).info
     stream_info = stream_info_from_mne_info(
-        info, name, source_id, stype=stream_type, channel_format=channel_format
+        info,
+        name,
+        source_id,
+        stype=stream_type,
+        channel_format=channel_format,
+        voltage_unit=voltage_unit,
     )
     if counter:
         _mark_last_channel_as_counter(stream_info)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, describe_channels
+from .streams import channel_format_name, channel_units, describe_channels
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -74,7 +74,10 @@ class Recorder:
     receiver : StreamReceiver
         The data stream. If it is not running, the recorder starts it and stops it at the end.
     markers : MarkerReceiver | None
-        The marker stream (started and stopped likewise), or None.
+        The marker stream (started and stopped likewise), or None. Any encoding it reads
+        (this project's strings, mne-lsl annotation streams, event codes); its ``marker_map``
+        turns foreign descriptions into protocol markers as they arrive. The sidecar records
+        the encoding and the map; annotations keep the markers' durations.
     folder : path-like
         Where the recording goes (created if needed).
     subject, session, task, run : str
@@ -197,10 +200,22 @@ class Recorder:
             },
             "marker_stream": None
             if self.markers is None
-            else {"name": self.markers.info.name(), "source_id": self.markers.info.source_id()},
+            else {
+                "name": self.markers.info.name(),
+                "source_id": self.markers.info.source_id(),
+                "encoding": self.markers.encoding,
+                "marker_map": self.markers.marker_map,
+            },
             "channels": [
-                {"name": ch.name, "type": ch.type, "unit": ch.unit, "position": ch.position}
-                for ch in describe_channels(info)
+                {
+                    "name": ch.name,
+                    "type": ch.type,
+                    "unit": unit.name,
+                    "stream_unit": unit.declared,
+                    "scale": unit.scale,
+                    "position": ch.position,
+                }
+                for ch, unit in zip(describe_channels(info), channel_units(info), strict=True)
             ],
             "dtype": "float32" if fmt == pylsl.cf_float32 else "float64",
             "start_wall_time": datetime.now(timezone.utc).isoformat(),
@@ -246,9 +261,7 @@ class Recorder:
             if self._early_markers and self._first_stamp is not None:
                 new = self._markers_before_start() + new
             if new:
-                lines = "".join(
-                    json.dumps({"text": m.text, "timestamp": m.timestamp}) + "\n" for m in new
-                )
+                lines = "".join(json.dumps(vars(m)) + "\n" for m in new)
                 _fsync_append(self._files["markers.jsonl"], lines.encode())
                 self.n_markers += len(new)
         if self._first_stamp is None:
@@ -385,8 +398,6 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     """
     import mne
 
-    from .streams import UNIT_SCALES
-
     partial = Path(partial)
     header_path = partial / "header.json"
     if not header_path.exists():
@@ -406,9 +417,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         raise ValueError(f"{partial} holds no complete sample: nothing to write.")
     data = data[: n * n_ch].reshape(n, n_ch).T.astype(np.float64)
     stamps = stamps[:n]
-    scales = np.array(
-        [UNIT_SCALES.get((ch["unit"] or "").strip().lower(), 1.0) for ch in header["channels"]]
-    )
+    scales = np.array([ch["scale"] for ch in header["channels"]])
     data *= scales[:, None]
     # FIF stores data / cal: with the unit's scale as cal it holds the stream's own values,
     # bit-exact at the stream's precision (single for float32 streams, double otherwise)
@@ -425,6 +434,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     skips = [e for e in events if e["kind"] in ("gap", "counter_reset")]
     times = np.array([m["timestamp"] for m in markers] + [e["time"] for e in skips])
     descriptions = [m["text"] for m in markers] + ["BAD_ACQ_SKIP"] * len(skips)
+    durations = np.array([m.get("duration", 0.0) for m in markers] + [0.0] * len(skips))
     onsets = _onsets(stamps, times, sfreq) if len(times) else np.zeros(0)
     duration = n / sfreq
     # the two inlets' clock corrections differ by microseconds: a marker on the first sample
@@ -434,10 +444,11 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     raw.set_annotations(
         mne.Annotations(
             onsets[inside],
-            np.zeros(int(inside.sum())),
+            durations[inside],
             [d for d, keep in zip(descriptions, inside, strict=True) if keep],
             orig_time=raw.info["meas_date"],
-        )
+        ),
+        emit_warning=False,  # a marker lasting past the end of the recording is cut there
     )
     outside = [
         {"text": d, "onset": float(o)}
@@ -460,6 +471,8 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         "ch_names": info["ch_names"],
         "ch_types": info.get_channel_types(),
         "units": [ch["unit"] for ch in header["channels"]],
+        "stream_units": [ch["stream_unit"] for ch in header["channels"]],
+        "unit_scalings": [ch["scale"] for ch in header["channels"]],
         "start_time": raw.info["meas_date"].isoformat(),
         "first_sample_lsl_time": float(stamps[0]),
         "duration_s": duration,

@@ -24,7 +24,13 @@ from bci_universum.simulation.eeg import STATES, SimulatedEEG, compile_kernels, 
 
 from .markers import MarkerReceiver
 from .player import data_stream_info
-from .streams import NUMPY_DTYPES, channel_format_code, si_scalings
+from .streams import (
+    DEFAULT_VOLTAGE_UNIT,
+    NUMPY_DTYPES,
+    channel_format_code,
+    check_voltage_unit,
+    si_scalings,
+)
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,8 @@ class SimulatedSource:
         Seconds to wait for the marker stream when starting.
     channel_format : str
         ``"float32"`` or ``"double64"``.
+    voltage_unit : str
+        Unit of the EEG channels on the stream: ``"microvolts"`` (default) or ``"volts"``.
     **model_kwargs
         Passed to :class:`~bci_universum.simulation.eeg.SimulatedEEG` (``erd_depth``,
         ``lapse_rate``, ``blink_rate``, ``ch_names``, ...).
@@ -98,8 +106,10 @@ class SimulatedSource:
         counter: bool = False,
         timeout: float = 10.0,
         channel_format: str = "float32",
+        voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
         **model_kwargs,
     ) -> None:
+        check_voltage_unit(voltage_unit)
         self.model = SimulatedEEG(n_channels, sfreq, seed=seed, **model_kwargs)
         if not (isinstance(speed, int | float) and math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed!r}.")
@@ -122,6 +132,7 @@ class SimulatedSource:
         self.counter = bool(counter)
         self.timeout = float(timeout)
         self.channel_format = channel_format
+        self.voltage_unit = voltage_unit
         self.sfreq = self.model.sfreq
         self.n_pushed = 0
         self.switches: list[StateSwitch] = []
@@ -157,7 +168,12 @@ class SimulatedSource:
                 self.markers_from, source_id=self.markers_source_id, timeout=self.timeout
             ).start()
         self.data_info = data_stream_info(
-            self.model.info(), self.name, self.source_id, self.channel_format, self.counter
+            self.model.info(),
+            self.name,
+            self.source_id,
+            self.channel_format,
+            self.counter,
+            voltage_unit=self.voltage_unit,
         )
         scalings = si_scalings(self.data_info)[: len(self.model.ch_names)]
         compile_kernels()

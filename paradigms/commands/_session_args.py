@@ -52,7 +52,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args):
     """The session config: file, then ``--set``, then ``--speed``/``--output``/``--source``."""
-    from paradigms.config import load_config
+    from paradigms.config import load_session_config
 
     overrides = list(args.overrides)
     if args.speed is not None:
@@ -61,7 +61,7 @@ def config_from_args(args):
         overrides.append(f"session.output={str(args.output)!r}")
     if args.source not in (None, SIMULATE):
         overrides.append(f"stream.name={args.source!r}")
-    return load_config(args.config, overrides)
+    return load_session_config(args.config, overrides)
 
 
 @contextmanager

@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-import json
 import signal
 import threading
-from pathlib import Path
+
+MARKER_MAP_HELP = (
+    "preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'"
+)
+
+
+def add_voltage_unit(parser) -> None:
+    parser.add_argument(
+        "--voltage-unit",
+        choices=("microvolts", "volts"),
+        default="microvolts",
+        help="unit of the EEG channels on the stream: microvolts (default, the LSL "
+        "convention) or volts (MNE's, for mne-lsl StreamLSL readers)",
+    )
 
 
 def add_parser(stream_subparsers) -> None:
@@ -26,8 +38,9 @@ def add_parser(stream_subparsers) -> None:
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     p.add_argument(
         "--marker-map",
-        help="preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'",
+        help=MARKER_MAP_HELP,
     )
+    add_voltage_unit(p)
     p.add_argument(
         "--timeout", type=float, default=30.0, help="seconds to wait for a consumer (no pacing)"
     )
@@ -40,34 +53,12 @@ def add_parser(stream_subparsers) -> None:
     p.set_defaults(func=run_replay)
 
 
-def parse_marker_map(text: str | None) -> str | dict | None:
-    """A preset name, the mapping in a JSON file, or ``'A=B,C=D'`` pairs."""
-    from acquisition.player import MARKER_MAPS
-
-    if text is None or text in MARKER_MAPS:
-        return text
-    path = Path(text)
-    if path.suffix.lower() == ".json":
-        if not path.is_file():
-            raise FileNotFoundError(f"Marker map file not found: {path}")
-        try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"Marker map file {path} is not valid JSON: {err}") from err
-    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
-    if not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
-        raise ValueError(
-            f"--marker-map {text!r} is neither a preset ({', '.join(sorted(MARKER_MAPS))}), "
-            "a .json file nor 'description=marker' pairs separated by commas."
-        )
-    return {key.strip(): value.strip() for key, value in pairs}
-
-
 def run_replay(args) -> int:
     from acquisition.lsl_config import configure_lsl
+    from acquisition.markers import resolve_marker_map
     from acquisition.player import Player
 
-    marker_map = parse_marker_map(args.marker_map)
+    marker_map = resolve_marker_map(args.marker_map)
     configure_lsl(args.lsl_mode)
     player = Player(
         args.file,
@@ -80,6 +71,7 @@ def run_replay(args) -> int:
         marker_map=marker_map,
         consumer_timeout=args.timeout,
         verbose="warning",
+        voltage_unit=args.voltage_unit,
     )
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())

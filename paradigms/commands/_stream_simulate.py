@@ -6,6 +6,8 @@ import signal
 import threading
 import time
 
+from . import _stream_replay
+
 
 def add_parser(stream_subparsers) -> None:
     p = stream_subparsers.add_parser(
@@ -21,6 +23,7 @@ def add_parser(stream_subparsers) -> None:
     )
     p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
+    _stream_replay.add_voltage_unit(p)
     p.add_argument(
         "--duration", type=float, help="seconds to stream (default: until Ctrl-C / SIGTERM)"
     )
@@ -51,6 +54,7 @@ def run_simulate(args) -> int:
         speed=args.speed,
         counter=args.counter,
         timeout=args.timeout,
+        voltage_unit=args.voltage_unit,
     )
     configure_lsl(args.lsl_mode)
     stop = threading.Event()

@@ -44,6 +44,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
+    p.add_argument(
+        "--marker-map",
+        help="rename the recorded markers (e.g. T0/T1/T2 to universum/rest, cue/left, "
+        f"cue/right): {_stream_replay.MARKER_MAP_HELP}",
+    )
     p.add_argument("--folder", required=True, help="folder of the recording")
     p.add_argument("--subject", default="01")
     p.add_argument("--session", default="01")
@@ -81,7 +86,7 @@ def run_list(args) -> int:
 
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import MarkerReceiver
+    from acquisition.markers import MarkerReceiver, resolve_marker_map
     from acquisition.receiver import StreamReceiver
     from acquisition.recorder import Recorder
 
@@ -89,6 +94,9 @@ def run_record(args) -> int:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"--duration must be positive, got {args.duration}.")
+    marker_map = resolve_marker_map(args.marker_map)
+    if marker_map and args.markers is None and args.marker_source_id is None:
+        raise ValueError("--marker-map needs a marker stream (--markers or --marker-source-id).")
     configure_lsl(args.lsl_mode)
     receiver = StreamReceiver(
         args.stream, source_id=args.source_id, stype=args.stype, timeout=args.timeout
@@ -96,7 +104,10 @@ def run_record(args) -> int:
     markers = None
     if args.markers is not None or args.marker_source_id is not None:
         markers = MarkerReceiver(
-            args.markers, source_id=args.marker_source_id, timeout=args.timeout
+            args.markers,
+            source_id=args.marker_source_id,
+            timeout=args.timeout,
+            marker_map=marker_map,
         )
     recorder = Recorder(
         receiver,

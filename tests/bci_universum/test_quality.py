@@ -152,7 +152,7 @@ def test_bad_thresholds():
 def test_real_recording_unconnected_electrodes(data_dir):
     """The OpenBCI runs of bci4als/assaf leave electrodes 14-16 unconnected; MNE's own
     amplitude annotator finds the same flat channels."""
-    from acquisition.readers import read_recording
+    from bci_universum.datasets import read_recording
 
     raw = read_recording(data_dir / "bci4als/assaf/Test1/EEG.xdf", verbose="error")
     raw.crop(60, 70)
