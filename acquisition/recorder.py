@@ -287,8 +287,13 @@ class Recorder:
         self._early_markers = 0
         return kept
 
-    def stop(self) -> Path:
+    def stop(self, interrupted: bool = False) -> Path:
         """Stop recording, write the FIF and its sidecar, remove the partial folder.
+
+        Parameters
+        ----------
+        interrupted : bool
+            The run was cut short (Ctrl-C, SIGTERM, the quit key); the sidecar says so.
 
         Returns
         -------
@@ -309,7 +314,7 @@ class Recorder:
             raise RuntimeError(
                 f"Writing {self.partial} failed: {self._error}; run recover() on it."
             ) from self._error
-        return finalize(self.partial, recovered=False)
+        return finalize(self.partial, recovered=False, interrupted=interrupted)
 
     def _stop_owned(self) -> None:
         while self._owned:
@@ -374,7 +379,7 @@ def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
     return onsets
 
 
-def finalize(partial, recovered: bool = True) -> Path:
+def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:
     """Turn a partial recording folder into ``<name>_raw.fif`` and its JSON sidecar.
 
     Parameters
@@ -383,6 +388,8 @@ def finalize(partial, recovered: bool = True) -> Path:
         The ``*_raw.fif.partial`` folder.
     recovered : bool
         Whether this follows a crash (noted in the sidecar).
+    interrupted : bool
+        Whether the run was cut short by the operator (noted in the sidecar).
 
     Returns
     -------
@@ -475,6 +482,7 @@ def finalize(partial, recovered: bool = True) -> Path:
         "stream_events": events,
         "annotations_outside_data": outside,
         "recovered": bool(recovered),
+        "interrupted": bool(interrupted),
     }
     _sidecar_path(fname).write_text(json.dumps(sidecar, indent=1))
     for path in partial.iterdir():
