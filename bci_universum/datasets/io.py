@@ -33,6 +33,8 @@ from pathlib import Path
 import mne
 import numpy as np
 
+from .units import UNIT_SCALES, VOLTAGE_TYPES, resolve_unit
+
 __all__ = [
     "UNIT_SCALES",
     "VOLTAGE_TYPES",
@@ -43,27 +45,6 @@ __all__ = [
 ]
 
 XDF_SUFFIXES = (".xdf", ".xdfz", ".xdf.gz")
-
-#: Units a channel may declare (XDF meta-data, LSL stream descriptions), with the factor that
-#: turns a value into SI units.
-UNIT_SCALES = {
-    "v": 1.0,
-    "volt": 1.0,
-    "volts": 1.0,
-    "mv": 1e-3,
-    "millivolt": 1e-3,
-    "millivolts": 1e-3,
-    "uv": 1e-6,
-    "µv": 1e-6,
-    "μv": 1e-6,
-    "microvolt": 1e-6,
-    "microvolts": 1e-6,
-    "nv": 1e-9,
-    "nanovolts": 1e-9,
-}
-
-#: MNE channel types whose data are voltages.
-VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
 
 
 def read_recording(
@@ -247,9 +228,6 @@ def _check_bci2000_header(path: Path) -> None:
         )
 
 
-_BCI2000_UNITS = {"": 1e-6, "uv": 1e-6, "muv": 1e-6, "µv": 1e-6, "mv": 1e-3, "v": 1.0, "nv": 1e-9}
-
-
 def _bci2000_parameters(path: Path, names: Sequence[str]) -> dict[str, list[str]]:
     """List values of the named parameters from a BCI2000 header (``Name= n v1 ... vn``)."""
     from urllib.parse import unquote
@@ -289,11 +267,13 @@ def _bci2000_annotate(raw: mne.io.BaseRaw, path: Path, verbose) -> None:
     if len(gains) == n:
         scales = []
         for value in gains:
-            match = re.fullmatch(r"([-+0-9.eE]+)\s*([a-zA-Zµ]*)", value)
-            unit = match.group(2).lower() if match else None
-            if match is None or unit not in _BCI2000_UNITS:
+            match = re.fullmatch(r"([-+0-9.eE]+)\s*([a-zA-Zµμ]*)", value)
+            # BCI2000 gains are µV per A/D unit unless they say otherwise ("muV" is its µV)
+            text = re.sub(r"^mu", "µ", match.group(2)) if match else ""
+            unit = resolve_unit(text or "uV", "eeg")
+            if match is None or not unit.known:
                 raise ValueError(f"{path}: cannot read the SourceChGain value {value!r}.")
-            scales.append(float(match.group(1)) * _BCI2000_UNITS[unit])
+            scales.append(float(match.group(1)) * unit.scale)
         offset = (
             np.array([float(re.match(r"[-+0-9.eE]+", o).group(0)) for o in offsets])
             if len(offsets) == n
@@ -444,13 +424,19 @@ def _xdf_channels(info: dict, n_channels: int) -> tuple[list[str], list[str], np
         label = _field(ch, "label") or str(k)
         kind = _field(ch, "type").lower() or default_type
         kind = kind if kind in known else "misc"
-        unit = _field(ch, "unit").strip().lower()
-        if unit in UNIT_SCALES:
-            scale = UNIT_SCALES[unit]
-        elif kind in VOLTAGE_TYPES:
-            scale = 1e-6  # the XDF meta-data convention for EEG is microvolts
+        unit = resolve_unit(_field(ch, "unit"), kind)
+        if unit.known and unit.name != "n/a":
+            scale = unit.scale
         else:
-            scale = 1.0
+            # the XDF meta-data convention for EEG is microvolts
+            scale = 1e-6 if kind in VOLTAGE_TYPES else 1.0
+            if not unit.known:
+                warnings.warn(
+                    f"Channel {label!r} of XDF stream {_field(info, 'name')!r} declares the "
+                    f"unknown unit {unit.declared!r}; read with a factor of {scale:g}.",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
         names.append(label)
         types.append(kind)
         scales.append(scale)

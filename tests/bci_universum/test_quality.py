@@ -166,3 +166,16 @@ def test_real_recording_unconnected_electrodes(data_dir):
     # the connected channels carry signal: none is flat, clipped or non-finite
     for name in raw.ch_names[:13]:
         assert not {"flat", "clipped", "nonfinite"} & set(report.bad_channels.get(name, []))
+
+
+def test_variance_needs_both_the_z_score_and_the_ratio():
+    """On identical channels the MAD is tiny: a 1.5× channel has a huge z but is in range;
+    a 4× channel is out of range."""
+    rng = np.random.default_rng(7)
+    data = 10 * UV * rng.standard_normal((10, 2500))
+    data[3] *= 1.5
+    data[6] *= 4.0
+    report = assess_quality(data, SFREQ)
+    assert report.metrics["variance_z"][3] > 5
+    assert list(report.bad_channels) == ["6"]
+    assert report.bad_channels["6"] == ["variance"]
