@@ -33,7 +33,14 @@ from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
 from ._box_qp import BoxQPResult, check_box_qp
-from .kernels import KERNEL_CODES, check_kernel, kernel_matrix, kernel_row, squared_norms
+from .kernels import (
+    KERNEL_CODES,
+    check_kernel,
+    kernel_matrix,
+    kernel_row,
+    row_dot,
+    squared_norms,
+)
 
 _TAU = 1e-12
 _PRECOMPUTED = KERNEL_CODES["precomputed"]
@@ -165,14 +172,29 @@ def _smo_core(
     n_points = diag.shape[0]
     F = np.zeros(n_points)
     Fbar = np.zeros(n_points)
-    for j in range(n):
-        if alpha[j] > 0.0:
-            row = _get_row(index[j], True, kc)
-            c = y[j] * alpha[j]
-            cbar = y[j] * upper[j] if alpha[j] >= upper[j] else 0.0
-            for a in range(n_points):
-                F[a] += c * row[a]
-                Fbar[a] += cbar * row[a]
+    if kcode == 0:
+        # linear warm start: F = X w, without a row per non-zero variable
+        w = np.zeros(X.shape[1])
+        w_bar = np.zeros(X.shape[1])
+        for j in range(n):
+            if alpha[j] > 0.0:
+                at_up = alpha[j] >= upper[j]
+                for f in range(X.shape[1]):
+                    w[f] += y[j] * alpha[j] * X[index[j], f]
+                    if at_up:
+                        w_bar[f] += y[j] * upper[j] * X[index[j], f]
+        for a in range(n_points):
+            F[a] = row_dot(X[a], w)
+            Fbar[a] = row_dot(X[a], w_bar)
+    else:
+        for j in range(n):
+            if alpha[j] > 0.0:
+                row = _get_row(index[j], True, kc)
+                c = y[j] * alpha[j]
+                cbar = y[j] * upper[j] if alpha[j] >= upper[j] else 0.0
+                for a in range(n_points):
+                    F[a] += c * row[a]
+                    Fbar[a] += cbar * row[a]
     # working copies, permuted as variables are set aside
     v = (y.copy(), p.copy(), upper.copy(), index.copy(), alpha.copy(), np.arange(n))
     y, p, upper, index, alpha_w, perm = v
