@@ -68,6 +68,47 @@ def test_causal_filter_equals_scipy(band):
     np.testing.assert_allclose(causal_filter(data, sos), ref, rtol=1e-12, atol=1e-14)
 
 
+def _butterworth_gain(freqs, band, order, sfreq=SFREQ):
+    """Closed-form gain of the bilinear-transform Butterworth filter (pre-warped edges)."""
+
+    def warp(f):
+        return 2 * sfreq * np.tan(np.pi * np.asarray(f, dtype=float) / sfreq)
+
+    omega = warp(freqs)
+    low, high = band
+    if low is None:
+        ratio = omega / warp(high)
+    elif high is None:
+        ratio = warp(low) / omega
+    else:
+        w_low, w_high = warp(low), warp(high)
+        ratio = (omega**2 - w_low * w_high) / (omega * (w_high - w_low))
+    return 1.0 / np.sqrt(1.0 + ratio ** (2 * order))
+
+
+@pytest.mark.parametrize("order", [2, 4])
+@pytest.mark.parametrize("band", [(8, 30), (None, 30), (1, None)])
+def test_bandpass_gain_in_and_out_of_the_pass_band(band, order):
+    """The designed filter has the Butterworth gain: 1 inside the band, 1/√2 at its edges,
+    falling off outside; measured on sines through the causal filter as well."""
+    sos = design_bandpass(SFREQ, band, order=order)
+    freqs = np.linspace(0.5, 124.5, 249)
+    _, h = signal.sosfreqz(sos, worN=freqs, fs=SFREQ)
+    np.testing.assert_allclose(np.abs(h), _butterworth_gain(freqs, band, order), atol=1e-9)
+    edges = [edge for edge in band if edge is not None]
+    _, h_edges = signal.sosfreqz(sos, worN=edges, fs=SFREQ)
+    np.testing.assert_allclose(np.abs(h_edges), np.sqrt(0.5), atol=1e-9)
+
+    t = np.arange(int(20 * SFREQ)) / SFREQ
+    probes = np.array([2.0, 5.0, 15.0, 45.0, 80.0])  # whole periods in the last 5 s
+    sines = np.sin(2 * np.pi * probes[None, :] * t[:, None])
+    steady = causal_filter(sines, sos)[-int(5 * SFREQ) :]
+    measured = np.sqrt(2) * steady.std(axis=0)
+    np.testing.assert_allclose(measured, _butterworth_gain(probes, band, order), atol=1e-6)
+    if band == (8, 30):
+        assert measured[2] > 0.99 and measured[[0, 4]].max() < 0.05
+
+
 def test_filter_state_is_kept_between_chunks(pipeline):
     sos = design_bandpass(SFREQ, (8, 30))
     data = _stream(1000)
@@ -283,3 +324,20 @@ def test_withheld_multiclass_decision():
     assert bad and all(d.values.shape == (3,) and np.isnan(d.values).all() for d in bad)
     assert all(d.label is None for d in bad)
     assert all(d.label in (0, 1, 2) for d in out if d.valid)
+
+
+def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
+    from bci_universum.online import CausalFilter, design_notch
+
+    sfreq = 250.0
+    sos = np.vstack([design_bandpass(sfreq, (1.0, 40.0)), design_notch(sfreq, 50.0)])
+    rng = np.random.default_rng(0)
+    t = np.arange(5000) / sfreq
+    x = rng.standard_normal((t.size, 3)) + 10 * np.sin(2 * np.pi * 50 * t)[:, None]
+    filt = CausalFilter(sos, 3)
+    chunks = [filt.push(c)[0] for c in np.array_split(x, [7, 8, 300, 1234])]
+    np.testing.assert_allclose(np.vstack(chunks), signal.sosfilt(sos, x, axis=0), atol=1e-10)
+    mains = signal.sosfilt(design_notch(sfreq, 50.0), np.sin(2 * np.pi * 50 * t))
+    assert np.abs(mains[-500:]).max() < 0.03  # > 30 dB down at steady state
+    with pytest.raises(ValueError, match="notch frequency 200"):
+        design_notch(sfreq, 200.0)

@@ -26,3 +26,23 @@ def test_split_universum_keeps_order_and_rejects_length_mismatch():
     assert X_u[:, 0].tolist() == [2, 6]
     with pytest.raises(ValueError, match="inconsistent numbers of trials"):
         split_universum(X, y[:3])
+
+
+def test_float_labels_mark_the_universum_as_integer_labels_do():
+    """Labels read from files or MNE events often arrive as floats: −2.0 is still the universum."""
+    from bci_universum.classifiers import UniversumSVC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 4))
+    y_int = np.array([0, 1, UNIVERSUM] * 10)
+    X[y_int == 1, 0] += 2.0
+    y_float = y_int.astype(np.float64)
+    assert universum_mask(y_float).tolist() == universum_mask(y_int).tolist()
+    assert universum_mask(y_float).sum() == 10
+    for a, b in zip(split_universum(X, y_float), split_universum(X, y_int), strict=True):
+        np.testing.assert_array_equal(a, b)
+
+    clf_float = UniversumSVC(kernel="linear").fit(X, y_float)
+    clf_int = UniversumSVC(kernel="linear").fit(X, y_int)
+    assert clf_float.classes_.tolist() == [0.0, 1.0]
+    np.testing.assert_allclose(clf_float.decision_function(X), clf_int.decision_function(X))

@@ -63,6 +63,25 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
     np.testing.assert_allclose(f, f_ref, atol=1e-5 * np.abs(f_ref).max())
 
 
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel):
+    """Small C (as in a grid search) leaves no free variable: the offset then comes from the
+    bounds of the feasible interval, and must still be libsvm's, sign included."""
+    rng = np.random.default_rng(0)
+    y = np.repeat([-1.0, 1.0], 20)
+    X = rng.normal(size=(40, 3))
+    X[:, 0] += 0.6 * y + 2.0  # off-centre classes: an offset clearly away from 0
+    C = 0.01
+    res = smo_solve(y, -np.ones(40), np.full(40, C), X, kernel=kernel, gamma=0.3, tol=1e-7)
+    assert not ((res.alpha > 0) & (res.alpha < C)).any()
+    svc = SVC(C=C, kernel=kernel, gamma=0.3, tol=1e-7).fit(X, y)
+    assert abs(svc.intercept_[0]) > 1e-3
+    assert res.intercept == pytest.approx(svc.intercept_[0], abs=1e-7)
+    X_test = rng.normal(size=(30, 3))
+    f = kernel_matrix(X_test, X, kernel, gamma=0.3) @ (y * res.alpha) + res.intercept
+    np.testing.assert_allclose(f, svc.decision_function(X_test), atol=1e-7)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_universum_dual_matches_cvxopt_and_kkt_holds(seed):
     points, y, p, upper, index, eps = _problem(seed)

@@ -1,6 +1,6 @@
 """read_recording: MNE formats, XDF (tricky files, real BCI4ALS runs), clear errors."""
 
-import struct
+import warnings
 
 import mne
 import numpy as np
@@ -8,54 +8,12 @@ import pytest
 import pyxdf
 from scipy.io import loadmat
 
-from acquisition.readers import read_recording
+from bci_universum.datasets import epochs_from_raw, read_recording, run_label, subject_label
+
+from .writers import stream_header as _header
+from .writers import write_bci2000, write_xdf
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
-
-
-def write_xdf(path, streams):
-    """Write a small XDF file: ``streams`` is a list of (header dict, stamps, values)."""
-
-    def chunk(tag, content):
-        length = len(content) + 2
-        return bytes([8]) + struct.pack("<Q", length) + struct.pack("<H", tag) + content
-
-    def varlen(n):
-        return bytes([4]) + struct.pack("<I", n)
-
-    out = b"XDF:" + chunk(1, b'<?xml version="1.0"?><info><version>1.0</version></info>')
-    for sid, (header, stamps, values) in enumerate(streams, start=1):
-        xml = "<?xml version='1.0'?><info>" + "".join(f"<{k}>{v}</{k}>" for k, v in header.items())
-        out += chunk(2, struct.pack("<I", sid) + (xml + "</info>").encode())
-        if len(stamps):
-            body = struct.pack("<I", sid) + varlen(len(stamps))
-            for stamp, value in zip(stamps, values, strict=True):
-                body += bytes([8]) + struct.pack("<d", stamp)
-                if header["channel_format"] == "string":
-                    for text in value:
-                        body += varlen(len(text.encode())) + text.encode()
-                else:
-                    body += np.asarray(value, dtype="<f4").tobytes()
-            out += chunk(3, body)
-        footer = (
-            f"<?xml version='1.0'?><info><first_timestamp>{stamps[0] if len(stamps) else 0}"
-            f"</first_timestamp><last_timestamp>{stamps[-1] if len(stamps) else 0}"
-            f"</last_timestamp><sample_count>{len(stamps)}</sample_count></info>"
-        )
-        out += chunk(6, struct.pack("<I", sid) + footer.encode())
-    path.write_bytes(out)
-    return path
-
-
-def _header(name, stype, n_ch, srate, fmt):
-    return {
-        "name": name,
-        "type": stype,
-        "channel_count": n_ch,
-        "nominal_srate": srate,
-        "channel_format": fmt,
-        "source_id": name,
-    }
 
 
 def test_fif_round_trip(tmp_path):
@@ -185,11 +143,11 @@ def test_unknown_and_corrupt_formats(tmp_path):
         read_recording(unknown)
     bad_edf = tmp_path / "broken.edf"
     bad_edf.write_bytes(b"not an edf file at all")
-    with pytest.raises(ValueError, match=r"broken\.edf.*mne\.io\.read_raw"):
+    with pytest.raises(ValueError, match=r"broken\.edf .*truncated or corrupt.*Bad EDF"):
         read_recording(bad_edf)
     bad_xdf = tmp_path / "broken.xdf"
     bad_xdf.write_bytes(b"nonsense")
-    with pytest.raises(ValueError, match=r"broken\.xdf as XDF"):
+    with pytest.raises(ValueError, match=r"broken\.xdf .*truncated or corrupt"):
         read_recording(bad_xdf)
     with pytest.raises(ValueError, match="select streams of an XDF"):
         read_recording(bad_edf, stream="EEG")
@@ -235,3 +193,123 @@ def test_written_xdf_units_and_labels(tmp_path):
 @pytest.fixture
 def xdf_dir(data_dir):
     return data_dir / "xdf"
+
+
+def _bci2000_counts(n=400, n_ch=3):
+    counts = np.random.default_rng(1).integers(-2000, 2000, size=(n, n_ch))
+    code = np.zeros(n, dtype=int)
+    code[50:90], code[200:240], code[300:340] = 1, 2, 1
+    return counts, code
+
+
+def test_bci2000_dat_names_microvolts_and_stimulus_codes(tmp_path):
+    counts, code = _bci2000_counts()
+    fname = write_bci2000(
+        tmp_path / "S01R01.dat", counts, code, 100, ["C3", "Cz", "C4"],
+        gains=["0.1muV", "0.1muV", "0.2muV"], offsets=[0, 10, 0],
+    )  # fmt: skip
+    raw = read_recording(fname)
+    assert raw.ch_names == ["C3", "Cz", "C4", "STI 014"] and raw.info["sfreq"] == 100
+    expected = (counts - [0, 10, 0]) * [0.1, 0.1, 0.2] * 1e-6
+    np.testing.assert_allclose(raw.get_data(picks="eeg").T, expected, rtol=1e-12, atol=0)
+    ann = raw.annotations
+    assert list(ann.description) == ["StimulusCode/1", "StimulusCode/2", "StimulusCode/1"]
+    np.testing.assert_allclose(ann.onset, [0.5, 2.0, 3.0])
+    np.testing.assert_allclose(ann.duration, [0.4, 0.4, 0.4])
+    # the codes are trial markers like any other: epoching finds them
+    X, y, _ = epochs_from_raw(
+        raw, {"StimulusCode/1": "left", "StimulusCode/2": "right"}, None, tmin=0.0, tmax=0.3
+    )
+    assert list(y) == ["left", "right", "left"] and X.shape == (3, 3, 31)
+    np.testing.assert_allclose(X[1].T, expected[200:231])
+
+
+def test_bci2000_without_gains_warns_and_bad_gain_is_named(tmp_path):
+    counts, code = _bci2000_counts()
+    fname = write_bci2000(tmp_path / "raw_units.dat", counts, code, 100, ["a", "b", "c"])
+    with pytest.warns(RuntimeWarning, match=r"raw_units\.dat: no SourceChGain"):
+        raw = read_recording(fname)
+    np.testing.assert_array_equal(raw.get_data(picks="eeg").T, counts)
+    bad = write_bci2000(
+        tmp_path / "bad_gain.dat", counts, code, 100, ["a", "b", "c"], gains=["1", "x", "1"]
+    )
+    with pytest.raises(ValueError, match=r"bad_gain\.dat.*SourceChGain value 'x'"):
+        read_recording(bad)
+    whole = write_bci2000(
+        tmp_path / "whole.dat", counts, code, 100, ["a", "b", "c"], gains=[1, 1, 1]
+    )
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(whole.read_bytes()[:-5])  # 3 int16 + 2 state bytes per sample
+    with pytest.warns(RuntimeWarning, match=r"cut\.dat is truncated .*3 of 8 bytes.*399 samples"):
+        assert read_recording(cut).n_times == 399
+
+
+def _fif_and_edf(tmp_path, seconds=30):
+    info = mne.create_info(["C3", "C4"], 100.0, "eeg")
+    data = np.random.default_rng(0).standard_normal((2, int(seconds * 100))) * 1e-5
+    raw = mne.io.RawArray(data, info, verbose=False)
+    raw.set_annotations(mne.Annotations([1.0, 5.0], 0.0, ["cue/left", "cue/right"]))
+    fif = tmp_path / "whole_raw.fif"
+    raw.save(fif, verbose=False)
+    edf = tmp_path / "whole.edf"
+    mne.export.export_raw(edf, raw, verbose=False)
+    return fif, edf
+
+
+@pytest.mark.filterwarnings("ignore:Invalid measurement date")
+def test_empty_and_truncated_files_are_named(tmp_path):
+    fif, edf = _fif_and_edf(tmp_path)
+    empty = tmp_path / "empty.fif"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.fif is empty \(0 bytes\)"):
+        read_recording(empty)
+    half = tmp_path / "trunc_half_raw.fif"
+    half.write_bytes(fif.read_bytes()[: fif.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"trunc_half_raw\.fif .*truncated or corrupt"):
+        read_recording(half)
+    cut = tmp_path / "cut.edf"
+    cut.write_bytes(edf.read_bytes()[: edf.stat().st_size // 2])
+    with pytest.warns(RuntimeWarning, match=r"cut\.edf is truncated \(\d+ of the 30 data"):
+        raw = read_recording(cut)
+    assert 0 < raw.n_times < 3000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert read_recording(edf).n_times == 3000  # the whole file: no warning
+
+
+def test_xdf_without_footer_is_reported_truncated(tmp_path):
+    header = _header("amp", "EEG", 1, 50, "float32")
+    stamps = 10 + np.arange(40) / 50
+    streams = [(header, stamps, np.ones((40, 1)))]
+    closed = write_xdf(tmp_path / "closed.xdf", streams)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        read_recording(closed)
+    unclosed = write_xdf(tmp_path / "unclosed.xdf", streams, footer=False)
+    with pytest.warns(RuntimeWarning, match=r"unclosed\.xdf is truncated .*'amp'.*40 samples"):
+        read_recording(unclosed)
+
+
+@pytest.mark.data
+@pytest.mark.filterwarnings("ignore:Segments and clock-segments differ")
+def test_half_written_bci4als_xdf_is_reported_truncated(data_dir, tmp_path):
+    whole = (data_dir / "bci4als/assaf/Test1/EEG.xdf").read_bytes()
+    half = tmp_path / "EEG.xdf"
+    half.write_bytes(whole[: len(whole) // 2])
+    with pytest.warns(RuntimeWarning, match=r"EEG\.xdf is truncated .*'obci_eeg1'") as record:
+        raw = read_recording(half)
+    n = raw.n_times
+    assert 0 < n < 15830 and f"read {n} samples" in str(record[0].message)
+
+
+def test_run_and_subject_labels_come_from_the_files(tmp_path):
+    bids = tmp_path / "sub-07_ses-01_task-imagery_run-03_raw.fif"
+    assert (run_label(bids), subject_label(bids)) == ("03", "07")
+    bci4als = [tmp_path / "assaf" / f"Test{k}" / "EEG.xdf" for k in (1, 2, 10)]
+    assert [run_label(f, bci4als) for f in bci4als] == ["Test1", "Test2", "Test10"]
+    assert {subject_label(f, bci4als) for f in bci4als} == {"assaf"}
+    plain = [tmp_path / "S001" / f"S001R{r:02d}.edf" for r in (4, 8, 12)]
+    assert [run_label(f, plain) for f in plain] == ["S001R04", "S001R08", "S001R12"]
+    assert {subject_label(f, plain) for f in plain} == {"S001"}
+    assert (run_label(plain[0]), subject_label(plain[0])) == ("S001R04", "S001R04")
+    assert run_label(tmp_path / "x" / "rec.xdf.gz") == "rec"
