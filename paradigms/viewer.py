@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from acquisition import StreamReceiver, list_streams
-from acquisition.streams import si_scalings
+from acquisition.streams import COUNTER_TYPE, describe_channels, si_scalings
 from bci_universum.online import CausalFilter, design_bandpass, design_notch
 from bci_universum.quality import QualityReport, QualityThresholds, assess_quality, spectrum
 
@@ -72,6 +72,11 @@ def wait_for_samples(receiver: StreamReceiver, n: int, timeout: float) -> None:
         time.sleep(0.02)
 
 
+def quality_picks(info) -> np.ndarray:
+    """Indices of the channels whose signal quality means something (not sample counters)."""
+    return np.array([k for k, ch in enumerate(describe_channels(info)) if ch.type != COUNTER_TYPE])
+
+
 def stream_quality(
     receiver: StreamReceiver,
     seconds: float = 5.0,
@@ -105,10 +110,11 @@ def stream_quality(
     )
     data, _ = receiver.get_window(seconds)
     scales = si_scalings(receiver.info)[:, np.newaxis]
+    picks = quality_picks(receiver.info)
     return assess_quality(
-        data * scales,
+        (data * scales)[picks],
         receiver.sfreq_,
-        receiver.ch_names_,
+        [receiver.ch_names_[k] for k in picks],
         events=receiver.events[events_before:],
         thresholds=thresholds,
     )
@@ -173,6 +179,7 @@ class Scope:
         self.quality_seconds = min(float(quality_seconds), window)
         self.n_window = max(round(window * self.sfreq), 2)
         self._to_uv = si_scalings(receiver.info) * 1e6
+        self._picks = quality_picks(receiver.info)
         self._sections = {
             "band-pass": None if band is None else design_bandpass(self.sfreq, band),
             "notch": None if notch is None else design_notch(self.sfreq, notch),
@@ -311,16 +318,17 @@ class Scope:
         self.scales[k] = float(microvolts)
 
     def assess(self) -> QualityReport | None:
-        """The quality verdict over the last ``quality_seconds`` of unfiltered data."""
+        """The quality verdict over the last ``quality_seconds`` of unfiltered data (sample
+        counters left out)."""
         n = min(self.n_samples, round(self.quality_seconds * self.sfreq))
         if n < self.sfreq:
             return None
         first = self.n_samples - n
         events = [{"kind": "gap", "n_samples": lost} for at, lost in self._dropped if at >= first]
         self.report = assess_quality(
-            self.raw[:, -n:] * 1e-6,
+            self.raw[self._picks, -n:] * 1e-6,
             self.sfreq,
-            self.ch_names,
+            [self.ch_names[k] for k in self._picks],
             events=events,
             thresholds=self.thresholds,
         )
