@@ -19,6 +19,8 @@ from .session_helpers import fast_config
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
+        (["online", "session.toml", "model.joblib"], r"session.toml is a session file, not a"),
+        (["calibrate", "model.joblib"], "model.joblib looks like a model file"),
     ],
 )
 def test_bad_settings_are_refused(argv, message, capsys):
