@@ -132,7 +132,8 @@ class Scope:
     band : (float, float) or None
         Band-pass of the filter toggle (Hz); None: no band-pass.
     notch : float or None
-        Mains frequency of the notch toggle (Hz); None: no notch.
+        Mains frequency of the notch toggle (Hz); None, or a frequency above the Nyquist
+        frequency: no notch.
     filtered : bool
         Whether the filters are on at start.
     thresholds : QualityThresholds or None
@@ -140,7 +141,7 @@ class Scope:
     quality_seconds : float
         Seconds of data each quality verdict covers (re-assessed every second).
     refresh : float
-        Seconds between redraws when :meth:`start` runs the scope's timer.
+        Seconds between redraws once :meth:`show` started the scope's timer.
     size : (int, int)
         Window size in pixels.
 
@@ -180,6 +181,9 @@ class Scope:
         self.n_window = max(round(window * self.sfreq), 2)
         self._to_uv = si_scalings(receiver.info) * 1e6
         self._picks = quality_picks(receiver.info)
+        if notch is not None and notch >= self.sfreq / 2:
+            logger.info("No %g Hz notch on a stream sampled at %g Hz.", notch, self.sfreq)
+            notch = None
         self._sections = {
             "band-pass": None if band is None else design_bandpass(self.sfreq, band),
             "notch": None if notch is None else design_notch(self.sfreq, notch),
