@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import signal
 import time
 
 import numpy as np
@@ -253,6 +254,7 @@ class Scope:
         self._timer = QtCore.QTimer(self.widget)
         self._timer.setInterval(max(1, round(refresh * 1000)))
         self._timer.timeout.connect(self.update)
+        self._running = self._closed = False
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -404,14 +406,37 @@ class Scope:
         self._timer.start()
         return self
 
-    def exec(self, duration: float | None = None, screenshot=None) -> None:
+    def exec(self, duration: float | None = None, screenshot=None, ready=None) -> bool:
         """Run the Qt event loop until the window closes, or for ``duration`` seconds (then
-        saving the window as the PNG ``screenshot`` when given)."""
+        saving the window as the PNG ``screenshot`` when given); ``ready()`` is called once
+        the loop runs.
+
+        Ctrl-C and SIGTERM close the window too (Qt's loop would otherwise swallow the
+        interrupt); returns True when one of them did.
+        """
         from pyqtgraph.Qt import QtCore
+
+        interrupted = []
+
+        def stop(signum, frame):
+            interrupted.append(signum)
+            self.close()
 
         if duration is not None:
             QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
-        self._app.exec()
+        if ready is not None:
+            QtCore.QTimer.singleShot(0, ready)
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self._running = True
+        try:
+            self._app.exec()
+        finally:
+            self._running = False
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.close()
+            self._dispose()
+        return bool(interrupted)
 
     def grab(self, fname) -> None:
         """Save the window as a PNG."""
@@ -421,14 +446,22 @@ class Scope:
     def close(self, screenshot=None) -> None:
         """Stop redrawing, stop receiving chunks, close the window (saving it first as the PNG
         ``screenshot`` when given)."""
+        if self._closed:
+            return
+        self._closed = True
         self._timer.stop()
         if screenshot is not None:
             self.update()
             self.grab(screenshot)
         self.receiver.unsubscribe(self._queue)
         self.widget.close()
-        # delete the Qt objects while the application lives: left to the interpreter's exit,
-        # PySide6 may free them in the wrong order and abort
+        if self._running:
+            self._app.quit()  # exec() deletes the window once the loop is over
+        else:
+            self._dispose()
+
+    def _dispose(self) -> None:
+        # delete the Qt objects while the application lives and no event is being handled:
+        # left to the interpreter's exit, PySide may free them in the wrong order and abort
         self.widget.deleteLater()
         self._app.processEvents()
-        self._app.quit()

@@ -1,5 +1,9 @@
 """The scope offscreen on a real loopback stream: what it draws, filters and marks."""
 
+import os
+import signal as signals
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from uuid import uuid4
@@ -181,3 +185,28 @@ def test_quality_leaves_sample_counters_out():
         with feeding(outlet, lambda k: counter_chunk(25 * k, 25, 3).astype(np.float32)):
             report = stream_quality(receiver, seconds=1.0)
     assert report.ch_names == ["EEG00", "EEG01", "EEG02"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signals.SIGINT, signals.SIGTERM])
+def test_view_closes_on_a_signal_with_130(stream, signum):
+    outlet, receiver = stream
+    argv = [sys.executable, "-m", "paradigms", "view", receiver.info.name()]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    with feeding(outlet):
+        proc = subprocess.Popen(
+            [*argv, "--lsl-mode", "loopback"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proc.stdout.readline().startswith("Viewing LSL stream")
+            proc.send_signal(signum)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err
