@@ -247,3 +247,41 @@ def test_documentation_builds_without_warnings(tmp_path):
     cli = (out / "cli.html").read_text()
     for command in build_parser()._subparsers._group_actions[0].choices:
         assert command in cli
+
+
+# --- Commands that run as printed -----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.lsl
+def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
+    """The session block of sessions.rst, line by line, with fewer trials and own stream names.
+
+    The appended options only shorten the run (trials, speed) and keep its LSL streams apart
+    from others on the machine; every option of the printed lines is used as printed.
+    """
+    import uuid
+
+    from paradigms.cli import main
+
+    block = next(b for b in rst_blocks(DOCS / "user_guide" / "sessions.rst", "bash"))
+    commands = shell_commands(block)
+    assert [c.split()[1] for c in commands] == ["calibrate", "record-universum", "train", "online"]
+    tag = uuid.uuid4().hex[:8]
+    shorter = [
+        *("--set", "paradigm.trials_per_class=5", "--set", "paradigm.universum_trials=5"),
+        *("--set", "online.trials_per_class=2", "--set", f"stream.name='docs-eeg-{tag}'"),
+        *("--set", f"stream.markers='docs-markers-{tag}'", "--speed", "20"),
+        *("--sim-channels", "8"),
+    ]
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        extra = ["--folds", "3"] if argv[0] == "train" else shorter
+        assert main(argv + extra) == 0, command
+    out = capsys.readouterr().out
+    assert "hit rate:" in out
+    folder = tmp_path / "build-session" / "sub-01_ses-01"
+    tasks = sorted(p.name.split("_task-")[1].split("_")[0] for p in folder.glob("*_raw.fif"))
+    assert tasks == ["calibration", "online", "universum"]
+    assert (tmp_path / "build-session" / "model.joblib").is_file()

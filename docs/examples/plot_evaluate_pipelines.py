@@ -5,7 +5,7 @@ Evaluating pipelines, with and without a universum
 The evaluation engine (:func:`bci_universum.evaluation.evaluate`) crosses pipelines from the
 registry (:mod:`bci_universum.pipelines`), universa and a protocol on every data set, with paired
 splits: every pipeline and universum is scored on the same labelled folds.
-:func:`bci_universum.evaluation_report.write_report` turns the rows into a CSV, thesis-style
+:func:`bci_universum.evaluation.write_report` turns the rows into a CSV, thesis-style
 Markdown tables with paired tests, and plots. ``bci-universum evaluate CONFIG.toml`` runs the
 same engine from a TOML file.
 
@@ -22,8 +22,7 @@ import tempfile
 import matplotlib.pyplot as plt
 
 from bci_universum.datasets import epochset_from_raw
-from bci_universum.evaluation import WithinSession, evaluate
-from bci_universum.evaluation_report import write_report
+from bci_universum.evaluation import WithinSession, evaluate, write_report
 from bci_universum.pipelines import pipeline_factory
 from bci_universum.simulation.eeg import simulate_raw
 
