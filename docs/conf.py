@@ -5,6 +5,7 @@ Build with ``python -m sphinx -W -b html docs docs/_build/html`` from the root o
 """
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -43,6 +44,8 @@ suppress_warnings = ["ref.python"]
 
 # API reference: one page per public module, members documented from their numpydoc docstrings.
 autosummary_generate = True
+# Pages of modules that were renamed or removed would stay behind and fail to import.
+shutil.rmtree(Path(__file__).parent / "generated", ignore_errors=True)
 autosummary_imported_members = False
 autodoc_default_options = {"inherited-members": False}
 autodoc_typehints = "none"

@@ -285,3 +285,20 @@ def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     tasks = sorted(p.name.split("_task-")[1].split("_")[0] for p in folder.glob("*_raw.fif"))
     assert tasks == ["calibration", "online", "universum"]
     assert (tmp_path / "build-session" / "model.joblib").is_file()
+
+
+def test_every_dependency_is_justified():
+    """docs/dependencies.rst names every dependency and extra of pyproject.toml."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    requirements = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        requirements += extra
+    page = (DOCS / "dependencies.rst").read_text()
+    for requirement in requirements:
+        name = re.match(r"[A-Za-z0-9_.\-]+(\[[a-z,]+\])?", requirement).group(0)
+        assert name in page, f"{name} ({requirement}) is not justified in docs/dependencies.rst"
