@@ -134,7 +134,13 @@ def simulated():
 
     raw = simulate_raw(10, n_channels=8, universum_tasks=("rest",), seed=0, verbose="error")
     epoch_set = epochset_from_raw(
-        raw, ["cue/left", "cue/right"], "universum/", tmin=0.5, tmax=2.5, verbose="error"
+        raw,
+        ["cue/left", "cue/right"],
+        "universum/",
+        tmin=0.5,
+        tmax=2.5,
+        band=(7.0, 30.0),
+        verbose="error",
     )
     X = epoch_set.X
     y = np.where(epoch_set.y == "universum", UNIVERSUM, (epoch_set.y == "right").astype(int))

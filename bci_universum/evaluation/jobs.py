@@ -8,6 +8,7 @@ job, so an interrupted evaluation resumes where it stopped.
 
 Universa (:data:`UNIVERSA`; applied inside each job from its training trials only)
 ------------------------------------------------------------------------------------
+================  ==============================================================================
 ``none``           recorded universum trials are dropped
 ``U_C3``           the recorded universum trials (rest, baseline, other task) of the training pool
 ``centred``        ``U_C3`` centred on the midpoint of the class means, on the features of the
@@ -15,7 +16,9 @@ Universa (:data:`UNIVERSA`; applied inside each job from its training trials onl
 ``U_mean``         mean of one random training trial per class (:class:`~.universa.MeanUniversum`)
 ``U_nm``           training epochs with motor-dominated ICA components removed
                    (:class:`~.universa.NonMotorUniversum`, needs motor channels in ``ch_names``)
-``centred_U_nm``   ``U_nm`` centred like ``centred``
+``centred_U_nm``  ``U_nm`` centred like ``centred``
+================  ==============================================================================
+
 ``U_C3`` and ``centred`` accept a kind, e.g. ``"U_C3:rest"``, to keep only the recorded universum
 trials whose ``universum_kinds`` entry is ``rest``.
 

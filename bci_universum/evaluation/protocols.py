@@ -1,6 +1,6 @@
 """Evaluation protocols: how every data set is cut into training and test splits.
 
-=====================  ======================================================================
+======================  =====================================================================
 :class:`WithinSession`  the thesis' nested CV (``universum-svm.md`` §16.6): per session,
                         ``n_splits`` stratified outer folds, ``n_repeats`` times with other
                         shuffles; inner ``inner_splits``-fold model selection over
@@ -9,7 +9,7 @@
                         the universum may come from the *test* run's unlabelled rest periods
 :class:`LearningCurve`  ``n`` labelled trials per class (nested subsets), all cheap universum
                         trials of the session, repeated random test sets
-=====================  ======================================================================
+======================  =====================================================================
 
 The labelled folds of a split depend only on the seed and the data, never on the pipeline or the
 universum, so scores of different pipelines and universa are paired split by split.

@@ -29,17 +29,19 @@ from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import epochset_from_raw
 from bci_universum.features import CSP, TangentSpace
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
-from bci_universum.online import causal_filter, design_bandpass
 from bci_universum.simulation.eeg import simulate_raw
 
 raw = simulate_raw(
     20, n_universum_per_task=20, universum_tasks=("rest",), n_channels=16, seed=0, verbose="error"
 )
-sfreq = raw.info["sfreq"]
-sos = design_bandpass(sfreq, (8.0, 30.0))
-raw.apply_function(lambda data: causal_filter(data, sos), channel_wise=False)
 epochs = epochset_from_raw(
-    raw, ["cue/left", "cue/right"], "universum/", tmin=0.5, tmax=2.5, verbose="error"
+    raw,
+    ["cue/left", "cue/right"],
+    "universum/",
+    tmin=0.5,
+    tmax=2.5,
+    band=(8.0, 30.0),  # bci_universum.online.filter_raw: the online decoder's filter
+    verbose="error",
 )
 X, y = epochs.X, epochs.y
 labels, counts = np.unique(y, return_counts=True)

@@ -37,6 +37,7 @@ epochs = epochset_from_raw(
     tmax=3.0,
     subject="sim",
     dataset="simulated",
+    band=(7.0, 30.0),  # the pipelines' band: the online decoder's causal filter, then epochs
     verbose="error",
 )
 print(epochs)
