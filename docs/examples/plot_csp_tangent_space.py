@@ -50,8 +50,8 @@ print(X.shape, dict(zip(labels.tolist(), counts.tolist(), strict=True)))
 # %%
 # CSP patterns
 # ------------
-# The patterns show where each CSP component lives on the scalp: the first and last ones
-# weight the motor cortices (C3, C4).
+# The patterns show where each CSP component lives on the scalp; components are ordered by
+# the information they carry about the class, and the first two lie over the motor cortices.
 csp = CSP(n_components=4, cov_est="oas").fit(X, y)
 info = raw.copy().pick(epochs.ch_names).info
 fig, axes = plt.subplots(1, 4, figsize=(9, 2.6), layout="constrained")
@@ -63,11 +63,11 @@ plt.show()
 # %%
 # The features, class by class
 # ----------------------------
-# Log-variance of the first and last CSP component and the first two tangent-space
+# Log-variance of the first two CSP components and the first two tangent-space
 # coordinates; universum (rest) trials are transformed too and lie between the classes.
 ts = TangentSpace().fit(X, y)
 features = {
-    "CSP (first, last component)": csp.transform(X)[:, [0, -1]],
+    "CSP (first two components)": csp.transform(X)[:, :2],
     "tangent space": ts.transform(X)[:, :2],
 }
 fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
