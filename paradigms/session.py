@@ -46,6 +46,7 @@ from acquisition import (
 )
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
+from acquisition.recorder import session_folder as _session_folder
 from acquisition.streams import make_stream_info
 from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder
@@ -93,7 +94,7 @@ class RunInterrupted(KeyboardInterrupt):
 def session_folder(config: SessionConfig) -> Path:
     """``<output>/sub-<subject>_ses-<session>``, where the runs of a session are recorded."""
     s = config.session
-    return Path(s.output) / f"sub-{s.subject}_ses-{s.session}"
+    return _session_folder(s.output, s.subject, s.session)
 
 
 def next_run(folder: Path, subject: str, session: str, task: str) -> int:
