@@ -165,7 +165,6 @@ class Recorder(Worker):
                 raise RecordingExistsError(
                     f"Recording {path} already exists; refusing to overwrite."
                 )
-        self.folder.mkdir(parents=True, exist_ok=True)
         # Positions are taken before subscribing: every event of a chunk the queue gets lies at
         # or after them, and nothing received while the receivers start is skipped.
         live = self.receiver.running
@@ -178,6 +177,7 @@ class Recorder(Worker):
             idle = [r for r in (self.receiver, self.markers) if r is not None and not r.running]
             start_together(idle)
             self._owned = idle
+            self.folder.mkdir(parents=True, exist_ok=True)  # only once the streams are there
             self.partial.mkdir()
             self._write_header()
         except BaseException:

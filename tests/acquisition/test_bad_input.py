@@ -107,6 +107,19 @@ def test_stream_record_refuses_path_components(tmp_path, capsys, flag):
     assert list(tmp_path.rglob("*")) == []
 
 
+@pytest.mark.lsl
+def test_stream_record_without_its_marker_stream_creates_nothing(tmp_path, capsys):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    missing = f"nobody-{info.source_id()}"
+    argv = ["stream", "record", "--source-id", info.source_id(), "--markers", missing]
+    argv += ["--folder", str(tmp_path / "out"), "--timeout", "2", "--lsl-mode", "loopback"]
+    assert main(argv) == 1
+    assert f"No LSL stream name='{missing}' found within 2 s" in capsys.readouterr().err
+    assert list(tmp_path.rglob("*")) == []
+    del outlet
+
+
 @pytest.mark.parametrize("key", ["subject", "session"])
 def test_session_commands_refuse_path_components_before_creating_anything(tmp_path, capsys, key):
     out = tmp_path / "nested" / "out"
