@@ -223,7 +223,9 @@ class Scope:
         self.shown = np.zeros((n_ch, self.n_window))  # µV, as drawn
         self.n_samples = 0
         self.scales = np.full(n_ch, 100.0)
-        self._autoscaled = False
+        self.auto_scale = True
+        self._next_scale = self.sfreq
+        self._baseline: np.ndarray | None = None
         self.report: QualityReport | None = None
         self._next_quality = self._next_spectrum = 0.0
         self._queue = receiver.subscribe()
@@ -278,7 +280,7 @@ class Scope:
                 ("+", lambda: self.zoom(0.5)),
                 ("=", lambda: self.zoom(0.5)),
                 ("-", lambda: self.zoom(2.0)),
-                ("A", self.autoscale),
+                ("A", self._auto),
                 ("Q", self.close),
                 ("Escape", self.close),
             )
@@ -306,13 +308,18 @@ class Scope:
             raise ValueError(f"The scope was started without a {name} filter.")
         self.enabled[name] = bool(on)
         self._make_filter()
-        # the window shown is filtered again from a zero state, and the state carries on
+        # the window shown is filtered again from a zero state, its first sample taken as the
+        # baseline, and the state carries on
+        n = min(self.n_samples, self.n_window)
+        self._baseline = self.raw[:, -n].copy() if n else None
         self.shown = self._filtered(self.raw.T).T
 
     def _filtered(self, chunk: np.ndarray) -> np.ndarray:
         if self._filter is None:
             return chunk.copy()
-        return self._filter.push(chunk)[0]
+        # from the first sample's level, not zero: a DC offset of millivolts (common on
+        # amplifiers) would otherwise start the traces with a long high-pass transient
+        return self._filter.push(chunk - self._baseline)[0]
 
     def drain(self) -> int:
         """Move every chunk received since the last call into the buffers; return the number
@@ -330,6 +337,8 @@ class Scope:
         if not chunks:
             return 0
         new = np.concatenate(chunks) * self._to_uv  # (n, n_ch) µV
+        if self._baseline is None:
+            self._baseline = new[0].copy()
         n = min(len(new), self.n_window)
         filtered = self._filtered(new)[-n:].T
         for buf, block in ((self.raw, new[-n:].T), (self.shown, filtered)):
@@ -339,14 +348,16 @@ class Scope:
         return len(new)
 
     def autoscale(self) -> None:
-        """Each channel's scale: four robust standard deviations of its trace per spacing."""
+        """Each channel's scale: four robust standard deviations of its trace per spacing.
+
+        Done every second of data while :attr:`auto_scale` is on (:meth:`set_scale` and
+        :meth:`zoom` switch it off, the ``a`` key on again)."""
         n = min(self.n_samples, self.n_window)
         if n < 2:
             return
         data = self.shown[:, -n:]
         spread = 1.4826 * np.median(np.abs(data - np.median(data, axis=1, keepdims=True)), axis=1)
         self.scales = np.where(spread > 0, 4 * spread, 1.0)
-        self._autoscaled = True
 
     def set_scale(self, channel: int | str, microvolts: float) -> None:
         """Set one channel's scale (µV per trace spacing), by index or name."""
@@ -354,6 +365,7 @@ class Scope:
         if not microvolts > 0:
             raise ValueError(f"A scale must be positive, got {microvolts!r} µV.")
         self.scales[k] = float(microvolts)
+        self.auto_scale = False
 
     def assess(self) -> QualityReport | None:
         """The quality verdict over the last ``quality_seconds`` of unfiltered data (sample
@@ -379,7 +391,8 @@ class Scope:
         every half second of data and the quality every second of data, or now when ``full``.
         """
         self.drain()
-        if not self._autoscaled and self.n_samples >= self.sfreq:
+        if self.auto_scale and self.n_samples >= self._next_scale:
+            self._next_scale = self.n_samples + self.sfreq
             self.autoscale()
         n = min(self.n_samples, self.n_window)
         x, y = decimate(self._x[-n:], self.shown[:, -n:], self.max_points)
@@ -440,9 +453,14 @@ class Scope:
         if self._sections.get(name) is not None:
             self.set_filter(name, not self.enabled[name])
 
+    def _auto(self) -> None:
+        self.auto_scale = True
+        self.autoscale()
+
     def zoom(self, factor: float) -> None:
         """Multiply every channel's scale by ``factor`` (< 1 magnifies the traces)."""
         self.scales *= factor
+        self.auto_scale = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 

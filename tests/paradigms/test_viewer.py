@@ -11,7 +11,7 @@ from uuid import uuid4
 import numpy as np
 import pylsl
 import pytest
-from scipy import signal
+from scipy import signal, stats
 
 from acquisition import StreamReceiver
 from acquisition.streams import make_stream_info
@@ -82,7 +82,12 @@ def test_scope_draws_the_stream(stream, tmp_path):
             x, y = scope.trace(k)
             assert x[-1] == 0.0 and x[0] == pytest.approx(-999 / SFREQ)
             np.testing.assert_allclose((y - (N_CH - 1 - k)) * scope.scales[k], data[:, k], 1e-5)
+        scope.autoscale()
+        spread = stats.median_abs_deviation(scope.shown, axis=1, scale="normal")
+        np.testing.assert_allclose(scope.scales, np.where(spread > 0, 4 * spread, 1.0), 1e-3)
+        assert scope.auto_scale
         scope.set_scale("E2", 25.0)
+        assert not scope.auto_scale
         scope.update()
         np.testing.assert_allclose(scope.trace("E2")[1] - (N_CH - 3), data[:, 2] / 25.0, 1e-5)
         # what Qt draws: the good channels in one curve, the bad one in the other
@@ -107,9 +112,11 @@ def test_scope_draws_the_stream(stream, tmp_path):
             assert ("⚠ flat" in text) == (k == FLAT), text
             assert label.color.name() == ("#ff5050" if k == FLAT else "#dddddd")
 
-        # the band-pass toggle re-filters the window causally from a zero state
+        # the band-pass toggle re-filters the window causally from a zero state at the level
+        # of its first sample
         scope.set_filter("band-pass", True)
-        expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), data.T.astype(float))
+        x = data.T.astype(float)
+        expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), x - x[:, :1])
         np.testing.assert_allclose(scope.shown, expected, atol=1e-3)
         scope.grab(tmp_path / "scope.png")
         assert (tmp_path / "scope.png").stat().st_size > 1000
@@ -140,7 +147,8 @@ def test_scope_keeps_filter_state_across_chunks(stream):
         _fill(scope, outlet, data)
         notch = signal.tf2sos(*signal.iirnotch(50.0, 30.0, fs=SFREQ))
         sos = np.vstack([design_bandpass(SFREQ, (1.0, 40.0)), notch])
-        expected = signal.sosfilt(sos, data.T.astype(float))
+        x = data.T.astype(float)
+        expected = signal.sosfilt(sos, x - x[:, :1])
         np.testing.assert_allclose(scope.shown[:, -1500:], expected, atol=1e-3)
         with pytest.raises(ValueError, match="Unknown filter 'lowpass'"):
             scope.set_filter("lowpass", True)
