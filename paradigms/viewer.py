@@ -3,9 +3,9 @@
 :class:`Scope` is a pyqtgraph window (``bci-universum view``): scrolling traces of every channel
 (stacked, each with its own scale in µV per trace spacing, bad channels in red), an optional
 causal band-pass and mains notch (:class:`bci_universum.online.CausalFilter`, the online
-decoder's filter), the Welch spectrum of the last two seconds shown and, in each channel's
-label, the verdict of
-:func:`bci_universum.quality.assess_quality` on the last seconds of unfiltered data and the
+decoder's filter), the Welch spectrum of the last two seconds (unfiltered, so mains shows)
+and, in each channel's label, the verdict of :func:`bci_universum.quality.assess_quality` on
+the last seconds of unfiltered data and the
 receiver's dropped-sample events. :func:`stream_quality` runs the same quality check headless
 (``bci-universum view --check``, and before every calibration).
 
@@ -406,7 +406,7 @@ class Scope:
         if (full or self.n_samples >= self._next_spectrum) and n >= self.sfreq / 2:
             self._next_spectrum = self.n_samples + self.sfreq / 2
             m = min(n, round(_SPECTRUM_SECONDS * self.sfreq))
-            freqs, psd = spectrum(self.shown[:, -m:], self.sfreq, _SPECTRUM_SECONDS)
+            freqs, psd = spectrum(self.raw[:, -m:], self.sfreq, _SPECTRUM_SECONDS)
             keep = (freqs > 0) & (freqs <= _SPECTRUM_MAX_HZ)
             for curve, p in zip(self.psd_curves, psd, strict=True):
                 curve.setData(freqs[keep], np.maximum(p[keep], 1e-12))
