@@ -386,7 +386,9 @@ class Session:
             self._message("start", plan.start, tick)
             for k, (trial, timeline) in enumerate(schedule, start=1):
                 trials.append(self._trial(trial, timeline.scaled(self.speed), tick, on_phase))
-                bar.set_postfix_str(trial.condition, refresh=False)
+                hits, scored = self.presenter.score
+                score = f", score {hits}/{scored}" if scored else ""
+                bar.set_postfix_str(trial.condition + score, refresh=False)
                 bar.update()
                 if self._pause_requested:
                     self._pause(tick)
