@@ -24,6 +24,7 @@ from pathlib import Path
 from uuid import uuid4
 
 from ._inlet_thread import InletThread
+from .streams import describe_channels
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +136,12 @@ def _as_number(text: str) -> float | None:
     except ValueError:
         return None
     return value if math.isfinite(value) else None
+
+
+def _code_text(value: float) -> str:
+    """``3.0`` → ``"3"``, ``1234567.0`` → ``"1234567"``, ``2.5`` → ``"2.5"``."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
 
 
 class MarkerError(ValueError):
@@ -299,8 +306,6 @@ class MarkerReceiver(InletThread):
         (counted in :attr:`n_dropped`).
     """
 
-    _poll = 0.05
-
     def __init__(
         self,
         name: str | None = None,
@@ -325,8 +330,6 @@ class MarkerReceiver(InletThread):
     def _on_connect(self, info) -> None:
         import pylsl
 
-        from .streams import describe_channels
-
         n_ch, fmt, rate = info.channel_count(), info.channel_format(), info.nominal_srate()
         channels = describe_channels(info)
         annotations = info.type().lower() == "annotations" or all(
@@ -348,21 +351,22 @@ class MarkerReceiver(InletThread):
             )
 
     def _decode(self, samples, stamps) -> list[Marker]:
+        pairs = zip(samples, stamps, strict=True)
         if self.encoding == "string":
-            return [Marker(str(s[0]), float(t)) for s, t in zip(samples, stamps, strict=True)]
+            return [Marker(str(sample[0]), float(stamp)) for sample, stamp in pairs]
         if self.encoding == "code":
-            return [Marker(f"{s[0]:g}", float(t)) for s, t in zip(samples, stamps, strict=True)]
+            return [Marker(_code_text(sample[0]), float(stamp)) for sample, stamp in pairs]
         out = []
-        for sample, stamp in zip(samples, stamps, strict=True):
+        for sample, stamp in pairs:
             for label, value in zip(self._labels, sample, strict=True):
                 if value != 0 and math.isfinite(value):
                     out.append(Marker(label, float(stamp), max(float(value), 0.0)))
         return out
 
-    def _pull(self, inlet) -> None:
-        samples, stamps = inlet.pull_chunk(timeout=self._poll, max_samples=1024)
+    def _pull(self, inlet, timeout: float) -> int:
+        samples, stamps = inlet.pull_chunk(timeout=timeout, max_samples=1024)
         if not stamps:
-            return
+            return 0
         new, invalid, n_dropped = [], [], 0
         for marker in self._decode(samples, stamps):
             text = map_marker(marker.text, self.marker_map)
@@ -380,6 +384,7 @@ class MarkerReceiver(InletThread):
             self._markers.extend(new)
             self.invalid_markers.extend(invalid)
             self.n_dropped += n_dropped
+        return len(stamps)
 
     def get_markers(self) -> list[Marker]:
         """Return the markers received since the last call."""

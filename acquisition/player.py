@@ -29,7 +29,6 @@ whatever it has not pulled yet.
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -50,9 +49,10 @@ from .streams import (
     si_scalings,
     stream_info_from_mne_info,
 )
+from .worker import Worker
 
 
-class Player:
+class Player(Worker):
     """Replay a recording as an LSL data stream plus a marker stream, in a background thread.
 
     Parameters
@@ -134,6 +134,7 @@ class Player:
         stream_type: str = "EEG",
         voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
     ) -> None:
+        super().__init__()
         check_voltage_unit(voltage_unit)
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
@@ -151,10 +152,8 @@ class Player:
             raise ValueError(
                 f"channel_format must be 'float32' or 'double64', got {channel_format!r}."
             )
-        if wait_for_consumers is None:
-            wait_for_consumers = () if pacing else ("data",)
-        wait_for_consumers = tuple(wait_for_consumers)
-        bad = [w for w in wait_for_consumers if w not in ("data", "markers")]
+        waited = () if wait_for_consumers is None else tuple(wait_for_consumers)
+        bad = [w for w in waited if w not in ("data", "markers")]
         if bad:
             raise ValueError(f"wait_for_consumers accepts 'data' and 'markers', not {bad}.")
         if not consumer_timeout > 0:
@@ -177,18 +176,17 @@ class Player:
         self.channel_format = channel_format
         self.stream_type = str(stream_type)
         self.voltage_unit = voltage_unit
-        self.wait_for_consumers = wait_for_consumers
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
         self.max_ahead = int(max_ahead) if max_ahead is not None else int(30 * raw.info["sfreq"])
         self.marker_samples, self.marker_texts = self._markers()
+        if wait_for_consumers is None and not pacing:
+            waited = ("data",)
+        self.wait_for_consumers = waited
         self.data_info = None
         self.marker_info = None
         self.n_pushed = 0
         self.n_markers_pushed = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
         self._outlets: tuple = ()
 
     # -- set-up ---------------------------------------------------------------------------
@@ -253,56 +251,38 @@ class Player:
 
     # -- control --------------------------------------------------------------------------
 
-    def start(self) -> Player:
-        """Create the outlets and start replaying in a background thread."""
+    @property
+    def description(self) -> str:
+        return f"Replay of {self.name!r}"
+
+    def _prepare(self) -> tuple:
         if self._thread is not None:
             raise RuntimeError(f"Player {self.name!r} was already started.")
         self._outlets = self._make_outlets()
-        data = self._stream_data()
-        self._thread = threading.Thread(
-            target=self._run, args=(data,), name=f"Player-{self.name}", daemon=True
-        )
-        self._thread.start()
-        return self
+        return (self._stream_data(),)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a non-looping replay to end; True if it ended. Raises the replay's error."""
-        if self._thread is None:
-            raise RuntimeError(f"Player {self.name!r} was not started.")
-        self._thread.join(timeout)
-        self._raise_error()
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        """Stop replaying and close the outlets (close the inlets first). Raises its error."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def _cleanup(self) -> None:
         self._outlets = ()
-        self._raise_error()
 
-    @property
-    def running(self) -> bool:
-        """True while the replay thread runs."""
-        return self._thread is not None and self._thread.is_alive()
+    def busy_streams(self) -> list[str]:
+        """The streams whose consumers may not have everything pushed yet.
 
-    def __enter__(self) -> Player:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise RuntimeError(f"Replay of {self.name!r} failed: {self._error}") from self._error
+        liblsl drops what is still in transit when an outlet closes, so a finished replay keeps
+        its streams open while this is not empty. With ``drained``: the data stream until the
+        consumer has pulled every sample pushed; otherwise every stream that still has a
+        consumer (a :class:`~acquisition.receiver.StreamReceiver` pulls whatever reached its
+        inlet before it disconnects).
+        """
+        if self.running:
+            return [self.name, f"{self.name}-markers"]
+        if not self._outlets:
+            return []
+        if self.drained is not None:
+            return [self.name] if self.drained() < self.n_pushed else []
+        names = (self.name, f"{self.name}-markers")
+        return [n for n, o in zip(names, self._outlets, strict=True) if o.have_consumers()]
 
     # -- the replay thread ----------------------------------------------------------------
-
-    def _run(self, data: np.ndarray) -> None:
-        try:
-            self._replay(data)
-        except BaseException as err:  # reported through wait()/stop()
-            self._error = err
 
     def _wait_for_consumers(self, data_outlet, marker_outlet) -> None:
         import pylsl
@@ -315,7 +295,7 @@ class Player:
         for which in self.wait_for_consumers:
             outlet, stream = outlets[which]
             while not outlet.have_consumers():
-                if self._stop.is_set():
+                if self._stop_event.is_set():
                     return
                 if pylsl.local_clock() > deadline:
                     raise TimeoutError(
@@ -324,7 +304,7 @@ class Player:
                     )
                 outlet.wait_for_consumers(0.05)
 
-    def _replay(self, data: np.ndarray) -> None:
+    def _run(self, data: np.ndarray) -> None:
         import pylsl
 
         data_outlet, marker_outlet = self._outlets
@@ -336,7 +316,7 @@ class Player:
         t0 = pylsl.local_clock()
         pos = 0
         next_marker = 0
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             n = min(self.chunk_size, n_times - pos)
             first = self.n_pushed
             stamps = t0 + (first + np.arange(n)) * period
@@ -344,7 +324,7 @@ class Player:
                 self._sleep_until(stamps[-1])
             elif self.drained is not None:
                 self._wait_drained(first + n)
-            if self._stop.is_set():
+            if self._stop_event.is_set():
                 break
             chunk = data[pos : pos + n]
             if self.counter:
@@ -374,15 +354,15 @@ class Player:
     def _sleep_until(self, stamp: float) -> None:
         import pylsl
 
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             left = stamp - pylsl.local_clock()
             if left <= 0:
                 return
-            self._stop.wait(min(left, 0.05))
+            self._stop_event.wait(min(left, 0.05))
 
     def _wait_drained(self, target: int) -> None:
-        while not self._stop.is_set() and target - self.drained() > self.max_ahead:
-            self._stop.wait(0.001)
+        while not self._stop_event.is_set() and target - self.drained() > self.max_ahead:
+            self._stop_event.wait(0.001)
 
 
 def data_stream_info(

@@ -22,15 +22,16 @@ import json
 import os
 import queue
 import re
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from ._inlet_thread import start_together
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
 from .streams import channel_format_name, channel_units, describe_channels
+from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -66,7 +67,7 @@ def _fsync_append(handle, payload: bytes) -> None:
     os.fsync(handle.fileno())
 
 
-class Recorder:
+class Recorder(Worker):
     """Record a :class:`StreamReceiver` and a :class:`MarkerReceiver` to FIF, incrementally.
 
     Parameters
@@ -109,6 +110,7 @@ class Recorder:
         metadata: dict | None = None,
         flush_interval: float = 0.25,
     ) -> None:
+        super().__init__()
         if not isinstance(receiver, StreamReceiver):
             raise TypeError(f"receiver must be a StreamReceiver, got {type(receiver).__name__}.")
         if markers is not None and not isinstance(markers, MarkerReceiver):
@@ -126,15 +128,21 @@ class Recorder:
         self.flush_interval = float(flush_interval)
         self.fname = self.folder / f"{self.basename}_raw.fif"
         self.partial = self.fname.with_name(self.fname.name + PARTIAL_SUFFIX)
-        self._thread: threading.Thread | None = None
-        self._stop_event = threading.Event()
         self._owned: list = []
-        self._error: BaseException | None = None
         self.n_samples = 0
         self.n_markers = 0
 
+    _join_timeout = 30.0
+
+    @property
+    def description(self) -> str:
+        return f"Recorder of {self.fname}"
+
     def start(self) -> Recorder:
         """Create the partial folder, start the receivers if needed and the writer thread."""
+        return super().start()
+
+    def _prepare(self) -> tuple:
         if self._thread is not None:
             raise RuntimeError(f"Recorder of {self.fname} is already running.")
         for path in (self.fname, _sidecar_path(self.fname), self.partial):
@@ -152,10 +160,9 @@ class Recorder:
         self._first_stamp: float | None = None
         self._queue = self.receiver.subscribe()
         try:
-            for rec in (self.receiver, self.markers):
-                if rec is not None and not rec.running:
-                    rec.start()
-                    self._owned.append(rec)
+            idle = [r for r in (self.receiver, self.markers) if r is not None and not r.running]
+            start_together(idle)
+            self._owned = idle
             self.partial.mkdir()
             self._write_header()
         except BaseException:
@@ -166,10 +173,7 @@ class Recorder:
             name: open(self.partial / name, "ab")  # noqa: SIM115 - closed in _run
             for name in ("data.bin", "timestamps.bin", "markers.jsonl", "events.jsonl")
         }
-        self._stop_event.clear()
-        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
-        self._thread.start()
-        return self
+        return ()
 
     def _write_header(self) -> None:
         import pylsl
@@ -305,10 +309,7 @@ class Recorder:
         # receivers we started stop first, so the last drain holds every sample they got
         self._stop_owned()
         self.receiver.unsubscribe(self._queue)
-        self._stop_event.set()
-        self._thread.join(30.0)
-        if self._thread.is_alive():
-            raise RuntimeError(f"The writer thread of {self.fname} did not stop in 30 s.")
+        self._halt()
         self._thread = None
         if self._error is not None:
             raise RuntimeError(
@@ -319,9 +320,6 @@ class Recorder:
     def _stop_owned(self) -> None:
         while self._owned:
             self._owned.pop().stop()
-
-    def __enter__(self) -> Recorder:
-        return self.start()
 
     def __exit__(self, *exc) -> None:
         if self._thread is not None:
@@ -478,7 +476,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         "duration_s": duration,
         "n_samples": n,
         "n_markers": len(markers),
-        "lost_samples": int(sum(e["n_samples"] for e in events if e["kind"] == "gap")),
+        "lost_samples": int(sum(e["n_samples"] for e in skips)),
         "stream_events": events,
         "annotations_outside_data": outside,
         "recovered": bool(recovered),

@@ -273,12 +273,8 @@ DEFAULT_VOLTAGE_UNIT = "microvolts"
 
 def check_voltage_unit(voltage_unit: str) -> str:
     """Return ``voltage_unit`` if it is a voltage unit (``"microvolts"``, ``"volts"``, ...)."""
-    if not isinstance(voltage_unit, str) or resolve_unit(voltage_unit, "eeg").name not in (
-        "V",
-        "mV",
-        "µV",
-        "nV",
-    ):
+    voltages = ("V", "mV", "µV", "nV")
+    if not isinstance(voltage_unit, str) or resolve_unit(voltage_unit, "eeg").name not in voltages:
         raise ValueError(
             f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts' or 'volts'."
         )
@@ -388,11 +384,11 @@ def channel_units(info, *, warn: bool = True) -> list[Unit]:
     channels = describe_channels(info)
     units = [resolve_unit(ch.unit, ch.type) for ch in channels]
     if warn:
-        warn_unknown_units(info.name(), [ch.name for ch in channels], units)
+        _warn_unknown_units(info.name(), [ch.name for ch in channels], units)
     return units
 
 
-def warn_unknown_units(stream: str, ch_names: list[str], units: list[Unit]) -> None:
+def _warn_unknown_units(stream: str, ch_names: list[str], units: list[Unit]) -> None:
     """Warn about every channel whose unit is not understood."""
     for ch_name, unit in zip(ch_names, units, strict=True):
         if not unit.known:

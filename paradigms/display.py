@@ -16,7 +16,7 @@ target end of the bar lit in yellow); ``instructions``, ``start``, ``pause``, ``
 The window takes the operator's keys: ``P`` pause / continue, ``Space`` continue, ``Q`` or
 ``Escape`` quit; the session reads them with :meth:`pop_requests`. With ``screenshots=DIR`` the
 first sight of each screen is saved as a PNG in ``DIR`` (``fixation.png``, ``cue-left.png``,
-``feedback-left.png``, ``result-hit.png``, ...).
+``feedback-left.png`` as the first left feedback trial ends, ``result-hit.png``, ...).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class QtPresenter(HeadlessPresenter):
             [-0.4, 0.4, 0.4, -0.4, -0.4], [-0.4, -0.4, 0.4, 0.4, -0.4], pen=pg.mkPen("y", width=8)
         )
         self._target = pg.BarGraphItem(
-            x=[0.9], height=[0.3], width=[0.2], y0=[-0.9], brush=(255, 220, 0, 110), pen=None
+            x=[0.9], height=[0.3], width=[0.2], y0=[-0.9], brush=(255, 220, 0, 170), pen=None
         )
         self._bar = pg.BarGraphItem(x=[0.0], height=[0.3], width=[0.0], brush="g", y0=[-0.9])
         self._bar_frame = pg.PlotCurveItem(
@@ -265,6 +265,9 @@ class QtPresenter(HeadlessPresenter):
 
     def show(self, screen: str, condition: str | None = None, text: str | None = None) -> float:
         """Draw ``screen`` and return the LSL time right after it was painted."""
+        if self._screen[0] == "feedback" and screen != "feedback":
+            # the feedback screen is saved as it ends, with the bar where the trial left it
+            self._save(f"feedback-{_condition_name(self._screen[1])}")
         super().show(screen, condition, text)
         self._screen = (screen, condition)
         self._visible(screen, condition)
@@ -272,7 +275,7 @@ class QtPresenter(HeadlessPresenter):
         self._app.processEvents()
         t = local_clock()
         self.history[-1] = (t, screen, condition)
-        if screen not in ("feedback", "blank"):  # feedback is saved once the bar moved
+        if screen not in ("feedback", "blank"):
             self._save(screen if screen != "cue" else f"cue-{_condition_name(condition)}")
         return t
 
@@ -281,8 +284,6 @@ class QtPresenter(HeadlessPresenter):
         super().set_feedback(value)
         self._bar.setOpts(x=[self.feedback / 2.0], width=[abs(self.feedback)])
         self._app.processEvents()
-        if abs(self.feedback) >= 0.3 and self._screen[0] == "feedback":
-            self._save(f"feedback-{_condition_name(self._screen[1])}")
 
     def set_result(self, hit: bool) -> None:
         """Mark the trial that just ended a hit (green ✓) or a miss (red ✗); update the score."""
@@ -327,8 +328,9 @@ class QtPresenter(HeadlessPresenter):
         self.saved[key] = path
 
     def close(self) -> None:
-        """Close the window."""
+        """Close the window (and delete its Qt objects while the application lives)."""
         self.widget.close()
+        self.widget.deleteLater()
         self._app.processEvents()
 
 

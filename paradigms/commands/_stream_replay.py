@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import signal
-import threading
+import sys
+
+from ._until_stopped import run_until_stopped
 
 MARKER_MAP_HELP = (
     "preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'"
@@ -42,7 +43,17 @@ def add_parser(stream_subparsers) -> None:
     )
     add_voltage_unit(p)
     p.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait for a consumer (no pacing)"
+        "--wait-for",
+        choices=("data", "markers", "both", "none"),
+        help="consumers to wait for before the first sample (default: the data stream, and the "
+        "marker stream when the recording has markers)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for the consumers to connect, and at the end for them to have "
+        "every sample (default 30)",
     )
     p.add_argument(
         "--lsl-mode",
@@ -51,6 +62,9 @@ def add_parser(stream_subparsers) -> None:
         help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
     )
     p.set_defaults(func=run_replay)
+
+
+_WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
 
 
 def run_replay(args) -> int:
@@ -73,25 +87,30 @@ def run_replay(args) -> int:
         verbose="warning",
         voltage_unit=args.voltage_unit,
     )
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        player.start()
-        raw = player.raw
+    wait_for = args.wait_for or ("both" if player.marker_texts else "data")
+    player.wait_for_consumers = _WAIT_FOR[wait_for]
+    raw = player.raw
+    with player:
         print(
             f"Replaying {args.file} ({len(raw.ch_names)} ch, {raw.info['sfreq']:g} Hz, "
             f"{raw.n_times / raw.info['sfreq']:.1f} s, {len(player.marker_texts)} markers) as "
             f"{player.name!r} and {player.name + '-markers'!r}"
-            + (" without pacing" if args.no_pacing else f" at {args.speed:g}x"),
+            + (" without pacing" if args.no_pacing else f" at {args.speed:g}x")
+            + (f", once {wait_for} consumer(s) connected" if wait_for != "none" else ""),
             flush=True,
         )
-        try:
-            while not stop.is_set() and not player.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        player.stop()
-    print(f"Pushed {player.n_pushed} samples and {player.n_markers_pushed} markers.")
+        ended = run_until_stopped(lambda: not player.running)
+        player.wait(0)  # the replay's own error, e.g. no consumer in time
+        pushed = f"{player.n_pushed} samples and {player.n_markers_pushed} markers"
+        print(f"Pushed {pushed}.", flush=True)
+        if ended == "done":
+            # liblsl drops what is in transit when an outlet closes
+            left = run_until_stopped(lambda: not player.busy_streams(), args.timeout)
+            busy = player.busy_streams()
+            if left != "done" and busy:
+                print(
+                    f"Closing {busy} with consumers still connected after {args.timeout:g} s: "
+                    "samples they have not received yet are lost.",
+                    file=sys.stderr,
+                )
     return 0

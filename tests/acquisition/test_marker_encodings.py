@@ -78,7 +78,7 @@ def test_record_command_maps_event_codes(tmp_path):
         if outlet.wait_for_consumers(10.0) and code_outlet.wait_for_consumers(10.0):
             t_last = pylsl.local_clock()
             outlet.push_chunk(counter_chunk(0, 300, 2), t_last)
-            for code, sample in ((2.0, 50), (9.0, 80), (3.0, 150), (7.0, 200)):
+            for code, sample in ((2.0, 50), (9.0, 80), (3.0, 150), (1234567.0, 200)):
                 code_outlet.push_sample([code], t_last - (299 - sample) / 200.0)
             done.set()
 
@@ -98,9 +98,9 @@ def test_record_command_maps_event_codes(tmp_path):
     assert done.is_set() and code == 0
     fname = tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif"
     raw = mne.io.read_raw_fif(fname, verbose="error")
-    # 9 is dropped by the map; 7 is not in it and stays "7" (kept, with a warning)
-    assert list(raw.annotations.description) == ["cue/left", "cue/right", "7"]
-    assert list(raw.time_as_index(raw.annotations.onset)) == [50, 150, 200]
+    # 9 is dropped by the map; 1234567 is not in it and is kept as its digits (with a warning)
+    assert list(raw.annotations.description) == ["cue/left", "cue/right", "1234567"]
+    assert list(raw.time_as_index(raw.annotations.onset, use_rounding=True)) == [50, 150, 200]
     sidecar = json.loads(fname.with_suffix(".json").read_text())
     assert sidecar["marker_stream"]["encoding"] == "code"
     assert sidecar["marker_stream"]["marker_map"] == {

@@ -24,8 +24,6 @@ from acquisition.recorder import Recorder
 
 from .lsl_helpers import wait_until
 
-pytest.importorskip("mne_lsl")
-
 pytestmark = pytest.mark.lsl
 
 PEER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mne_lsl_peer.py")

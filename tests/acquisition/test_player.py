@@ -386,6 +386,7 @@ def test_cli_replay(tmp_path, capsys):
     fname = _fif(tmp_path, n_times=500)
     name = f"cli-{uuid4().hex}"
     argv = [str(fname), "--speed", "50", "--name", name, "--lsl-mode", "loopback"]
+    argv += ["--wait-for", "none"]
     assert _replay_cli([*argv, "--marker-map", "T1=cue/right,run/end=run/stop"]) == 0
     out = capsys.readouterr().out
     assert f"as {name!r}" in out and "Pushed 500 samples and 4 markers." in out

@@ -358,6 +358,7 @@ def test_span_estimate_tracks_leave_one_out(capsys):
     # against the binomial standard error of that best LOO error (Agresti–Coull centre)
     best = loo.min(axis=1)
     picked = loo[np.arange(len(rows)), np.argmin(est, axis=1)]
+    picked_paper = loo[np.arange(len(rows)), np.argmin(paper, axis=1)]
     p = (best * n + 1) / (n + 2)
     se = np.sqrt(p * (1 - p) / n)
     with capsys.disabled():
@@ -365,8 +366,23 @@ def test_span_estimate_tracks_leave_one_out(capsys):
             f"\nspan vs leave-one-out, {gap.size} fits: mean |gap| estimate {gap.mean():.3f} "
             f"(k >= 3: {gap[L >= 3].mean():.3f}), paper {gap_paper.mean():.3f} "
             f"(k >= 3: {gap_paper[L >= 3].mean():.3f}); selection excess "
-            f"{(picked - best).mean():.3f} vs mean SE {se.mean():.3f}"
+            f"{(picked - best).mean():.3f} (paper {(picked_paper - best).mean():.3f}) "
+            f"vs mean SE {se.mean():.3f}"
         )
     assert gap.mean() <= 0.10 and gap[L >= 3].mean() <= 0.12
     assert gap.mean() < 0.5 * gap_paper.mean()
     assert (picked - best).mean() <= se.mean()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"method": "loo"}, "method"), ({"sv_tol": 0.7}, "sv_tol"), ({"n_jobs": "all"}, "n_jobs")],
+)
+def test_span_bound_search_rejects_bad_parameters_before_fitting(kwargs, name):
+    X, y = _hdlss(6)
+    search = SpanBoundSearch(MulticlassUniversumSVC(), {"C": [1.0]}, **kwargs)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of SpanBoundSearch"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")
+    with pytest.raises(ValueError, match="method must be one of"):
+        span_bound(MulticlassUniversumSVC().fit(X, y), X, y, method="loo")

@@ -159,11 +159,10 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         target = _yellow(img)
         assert target[:, w // 2 :].sum() > 20 and target[:, : w // 2].sum() == 0
         assert _red(img)[:, w // 2 :].sum() > 5 * _red(img)[:, : w // 2].sum()  # the cue stays
-        assert not (tmp_path / "feedback-right.png").exists()  # saved once the bar moved
         p.set_feedback(0.6)
-        assert (tmp_path / "feedback-right.png").is_file()
-
+        assert not (tmp_path / "feedback-right.png").exists()  # saved as the trial ends
         p.show("blank")
+        assert (tmp_path / "feedback-right.png").is_file()
         p.set_result(True)
         assert _text(items["result"]) == "✓ hit" and _text(items["score"]) == "score 1/1"
         assert _green(p.grab()).sum() > 50
@@ -185,7 +184,7 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         assert _text(items["message"]) == ""
         saved = sorted(f.name for f in tmp_path.glob("*.png"))
         screens = ["instructions", "start", "pause", "break", "end", "fixation"]
-        results = ["feedback-right", "result-hit", "result-miss"]
+        results = ["feedback-right", "feedback-left", "result-hit", "result-miss"]
         assert saved == sorted(f"{name}.png" for name in screens + results)
     finally:
         p.close()

@@ -326,3 +326,18 @@ def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     descriptions, _ = _annotations(fname.group(2))
     assert descriptions.count("trial/end") >= int(fname.group(1))
     assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+def test_missing_stream_error_lists_the_visible_streams(tmp_path, caplog):
+    from acquisition.streams import make_stream_info
+
+    config = fast_config(tmp_path, **{"stream.timeout": 1.0})
+    other = pylsl.StreamOutlet(make_stream_info(f"visible-{config.stream.markers}", ["C3"], 100.0))
+    caplog.set_level("INFO", logger="paradigms.session")
+    with pytest.raises(TimeoutError, match=r"Visible LSL streams: .*'visible-") as caught:
+        Session(config).__enter__()
+    assert config.stream.name in str(caught.value)
+    assert f"Waiting for LSL stream name='{config.stream.name}'" in caplog.text
+    del other
+    assert not list(tmp_path.rglob("*.fif"))

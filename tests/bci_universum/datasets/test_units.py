@@ -6,7 +6,8 @@ import pytest
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.units import UNIT_SCALES, resolve_unit
 
-from .test_io import _header, write_xdf
+from .writers import stream_header as _header
+from .writers import write_xdf
 
 
 @pytest.mark.parametrize(
