@@ -53,7 +53,7 @@ from bci_universum.training import DEFAULT_GRID
 
 RESULTS = Path(__file__).parent / "results"
 SUBJECTS = ("S001", "assaf", "tomer")
-PROTOCOLS = ("within", "loro", "curve")
+PROTOCOLS = ("loro", "within", "curve")
 BAND = (7.0, 30.0)
 WINDOW = {"S001": (1.0, 2.0), "assaf": (0.4, 4.4), "tomer": (0.4, 4.4)}
 PEER = ("ts_lr", "none")
@@ -62,7 +62,7 @@ PRIMARY = ("ts_ulr", "U_C3")
 # latter gives the universum's own effect and the per-fold time without universum).
 PLAN = {
     "within": [("ts_lr", ["none"]), ("csp_lda", ["none"]), ("ts_ulr", ["none", "U_C3"]),
-               ("ts_ulda", ["U_C3"]), ("csp_ulda", ["U_C3"]), ("ts_usvm", ["U_C3"])],
+               ("ts_ulda", ["U_C3"])],
     "loro": [("ts_lr", ["none"]), ("csp_lda", ["none"]), ("ts_ulr", ["none", "U_C3"]),
              ("ts_ulda", ["U_C3"]), ("rc+ts_lr", ["none"]), ("rc+ts_ulr", ["U_C3"]),
              ("rca+ts_lr", ["none"]), ("rca+ts_ulr", ["U_C3"])],
