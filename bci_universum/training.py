@@ -49,10 +49,9 @@ __all__ = [
 
 DEFAULT_GRID: dict[str, tuple[float, ...]] = {
     "C": (0.1, 1.0, 10.0),
-    "C_universum": (0.0, 0.01, 0.1, 1.0),
+    "C_universum": (0.01, 0.1, 1.0),
 }
-"""Grid of ``train`` (plain parameter names; those a pipeline lacks are ignored).
-``C_universum = 0`` lets the selection switch the universum off where it does not help."""
+"""Grid of ``train`` (plain parameter names; those a pipeline lacks are ignored)."""
 
 UNIVERSUM_PARAMETERS = ("C_universum", "epsilon")
 """Grid entries searched only when the training set has universum trials (they change nothing

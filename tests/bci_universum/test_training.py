@@ -43,7 +43,7 @@ def test_grid_names_resolve_to_the_classifier_step():
     usvm = make_pipeline("ts_usvm", sfreq=100.0)
     assert resolve_grid(usvm, DEFAULT_GRID, has_universum=True) == {
         "clf__C": [0.1, 1.0, 10.0],
-        "clf__C_universum": [0.0, 0.01, 0.1, 1.0],
+        "clf__C_universum": [0.01, 0.1, 1.0],
     }
     assert resolve_grid(usvm, DEFAULT_GRID, has_universum=False) == {"clf__C": [0.1, 1.0, 10.0]}
     assert resolve_grid(make_pipeline("csp_lda", sfreq=100.0), DEFAULT_GRID, True) == {}
