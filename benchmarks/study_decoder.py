@@ -167,8 +167,32 @@ def _times(rows: list[dict]) -> list[str]:
     return lines
 
 
+def _verdict(rows: list[dict], proto: str) -> str:
+    """Goal check: the primary pipeline's ROC-AUC ≥ the peer's on every subject, higher mean."""
+    means: dict = defaultdict(list)
+    for r in rows:
+        if r["metric"] == "roc_auc" and r["protocol"] == proto:
+            means[(r["pipeline"], r["universum"], r["subject"])].append(r["score"])
+    subjects = sorted({k[2] for k in means if k[:2] in (PEER, PRIMARY)})
+    pairs = [(np.mean(means[(*PRIMARY, s)]), np.mean(means[(*PEER, s)])) for s in subjects
+             if means.get((*PRIMARY, s)) and means.get((*PEER, s))]  # fmt: skip
+    if not pairs:
+        return f"{proto}: no paired results yet."
+    ours, peer = np.array(pairs).T
+    met = bool(np.all(ours >= peer) and ours.mean() > peer.mean())
+    return (f"{proto}: {'met' if met else 'NOT met'} — {PRIMARY[0]} + {PRIMARY[1]} "
+            f"{' / '.join(f'{v:.3f}' for v in ours)} vs {PEER[0]} "
+            f"{' / '.join(f'{v:.3f}' for v in peer)} ({', '.join(subjects)}); mean "
+            f"{ours.mean():.3f} vs {peer.mean():.3f}.")  # fmt: skip
+
+
+_TITLES = {"within-session": "Within-session (10 × 5-fold)", "cross-run": "Leave-one-run-out",
+           "learning-curve": "Learning curve (all sizes pooled)"}  # fmt: skip
+
+
 def report(rows: list[dict], command: str) -> str:
     """The Markdown results page."""
+    names = _TITLES
     t_tests = [c for c in compare_to_pipeline(rows, PEER, metric="roc_auc")
                if c["protocol"] == "within-session"]  # fmt: skip
     w_tests = [c for c in wilcoxon_rows(rows) if c["protocol"] != "within-session"]
@@ -186,6 +210,9 @@ def report(rows: list[dict], command: str) -> str:
         "cross-run": "Leave-one-run-out",
         "learning-curve": "Learning curve (all sizes)",
     }
+    out += ["## Goal: best universum pipeline ≥ TS + LR on every subject, higher mean", ""]
+    out += [f"- {_verdict(rows, proto)}" for proto in names if any(
+        r["protocol"] == proto for r in rows)] + [""]  # fmt: skip
     for proto, title in names.items():
         if any(r["protocol"] == proto for r in rows):
             out += [f"## {title}: mean ROC-AUC", "", *_mean_table(rows, proto), ""]
