@@ -1,5 +1,6 @@
 """BIDS datasets through mne-bids: a recorded session written and read back, and BIDS roots."""
 
+import argparse
 import csv
 import json
 from pathlib import Path
@@ -58,6 +59,45 @@ def _check_valid_tree(root: Path, subject: str):
         assert parsed.subject == subject
         n_checked += 1
     assert n_checked > 0
+
+
+@pytest.fixture(scope="module")
+def bids_root(tmp_path_factory):
+    """The bundled calibration and universum runs as a BIDS root."""
+    root = tmp_path_factory.mktemp("bids")
+    for task in ("calibration", "universum"):
+        recorded = BUNDLED / f"sub-01_ses-01_task-{task}_run-01_raw.fif"
+        write_bids(recorded, root, subject="01", session="01", task=task, run=1)
+    return root
+
+
+def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, tmp_path):
+    from paradigms.cli import main
+    from paradigms.commands._bids_args import resolve_one
+    from paradigms.evaluation_config import _dataset
+
+    model = tmp_path / "model.joblib"
+    argv = ["train", str(bids_root), "--task", "calibration", "universum", "-o", str(model)]
+    assert main([*argv, "--pipeline", "csp_lda", "--folds", "3"]) == 0
+    sidecar = json.loads(model.with_suffix(".json").read_text())
+    used = [Path(r["recording"]).name for r in sidecar["metadata"]["params"]["provenance"]["runs"]]
+    assert used == [
+        "sub-01_ses-01_task-calibration_run-01_eeg.vhdr",
+        "sub-01_ses-01_task-universum_run-01_eeg.vhdr",
+    ]
+    # replay plays one recording: the options must single it out
+    args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
+    with pytest.raises(SystemExit, match=r"2 recordings of .* match"):
+        resolve_one(str(bids_root), args)
+    args.task = ["universum"]
+    assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
+    # evaluate: [[datasets]] kind = "bids"
+    dataset = _dataset(
+        {"kind": "bids", "path": str(bids_root), "tasks": ["calibration"]}, 0, Path()
+    )
+    assert [f.name for f in dataset.files()] == [used[0]]
+    with pytest.raises(ValueError, match="not files"):
+        _dataset({"kind": "bids", "path": str(bids_root), "files": ["*"]}, 0, Path())
 
 
 def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
