@@ -30,7 +30,8 @@ pairs = [[["S001R04", "S001R08"], "S001R12"]]
 """
     )
     data, protocols = load_evaluation_config(config).prepare()
-    ((epochs,),) = (by_band.values() for by_band in data)
+    (by_band,) = data  # one subject: band → EpochSet
+    (epochs,) = by_band.values()
     assert sorted(set(epochs.runs)) == ["S001R04", "S001R08", "S001R12"]
     assert epochs.subject == "S001" and protocols[0][0].name == "cross-run"
     config.write_text(config.read_text().replace('"S001R12"]]', '"R12"]]'))
