@@ -337,6 +337,12 @@ class OnlineDecoder:
         self.sos = design_bandpass(self.sfreq, band, filter_order)
         self._path = trial_decision_path(pipeline)
         self._label = label_rule(pipeline)
+        steps = _pipeline_steps(pipeline)
+        self._adaptive = [
+            ([_trial_transform(s) for s in steps[:i]], step.update)
+            for i, step in enumerate(steps)
+            if callable(getattr(step, "update", None))
+        ]
         self.n_values = self._check_path()
         self.reset()
 
@@ -461,6 +467,36 @@ class OnlineDecoder:
         if self._bad[self._end - self.window_len : self._end].any():
             return None
         return self._window()
+
+    def adapt_to_rest(self, window: np.ndarray | None = None) -> bool:
+        """Fold a rest window of the current run into the pipeline's adaptive steps.
+
+        Steps with an ``update(x)`` method (e.g.
+        :class:`~bci_universum.features.Recentring`, whose rest reference re-centres the
+        following windows) receive the window as the steps before them transform it. Call it
+        at the end of each rest (universum) period of a feedback run; decisions are not
+        affected until then, and the decision path stays as lean as before.
+
+        Parameters
+        ----------
+        window : ndarray of shape (n_channels, window_len) or None
+            A filtered rest window; ``None`` takes :meth:`current_window`.
+
+        Returns
+        -------
+        adapted : bool
+            False when the pipeline has no adaptive step or no clean window is available.
+        """
+        if window is None:
+            window = self.current_window()
+        if window is None or not self._adaptive:
+            return False
+        for transforms, update in self._adaptive:
+            x = np.array(window, dtype=np.float64)
+            for transform in transforms:
+                x = transform(x)
+            update(x)
+        return True
 
     def _decide(self, sample_index: int) -> Decision:
         timestamp = float(self._times[self._end - 1])

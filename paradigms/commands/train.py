@@ -18,7 +18,7 @@ def add_parser(subparsers) -> None:
         "recordings",
         nargs="+",
         metavar="SESSION_DIR_OR_FILE",
-        help="recording files, or session folders whose *_raw.fif recordings are all used",
+        help="recording files, or session folders whose _raw.fif recordings are all used",
     )
     parser.add_argument("--config", help="session TOML file (classes, universum, [pipeline])")
     parser.add_argument(
