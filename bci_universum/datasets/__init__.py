@@ -22,10 +22,7 @@ Modules
 
 from ._path import DATA_ENV, data_path
 from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
-<<<<<<< HEAD
 from .bids import bids_recordings, write_bids
-from .eegmmidb import EEGMMIDB_RUN_CLASSES, EEGMMIDB_UNIVERSA, load_eegmmidb
-=======
 from .eegmmidb import (
     EEGMMIDB_FOLDER,
     EEGMMIDB_RUN_CLASSES,
@@ -33,7 +30,6 @@ from .eegmmidb import (
     load_eegmmidb,
     read_eegmmidb_run,
 )
->>>>>>> data
 from .epochs import (
     EpochSet,
     epochs_from_raw,
