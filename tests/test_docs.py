@@ -2,7 +2,8 @@
 
 Python blocks of the user guide run in order, one namespace per page. A block may use data it
 does not make (``X``, ``raw``, ``calibration_features``, ...): the fixtures below provide
-them from the simulated subject, named as the page names them. Blocks that need a live
+them from the simulated subject, named as the page names them; a file named without a folder
+is one of the bundled session ``recordings/sub-01_ses-01``. Blocks that need a live
 amplifier stream or a downloaded file are listed in ``NEEDS_OUTSIDE``, each with the test
 that runs the same calls on real streams.
 """
@@ -226,6 +227,8 @@ def test_python_blocks_of_the_user_guide_run(page, k, block, simulated, tmp_path
     if outside:
         pytest.skip(f"needs {outside[0]}")
     monkeypatch.chdir(tmp_path)
+    for recording in (ROOT / "recordings" / "sub-01_ses-01").iterdir():
+        (tmp_path / recording.name).symlink_to(recording)  # files a block names by file name
     namespace = block_namespace(page, block, simulated)
     if "evaluate(" in block:  # the thesis protocol takes minutes: run the block's call smaller
         block = block.replace("WithinSession()", "WithinSession(3, 2, {'C': (1.0,)})")
