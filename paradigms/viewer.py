@@ -191,7 +191,7 @@ class Scope:
         quality_seconds: float = 5.0,
         refresh: float = 0.05,
         size: tuple[int, int] = (1200, 800),
-        max_points: int = 2000,
+        max_points: int = 1000,
     ):
         import pyqtgraph as pg
         from pyqtgraph.Qt import QtCore, QtGui
