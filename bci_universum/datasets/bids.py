@@ -22,8 +22,22 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import mne
+from mne_bids import (
+    BIDSPath,
+    find_matching_paths,
+    get_bids_path_from_fname,
+    read_raw_bids,
+    write_raw_bids,
+)
 
-__all__ = ["BIDS_EXTENSIONS", "bids_path_of", "bids_recordings", "is_bids_root", "write_bids"]
+__all__ = [
+    "BIDS_EXTENSIONS",
+    "bids_path_of",
+    "bids_recordings",
+    "is_bids_root",
+    "read_bids",
+    "write_bids",
+]
 
 #: Raw data extensions of EEG recordings in a BIDS root (one file per recording).
 BIDS_EXTENSIONS = (".fif", ".edf", ".bdf", ".vhdr", ".set")
@@ -43,6 +57,16 @@ def bids_path_of(fname: str | os.PathLike):
     A file is in a BIDS root when its name is ``sub-<label>[_...]_<datatype>.<ext>`` with an
     EEG raw-data extension and a ``dataset_description.json`` sits in one of its parents
     (``sub-*/[ses-*/]<datatype>/``).
+
+    Parameters
+    ----------
+    fname : path-like
+        A recording file.
+
+    Returns
+    -------
+    bids_path : mne_bids.BIDSPath or None
+        Its entities and root; ``None`` for a file outside a BIDS root.
     """
     path = Path(fname)
     if path.suffix.lower() not in BIDS_EXTENSIONS or not path.name.startswith("sub-"):
@@ -52,8 +76,6 @@ def bids_path_of(fname: str | os.PathLike):
     root = next((p for p in path.parents[1:4] if is_bids_root(p)), None)
     if root is None:
         return None
-    from mne_bids import get_bids_path_from_fname
-
     bids_path = get_bids_path_from_fname(path, check=False)
     bids_path.root = root
     return bids_path
@@ -103,8 +125,6 @@ def write_bids(
     ValueError
         For an entity label that is not alphanumeric (checked before anything is written).
     """
-    from mne_bids import BIDSPath, write_raw_bids
-
     from .io import read_recording
 
     for name, value in (("subject", subject), ("session", session), ("task", task)):
@@ -164,8 +184,6 @@ def bids_recordings(
     FileNotFoundError
         When ``root`` is not a BIDS root or nothing matches (the message lists the entities).
     """
-    from mne_bids import find_matching_paths
-
     root = Path(root)
     if not is_bids_root(root):
         raise FileNotFoundError(f"{root} is not a BIDS root (no {_DESCRIPTION}).")
@@ -198,9 +216,22 @@ def bids_recordings(
     return files
 
 
-def read_bids_recording(path, verbose=None) -> mne.io.BaseRaw:
-    """Read a recording of a BIDS root with :func:`mne_bids.read_raw_bids`, preloaded."""
-    from mne_bids import read_raw_bids
+def read_bids(path: str | os.PathLike, verbose: bool | str | int | None = None) -> mne.io.BaseRaw:
+    """Read a recording of a BIDS root with :func:`mne_bids.read_raw_bids`, preloaded.
 
+    :func:`~bci_universum.datasets.read_recording` calls it for every file of a BIDS root.
+
+    Parameters
+    ----------
+    path : path-like
+        A recording inside a BIDS root (:func:`bids_path_of` is not None).
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Annotations from ``events.tsv``, channel types from ``channels.tsv``.
+    """
     raw = read_raw_bids(bids_path_of(path), verbose=False if verbose is None else verbose)
     return raw.load_data(verbose=verbose)
