@@ -34,7 +34,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from pylsl import local_clock
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
@@ -46,9 +45,10 @@ from acquisition import (
     StreamReceiver,
     list_streams,
 )
+from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
-from acquisition.streams import make_stream_info
+from acquisition.recorder import session_folder as _session_folder
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.bids import write_bids
 from bci_universum.online import OnlineDecoder
@@ -96,7 +96,7 @@ class RunInterrupted(KeyboardInterrupt):
 def session_folder(config: SessionConfig) -> Path:
     """``<output>/sub-<subject>_ses-<session>``, where the runs of a session are recorded."""
     s = config.session
-    return Path(s.output) / f"sub-{s.subject}_ses-{s.session}"
+    return _session_folder(s.output, s.subject, s.session)
 
 
 def next_run(folder: Path, subject: str, session: str, task: str) -> int:
@@ -390,7 +390,9 @@ class Session:
             self._message("start", plan.start, tick)
             for k, (trial, timeline) in enumerate(schedule, start=1):
                 trials.append(self._trial(trial, timeline.scaled(self.speed), tick, on_phase))
-                bar.set_postfix_str(trial.condition, refresh=False)
+                hits, scored = self.presenter.score
+                score = f", score {hits}/{scored}" if scored else ""
+                bar.set_postfix_str(trial.condition + score, refresh=False)
                 bar.update()
                 if self._pause_requested:
                     self._pause(tick)
@@ -593,19 +595,9 @@ class _OnlineState:
         self._file = None
 
     def open(self, path: Path) -> None:
-        import pylsl
-
-        info = make_stream_info(
-            DECISIONS_STREAM,
-            ["value", "smoothed"],
-            pylsl.IRREGULAR_RATE,
-            ch_types="misc",
-            units="n/a",
-            stype="Decisions",
-            channel_format="double64",
-            source_id=f"{self.session.outlet.source_id}-decisions",
+        self._outlet = DecisionOutlet(
+            DECISIONS_STREAM, source_id=f"{self.session.outlet.source_id}-decisions"
         )
-        self._outlet = pylsl.StreamOutlet(info)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "w", buffering=1)  # noqa: SIM115 - closed in close()
         self._file.write("lsl_time\tsample\tvalue\tsmoothed\tvalid\ttrial\tlatency_ms\treason\n")
@@ -613,6 +605,8 @@ class _OnlineState:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+        if self._outlet is not None:
+            self._outlet.close()
         self._outlet = None
 
     def tick(self, timeout: float) -> None:
@@ -638,7 +632,7 @@ class _OnlineState:
                 f"{latency * 1e3:.3f}\t{d.reason}\n"
             )
             if d.valid:
-                self._outlet.push_sample([d.value, d.smoothed], d.timestamp)
+                self._outlet.push([d.value, d.smoothed], d.timestamp)
             if trial is not None:
                 trial.add(d)
                 if d.valid:

@@ -49,10 +49,6 @@ class Recordings:
     skipped: list
 
 
-def _interrupted(sidecar: dict) -> bool:
-    return bool(sidecar.get("interrupted")) or sidecar.get("status") == "interrupted"
-
-
 def select_recordings(
     recordings: Sequence,
     *,
@@ -109,7 +105,7 @@ def select_recordings(
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:
             skipped.append((name, f"{task} run (--include-online to use it)"))
-        elif _interrupted(sidecar) and not include_interrupted:
+        elif sidecar.get("interrupted") and not include_interrupted:  # the recorder's flag
             skipped.append((name, "interrupted run (--include-interrupted to use it)"))
         else:
             used.append(item)

@@ -23,7 +23,13 @@ Modules
 from ._path import DATA_ENV, data_path
 from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
 from .bids import bids_recordings, write_bids
-from .eegmmidb import EEGMMIDB_RUN_CLASSES, EEGMMIDB_UNIVERSA, load_eegmmidb
+from .eegmmidb import (
+    EEGMMIDB_FOLDER,
+    EEGMMIDB_RUN_CLASSES,
+    EEGMMIDB_UNIVERSA,
+    load_eegmmidb,
+    read_eegmmidb_run,
+)
 from .epochs import (
     EpochSet,
     epochs_from_raw,
@@ -47,6 +53,7 @@ __all__ = [
     "BCI4ALS_CLASSES",
     "BCI4ALS_UNIVERSUM",
     "DATA_ENV",
+    "EEGMMIDB_FOLDER",
     "EEGMMIDB_RUN_CLASSES",
     "EEGMMIDB_UNIVERSA",
     "M1_BIN_WIDTH",
@@ -66,6 +73,7 @@ __all__ = [
     "load_recording",
     "load_recordings",
     "marker_event_id",
+    "read_eegmmidb_run",
     "read_recording",
     "run_label",
     "subject_label",
