@@ -3,11 +3,13 @@
 import argparse
 import csv
 import json
+import re
 from pathlib import Path
 
 import mne
 import numpy as np
 import pytest
+from bids_validator import BIDSValidator
 from mne_bids import BIDSPath, get_bids_path_from_fname, read_raw_bids
 
 from bci_universum.datasets import load_recordings, read_recording
@@ -44,21 +46,23 @@ def _check_round_trip(recorded: Path, bids_path: BIDSPath):
 
 
 def _check_valid_tree(root: Path, subject: str):
-    """The rules mne-bids checks: required files, and every file name a valid BIDS path."""
+    """Required files; every file name valid for the BIDS validator's path rules and mne-bids."""
     description = json.loads((root / "dataset_description.json").read_text())
     assert {"Name", "BIDSVersion"} <= set(description)
     assert [p["participant_id"] for p in _tsv(root / "participants.tsv")] == [f"sub-{subject}"]
-    ignored = (root / ".bidsignore").read_text().split()
+    assert (root / ".bidsignore").read_text().split() == ["sub-*_ses-*/", "*.partial/"]
+    validator = BIDSValidator()
     n_checked = 0
-    for path in root.rglob("sub-*"):
-        if path.is_dir() or any(path.match(f"{pattern}*") for pattern in ignored):
-            continue
-        if any(part.endswith(("_ses-01", ".partial")) for part in path.parts):
-            continue  # the recorder's own folder, listed in .bidsignore
-        parsed = get_bids_path_from_fname(path, check=True)  # raises on an invalid entity
-        assert parsed.subject == subject
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != ".bidsignore"):
+        relative = path.relative_to(root)
+        if re.fullmatch(r"sub-[^/]*_ses-[^/]*|.*\.partial", relative.parts[0]):
+            continue  # the recorder's own folders, listed in .bidsignore
+        assert validator.is_bids(f"/{relative.as_posix()}"), relative
+        if relative.parts[0].startswith("sub-"):
+            parsed = get_bids_path_from_fname(path, check=True)  # raises on a bad entity
+            assert parsed.subject == subject
         n_checked += 1
-    assert n_checked > 0
+    assert n_checked >= 10
 
 
 @pytest.fixture(scope="module")
