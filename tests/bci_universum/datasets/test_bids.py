@@ -67,9 +67,9 @@ def _check_valid_tree(root: Path, subject: str):
 
 @pytest.fixture(scope="module")
 def bids_root(tmp_path_factory):
-    """The bundled calibration and universum runs as a BIDS root."""
+    """The bundled session's runs as a BIDS root."""
     root = tmp_path_factory.mktemp("bids")
-    for task in ("calibration", "universum"):
+    for task in ("calibration", "universum", "online"):
         recorded = BUNDLED / f"sub-01_ses-01_task-{task}_run-01_raw.fif"
         write_bids(recorded, root, subject="01", session="01", task=task, run=1)
     return root
@@ -91,7 +91,7 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     ]
     # replay plays one recording: the options must single it out
     args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
-    with pytest.raises(SystemExit, match=r"2 recordings of .* match"):
+    with pytest.raises(SystemExit, match=r"3 recordings of .* match"):
         resolve_one(str(bids_root), args)
     args.task = ["universum"]
     assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
@@ -102,6 +102,19 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     assert [f.name for f in dataset.files()] == [used[0]]
     with pytest.raises(ValueError, match="not files"):
         _dataset({"kind": "bids", "path": str(bids_root), "files": ["*"]}, 0, Path())
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_replays_a_session_from_a_bids_root(bids_root, capsys):
+    from paradigms.cli import main
+
+    assert main(["demo", "--replay", str(bids_root), "--speed", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "universum: rest 10" in out
+    assert "Replaying sub-01_ses-01_task-online_run-01_eeg.vhdr" in out
+    hits = re.search(r"hit rate: (\d+)/20", out)
+    assert hits is not None and int(hits.group(1)) >= 16, out
 
 
 def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
