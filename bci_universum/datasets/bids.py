@@ -27,11 +27,13 @@ from mne_bids import (
     find_matching_paths,
     get_bids_path_from_fname,
     read_raw_bids,
+    update_sidecar_json,
     write_raw_bids,
 )
 
 __all__ = [
     "BIDS_EXTENSIONS",
+    "INTERRUPTED_KEY",
     "bids_path_of",
     "bids_recordings",
     "is_bids_root",
@@ -42,6 +44,9 @@ __all__ = [
 #: Raw data extensions of EEG recordings in a BIDS root (one file per recording).
 BIDS_EXTENSIONS = (".fif", ".edf", ".bdf", ".vhdr", ".set")
 _DESCRIPTION = "dataset_description.json"
+#: Key of the ``*_eeg.json`` sidecar saying that the run was interrupted (a recording-specific
+#: field, as BIDS allows in sidecars).
+INTERRUPTED_KEY = "RecordingInterrupted"
 #: Patterns of ``.bidsignore``: the recorder's session folders and its partial recordings.
 _IGNORED = ("sub-*_ses-*/", "*.partial/")
 
@@ -90,6 +95,7 @@ def write_bids(
     task: str,
     run: int | str | None = None,
     line_freq: float | None = None,
+    interrupted: bool = False,
     overwrite: bool = False,
     verbose: bool | str | int | None = None,
 ):
@@ -110,6 +116,9 @@ def write_bids(
     line_freq : float or None
         Power-line frequency (Hz) for the sidecar's ``PowerLineFrequency``; None writes
         ``n/a``.
+    interrupted : bool
+        Whether the run was interrupted: ``RecordingInterrupted`` of the ``*_eeg.json``
+        sidecar, which ``train`` reads to leave such runs out by default.
     overwrite : bool
         Replace an existing recording with the same entities.
     verbose : bool | str | int | None
@@ -155,7 +164,9 @@ def write_bids(
         overwrite=overwrite,
         verbose=False if verbose is None else verbose,
     )
-    return bids_path.update(suffix="eeg", extension=".vhdr")
+    bids_path.update(suffix="eeg", extension=".json")
+    update_sidecar_json(bids_path, {INTERRUPTED_KEY: bool(interrupted)}, verbose=False)
+    return bids_path.update(extension=".vhdr")
 
 
 def bids_recordings(

@@ -130,6 +130,16 @@ def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
     (epochs,) = load_recordings([found])
     assert epochs.subject == "01" and epochs.counts() == {"left": 10, "right": 10}
     assert read_recording(found).annotations.description.tolist().count("cue/left") == 10
+    # an interrupted run says so in its sidecar; train leaves it out unless asked
+    from paradigms.training import select_recordings
+
+    write_bids(
+        recorded, tmp_path, subject="01", session="01", task="calibration", run=2, interrupted=True
+    )
+    chosen = select_recordings([tmp_path])
+    assert [Path(r).name for r in chosen.used] == [found.name]
+    assert "interrupted run" in chosen.skipped[0][1] and "run-02" in chosen.skipped[0][0]
+    assert len(select_recordings([tmp_path], include_interrupted=True).used) == 2
 
 
 def test_bids_input_is_checked_before_writing(tmp_path):
