@@ -1,6 +1,6 @@
 """The documentation: its code blocks run, its commands parse and run, and the site builds.
 
-Python blocks of the user guide run in order, one namespace per page. A block may use data it
+Python blocks of the user guide run one by one, each in its own namespace. A block may use data it
 does not make (``X``, ``raw``, ``calibration_features``, ...): the fixtures below provide
 them from the simulated subject, named as the page names them; a file named without a folder
 is one of the bundled session ``recordings/sub-01_ses-01``. Blocks that need a live
