@@ -65,6 +65,7 @@ sphinx_gallery_conf = {
     "remove_config_comments": True,
     "min_reported_time": 1,
     "abort_on_example_error": True,
+    "run_stale_examples": True,  # every build runs every example, changed or not
     "reference_url": {"bci_universum": None},
     "within_subsection_order": "FileNameSortKey",
 }
