@@ -278,10 +278,11 @@ class StreamReceiver(InletThread):
                         f"of {self.description}.",
                     )
                 )
-        for q in self._subscribers:
-            q.put((data, stamps))
         n = len(stamps)
         with self._lock:
+            # under the lock with the events: an unsubscribed reader has both or neither
+            for q in self._subscribers:
+                q.put((data, stamps))
             keep = min(n, self._capacity)
             pos = (self._n_total + n - keep) % self._capacity
             first = min(keep, self._capacity - pos)
@@ -455,12 +456,14 @@ class StreamReceiver(InletThread):
         Nothing is dropped however slow the reader is (used by the recorder).
         """
         q: queue.SimpleQueue = queue.SimpleQueue()
-        self._subscribers = (*self._subscribers, q)
+        with self._lock:
+            self._subscribers = (*self._subscribers, q)
         return q
 
     def unsubscribe(self, q: queue.SimpleQueue) -> None:
         """Stop feeding a queue returned by :meth:`subscribe`."""
-        self._subscribers = tuple(s for s in self._subscribers if s is not q)
+        with self._lock:
+            self._subscribers = tuple(s for s in self._subscribers if s is not q)
 
     def _require_connected(self) -> None:
         if self.info is None:

@@ -140,6 +140,13 @@ class Recorder:
                     f"Recording {path} already exists; refusing to overwrite."
                 )
         self.folder.mkdir(parents=True, exist_ok=True)
+        # Positions are taken before subscribing: every event of a chunk the queue gets lies at
+        # or after them, and nothing received while the receivers start is skipped.
+        live = self.receiver.running
+        self._event_pos = len(self.receiver.events) if live else 0  # start() clears them
+        self._early_markers = self.markers.n_markers if self.markers is not None else 0
+        self._marker_pos = self._early_markers
+        self._first_stamp: float | None = None
         self._queue = self.receiver.subscribe()
         try:
             for rec in (self.receiver, self.markers):
@@ -152,8 +159,6 @@ class Recorder:
             self.receiver.unsubscribe(self._queue)
             self._stop_owned()
             raise
-        self._event_pos = len(self.receiver.events)
-        self._marker_pos = self.markers.n_markers if self.markers is not None else 0
         self._files = {
             name: open(self.partial / name, "ab")  # noqa: SIM115 - closed in _run
             for name in ("data.bin", "timestamps.bin", "markers.jsonl", "events.jsonl")
@@ -234,19 +239,40 @@ class Recorder:
             _fsync_append(self._files["data.bin"], data.tobytes())
             _fsync_append(self._files["timestamps.bin"], stamps.tobytes())
             self.n_samples += len(stamps)
+            if self._first_stamp is None:
+                self._first_stamp = float(stamps[0])
         if self.markers is not None:
             new, self._marker_pos = self.markers.read_since(self._marker_pos)
+            if self._early_markers and self._first_stamp is not None:
+                new = self._markers_before_start() + new
             if new:
                 lines = "".join(
                     json.dumps({"text": m.text, "timestamp": m.timestamp}) + "\n" for m in new
                 )
                 _fsync_append(self._files["markers.jsonl"], lines.encode())
                 self.n_markers += len(new)
+        if self._first_stamp is None:
+            return  # events wait for the first sample, to tell the recording's from earlier ones
         events = self.receiver.events[self._event_pos :]
+        self._event_pos += len(events)
+        # a chunk that arrived while subscribing reached the receiver's events, not the queue
+        first = self._first_stamp - 0.5 / self.receiver.info.nominal_srate()
+        events = [e for e in events if e.kind == "silence" or e.time >= first]
         if events:
-            self._event_pos += len(events)
             lines = "".join(json.dumps(vars(e)) + "\n" for e in events)
             _fsync_append(self._files["events.jsonl"], lines.encode())
+
+    def _markers_before_start(self) -> list:
+        """Markers a live marker receiver got before :meth:`start` that belong to the data.
+
+        A marker can arrive before the data sample it marks (the streams travel separately), so
+        those stamped at or after the first recorded sample (within half a sample) are kept.
+        """
+        early, _ = self.markers.read_since(0)
+        first = self._first_stamp - 0.5 / self.receiver.info.nominal_srate()
+        kept = [m for m in early[: self._early_markers] if m.timestamp >= first]
+        self._early_markers = 0
+        return kept
 
     def stop(self) -> Path:
         """Stop recording, write the FIF and its sidecar, remove the partial folder.
@@ -377,6 +403,10 @@ def finalize(partial, recovered: bool = True) -> Path:
         [UNIT_SCALES.get((ch["unit"] or "").strip().lower(), 1.0) for ch in header["channels"]]
     )
     data *= scales[:, None]
+    # FIF stores data / cal: with the unit's scale as cal it holds the stream's own values,
+    # bit-exact at the stream's precision (single for float32 streams, double otherwise)
+    for ch, scale in zip(info["chs"], scales, strict=True):
+        ch["cal"] = float(scale)
     raw = mne.io.RawArray(data, info, verbose="error")
     start = datetime.fromisoformat(header["start_wall_time"])
     first_wall = start.timestamp() + stamps[0] - header["start_lsl_time"]
@@ -390,6 +420,9 @@ def finalize(partial, recovered: bool = True) -> Path:
     descriptions = [m["text"] for m in markers] + ["BAD_ACQ_SKIP"] * len(skips)
     onsets = _onsets(stamps, times, sfreq) if len(times) else np.zeros(0)
     duration = n / sfreq
+    # the two inlets' clock corrections differ by microseconds: a marker on the first sample
+    # may come out a hair before it
+    onsets[(onsets < 0) & (onsets >= -0.5 / sfreq)] = 0.0
     inside = (onsets >= 0) & (onsets < duration)
     raw.set_annotations(
         mne.Annotations(
@@ -404,7 +437,8 @@ def finalize(partial, recovered: bool = True) -> Path:
         for d, o, keep in zip(descriptions, onsets, inside, strict=True)
         if not keep
     ]
-    raw.save(fname, overwrite=False, verbose="error")
+    fmt = "single" if header["dtype"] == "float32" else "double"
+    raw.save(fname, fmt=fmt, overwrite=False, verbose="error")
     check = mne.io.read_raw_fif(fname, preload=False, verbose="error")
     if check.n_times != n:
         raise RuntimeError(f"{fname} reads back {check.n_times} samples instead of {n}.")

@@ -107,6 +107,49 @@ def design_bandpass(sfreq: float, band: tuple[float, float] | None, order: int =
     return signal.butter(order, high, btype="lowpass", fs=sfreq, output="sos")
 
 
+def design_notch(sfreq: float, freq: float, quality: float = 30.0) -> np.ndarray:
+    """IIR notch at ``freq`` Hz (mains) as second-order sections (``scipy.signal.iirnotch``).
+
+    ``quality`` is the centre frequency over the -3 dB bandwidth (30: 1.7 Hz wide at 50 Hz).
+    """
+    if not 0 < freq < sfreq / 2:
+        raise ValueError(f"notch frequency {freq} Hz must lie in (0, {sfreq / 2}) Hz.")
+    b, a = signal.iirnotch(freq, quality, fs=sfreq)
+    return signal.tf2sos(b, a)
+
+
+class CausalFilter:
+    """Second-order sections run causally chunk after chunk, the state kept between chunks.
+
+    The filter of :class:`OnlineDecoder` and the signal viewer: :func:`causal_filter` on the
+    concatenated chunks gives the same output.
+
+    Parameters
+    ----------
+    sos : ndarray of shape (n_sections, 6)
+        From :func:`design_bandpass` or :func:`design_notch` (stack them to cascade).
+    n_channels : int
+    """
+
+    def __init__(self, sos: np.ndarray, n_channels: int):
+        self.sos = np.ascontiguousarray(sos, dtype=np.float64)
+        self.n_channels = int(n_channels)
+        self.reset()
+
+    def reset(self) -> None:
+        """Zero the filter state."""
+        self._zi = np.zeros((self.sos.shape[0], 2, self.n_channels))
+
+    def push(self, chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Filter ``chunk`` (n_samples, n_channels); return it and a per-sample flag of
+        non-finite input (such samples enter the filter as zeros)."""
+        chunk = np.asarray(chunk, dtype=np.float64)
+        out = np.empty(chunk.shape)
+        bad = np.empty(chunk.shape[0], dtype=bool)
+        _sosfilt(self.sos, chunk, self._zi, out, bad)
+        return out, bad
+
+
 @njit(cache=True)
 def _sosfilt(sos, x, zi, out, bad) -> None:
     """Filter ``x`` (n_samples, n_channels) into ``out``, updating the state ``zi`` in place.
@@ -315,7 +358,7 @@ class OnlineDecoder:
 
     def reset(self) -> None:
         """Forget all pushed data: zero filter state, empty window, no smoothing memory."""
-        self._zi = np.zeros((self.sos.shape[0], 2, self.n_channels))
+        self._filter = CausalFilter(self.sos, self.n_channels)
         # A linear buffer twice the window: the window is a view of its last window_len rows,
         # and the tail moves back to the start only when the buffer is full.
         capacity = 2 * self.window_len
@@ -363,9 +406,7 @@ class OnlineDecoder:
             raise ValueError(f"timestamps must have shape ({n},), got {timestamps.shape}.")
         if n == 0:
             return []
-        filtered = np.empty((n, self.n_channels))
-        bad = np.empty(n, dtype=bool)
-        _sosfilt(self.sos, chunk, self._zi, filtered, bad)
+        filtered, bad = self._filter.push(chunk)
 
         decisions = []
         start = self.n_samples_seen
@@ -505,10 +546,7 @@ class OnlineDecoder:
 def causal_filter(data: np.ndarray, sos: np.ndarray) -> np.ndarray:
     """Filter continuous ``data`` of shape (n_samples, n_channels) causally from a zero state."""
     data = np.asarray(data, dtype=np.float64)
-    zi = np.zeros((sos.shape[0], 2, data.shape[1]))
-    out = np.empty(data.shape)
-    _sosfilt(np.asarray(sos, dtype=np.float64), data, zi, out, np.empty(data.shape[0], dtype=bool))
-    return out
+    return CausalFilter(sos, data.shape[1]).push(data)[0]
 
 
 def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -13,6 +13,7 @@ import pylsl
 import pytest
 
 from acquisition.markers import MarkerOutlet, MarkerReceiver
+from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder, bids_basename, recover
 from acquisition.streams import make_stream_info
@@ -295,3 +296,98 @@ def test_montage_and_units_from_the_stream_description(tmp_path):
     positions = raw.get_montage().get_positions()["ch_pos"]
     for ch in ("C3", "Cz", "C4"):
         np.testing.assert_allclose(positions[ch], ch_pos[ch], atol=1e-9)
+
+
+def _dense_marker_raw(n_times, sfreq=250.0, every=3):
+    """4 EEG channels, a marker every ``every`` samples from the first sample to the last."""
+    rng = np.random.default_rng(11)
+    info = mne.create_info(["C3", "Cz", "C4", "Pz"], sfreq, "eeg")
+    raw = mne.io.RawArray(rng.standard_normal((4, n_times)) * 2e-5, info, verbose=False)
+    samples = np.r_[np.arange(0, n_times, every), n_times - 1]
+    texts = [f"cue/m{k}" for k in range(len(samples))]
+    raw.set_annotations(mne.Annotations(samples / sfreq, 0.0, texts))
+    return raw, samples, texts
+
+
+def _dense_player(raw, **kwargs):
+    return Player(
+        raw,
+        name=f"dense-{uuid4().hex}",
+        pacing=False,
+        counter=True,
+        chunk_size=5,
+        wait_for_consumers=("data", "markers"),
+        **kwargs,
+    )
+
+
+def _check_dense_recording(fname, raw, samples, texts):
+    """Counter contiguous, data bit-exact in float32 µV, every marker of the span on its sample."""
+    back = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    counter = back.get_data(picks="counter")[0].astype(int)
+    first = counter[0]
+    np.testing.assert_array_equal(counter, np.arange(first, first + back.n_times))
+    expected = (raw.get_data().T * 1e6).astype(np.float32)  # what the µV float32 stream carries
+    recorded = (back.get_data(picks="eeg").T * 1e6).astype(np.float32)
+    np.testing.assert_array_equal(recorded, expected[first : first + back.n_times])
+    span = (samples >= first) & (samples <= counter[-1])
+    assert list(back.annotations.description) == [t for t, k in zip(texts, span, strict=True) if k]
+    onsets = np.round(back.annotations.onset * raw.info["sfreq"]).astype(int) + first
+    np.testing.assert_array_equal(onsets, samples[span])
+    return span.sum()
+
+
+def test_recorder_owning_its_receivers_keeps_every_marker_of_an_unpaced_replay(tmp_path):
+    """Recorder.start() starts the receivers; the replay begins as soon as they connect."""
+    raw, samples, texts = _dense_marker_raw(300)
+    for run in range(6):
+        player = _dense_player(raw)
+        receiver = StreamReceiver(source_id=player.source_id, timeout=5.0)
+        markers = MarkerReceiver(source_id=f"{player.source_id}-markers", timeout=5.0)
+        with player:
+            recorder = Recorder(receiver, markers, tmp_path, run=run + 1).start()
+            assert player.wait(30.0)
+            done = (markers, receiver)
+            wait_until(
+                lambda done=done: (
+                    done[0].n_markers == len(samples) and done[1].n_samples == raw.n_times
+                ),
+                what="every marker and sample",
+            )
+            fname = recorder.stop()
+        assert _check_dense_recording(fname, raw, samples, texts) == len(samples)
+
+
+def test_recorders_started_on_live_streams_keep_every_marker_from_their_first_sample(tmp_path):
+    """20 recorders, one after the other, each started while an unpaced replay is in flight.
+
+    The replay runs as fast as the receiver pulls until the test closes a gate; each recorder
+    starts with samples and markers in flight and stops once the gate holds everything still.
+    """
+    raw, samples, texts = _dense_marker_raw(6000)
+    gate = [np.inf]
+    receiver = StreamReceiver(source_id=uuid4().hex, timeout=5.0)
+    player = _dense_player(
+        raw, source_id=receiver.source_id, drained=lambda: min(gate[0], receiver.n_samples),
+        max_ahead=10,
+    )  # fmt: skip
+    markers = MarkerReceiver(source_id=f"{player.source_id}-markers", timeout=5.0)
+    n_kept = 0
+    with player, receiver, markers:
+        for run in range(20):
+            gate[0] = np.inf
+            recorder = Recorder(receiver, markers, tmp_path, run=run + 1).start()
+            start = receiver.n_samples
+            wait_until(lambda s=start: receiver.n_samples > s + 100, what="samples flowing")
+            gate[0] = receiver.n_samples
+            # stalled: the player cannot push another chunk and everything pushed has arrived
+            wait_until(
+                lambda: (
+                    player.n_pushed + 5 > gate[0] + 10
+                    and receiver.n_samples == player.n_pushed
+                    and markers.n_markers == np.sum(samples < player.n_pushed)
+                ),
+                what="the replay held at the gate",
+            )
+            n_kept += _check_dense_recording(recorder.stop(), raw, samples, texts)
+    assert n_kept > 20 * 100 / 3

@@ -324,3 +324,20 @@ def test_withheld_multiclass_decision():
     assert bad and all(d.values.shape == (3,) and np.isnan(d.values).all() for d in bad)
     assert all(d.label is None for d in bad)
     assert all(d.label in (0, 1, 2) for d in out if d.valid)
+
+
+def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
+    from bci_universum.online import CausalFilter, design_notch
+
+    sfreq = 250.0
+    sos = np.vstack([design_bandpass(sfreq, (1.0, 40.0)), design_notch(sfreq, 50.0)])
+    rng = np.random.default_rng(0)
+    t = np.arange(5000) / sfreq
+    x = rng.standard_normal((t.size, 3)) + 10 * np.sin(2 * np.pi * 50 * t)[:, None]
+    filt = CausalFilter(sos, 3)
+    chunks = [filt.push(c)[0] for c in np.array_split(x, [7, 8, 300, 1234])]
+    np.testing.assert_allclose(np.vstack(chunks), signal.sosfilt(sos, x, axis=0), atol=1e-10)
+    mains = signal.sosfilt(design_notch(sfreq, 50.0), np.sin(2 * np.pi * 50 * t))
+    assert np.abs(mains[-500:]).max() < 0.03  # > 30 dB down at steady state
+    with pytest.raises(ValueError, match="notch frequency 200"):
+        design_notch(sfreq, 200.0)
