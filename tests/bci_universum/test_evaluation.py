@@ -41,6 +41,7 @@ from bci_universum.model_selection import (
     corrected_paired_ttest,
     universum_scorer,
 )
+from tests.bci_universum.test_evaluation_report import assert_png_panels
 
 pytestmark = pytest.mark.filterwarnings("ignore:pipelines without a universum classifier")
 
@@ -383,7 +384,8 @@ def test_report_files_and_table(data, tmp_path):
                      LearningCurve((3, 6), 3, param_grid=GRID), progress=False)  # fmt: skip
     paths = write_report(rows + curve, tmp_path / "report")
     assert {"csv", "markdown", "boxplot", "learning_curve"} <= set(paths)
-    assert all(p.stat().st_size > 0 for p in paths.values())
+    assert_png_panels(paths["boxplot"], 2)  # usvm, lda
+    assert_png_panels(paths["learning_curve"], 1, panel_width=5.0)  # one dataset
     back = read_csv(paths["csv"])
     assert _without_time(back) == _without_time(
         [{**r, "fit_time": 0} for r in rows + curve]
