@@ -274,7 +274,10 @@ def _small_run(tmp_path, capsys, dataset, window, kind):
     code = main(["evaluate", str(config), "--quick", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     for stem in ("within-session", "cross-run", "learning-curve"):
-        assert (out / f"{stem}.csv").stat().st_size > 0
+        with (out / f"{stem}.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        assert {r["pipeline"] for r in rows} == {"csp_lda", "csp_usvm", "ts_lr"}
+        assert ("csp_usvm", f"U_C3:{kind}") in {(r["pipeline"], r["universum"]) for r in rows}
         assert "| csp_usvm | U_C3:" in (out / f"{stem}.md").read_text()
     for stem in ("within-session", "cross-run"):
         assert_png_panels(out / f"{stem}_accuracy_boxplot.png", 3)  # csp_lda, csp_usvm, ts_lr
