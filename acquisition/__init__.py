@@ -6,7 +6,6 @@ Never imports Qt. Depends on :mod:`bci_universum` only.
 from .lsl_config import configure_lsl
 from .markers import Marker, MarkerOutlet, MarkerReceiver
 from .player import Player
-from .readers import read_recording
 from .receiver import StreamReceiver, StreamSilenceError
 from .recorder import Recorder, recover
 from .simulator import SimulatedSource
@@ -25,7 +24,6 @@ __all__ = [
     "StreamSilenceError",
     "configure_lsl",
     "list_streams",
-    "read_recording",
     "recover",
     "resolve_stream",
 ]

@@ -38,8 +38,9 @@ from uuid import uuid4
 import mne
 import numpy as np
 
+from bci_universum.datasets import read_recording
+
 from .markers import MARKER_STREAM_TYPE
-from .readers import read_recording
 from .streams import (
     COUNTER_TYPE,
     NUMPY_DTYPES,
@@ -115,7 +116,7 @@ class Player:
     Parameters
     ----------
     recording : path-like | mne.io.BaseRaw
-        A file :func:`acquisition.readers.read_recording` reads (FIF, EDF/BDF, GDF,
+        A file :func:`bci_universum.datasets.read_recording` reads (FIF, EDF/BDF, GDF,
         BrainVision, EEGLAB, XDF, ...) or a Raw.
     name : str | None
         Name of the data stream (default ``"replay-<file stem>"``); the marker stream is

@@ -161,12 +161,12 @@ class SpikeCountSource(Player):
     def from_m1(
         cls, path: str | os.PathLike | None = None, loader=None, **kwargs
     ) -> SpikeCountSource:
-        """The labelled reach windows of :func:`~bci_universum.datasets_spikes.load_m1_reaching`.
+        """The labelled reach windows of :func:`~bci_universum.datasets.load_m1_reaching`.
 
         ``loader`` holds its keyword arguments; the cue of a window is its sector's centre
         angle.
         """
-        from bci_universum.datasets_spikes import load_m1_reaching
+        from bci_universum.datasets import load_m1_reaching
 
         windows = load_m1_reaching(path, **(loader or {}))
         return cls(

@@ -13,27 +13,9 @@ from uuid import uuid4
 
 import numpy as np
 
+from bci_universum.datasets.io import UNIT_SCALES, VOLTAGE_TYPES
+
 COUNTER_TYPE = "counter"
-
-# Units an LSL channel may declare, with the factor that turns a value into SI units.
-UNIT_SCALES = {
-    "v": 1.0,
-    "volt": 1.0,
-    "volts": 1.0,
-    "mv": 1e-3,
-    "millivolt": 1e-3,
-    "millivolts": 1e-3,
-    "uv": 1e-6,
-    "µv": 1e-6,
-    "μv": 1e-6,
-    "microvolt": 1e-6,
-    "microvolts": 1e-6,
-    "nv": 1e-9,
-    "nanovolts": 1e-9,
-}
-
-# MNE channel types whose data are voltages.
-_VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
 
 _FORMATS = {
     "float32": 1,
@@ -314,7 +296,7 @@ def stream_info_from_mne_info(
     if voltage_unit.lower() not in UNIT_SCALES:
         raise ValueError(f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts'.")
     ch_types = info.get_channel_types()
-    units = [voltage_unit if kind in _VOLTAGE_TYPES else "n/a" for kind in ch_types]
+    units = [voltage_unit if kind in VOLTAGE_TYPES else "n/a" for kind in ch_types]
     positions = {}
     for ch in info["chs"]:
         loc = np.asarray(ch["loc"][:3], dtype=float)

@@ -81,3 +81,39 @@ def split_universum(X, y, universum_label=None):
         )
     mask = universum_mask(y, universum_label)
     return X[~mask], y[~mask], X[mask]
+
+
+def drop_universum(X, y, sample_weight=None, universum_label=None):
+    """Keep the labelled trials of ``X, y`` (and their weights) for scoring.
+
+    Parameters
+    ----------
+    X : array-like or DataFrame of shape (n_samples, ...)
+        Trials; a DataFrame keeps its type (rows picked with ``iloc``).
+    y : array-like of shape (n_samples,)
+        Labels with universum trials marked by the sentinel.
+    sample_weight : array-like of shape (n_samples,) or None
+    universum_label : int, str or None
+        The sentinel (see :func:`resolve_universum_label`).
+
+    Returns
+    -------
+    X_labelled, y_labelled, sample_weight_labelled
+        ``sample_weight_labelled`` is None when ``sample_weight`` is.
+
+    Raises
+    ------
+    ValueError
+        When every trial is a universum trial (nothing to score).
+    """
+    y = np.asarray(y)
+    keep = ~universum_mask(y, universum_label)
+    if not keep.any():
+        raise ValueError(
+            "Scoring needs labelled trials but the set holds only universum trials; a "
+            "universum-aware splitter (e.g. UniversumStratifiedKFold) keeps labelled trials in "
+            "every test fold."
+        )
+    X_kept = X.iloc[keep] if hasattr(X, "iloc") else np.asarray(X)[keep]
+    weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
+    return X_kept, y[keep], weights

@@ -42,7 +42,7 @@ from sklearn.model_selection import (
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._universum import universum_mask
+from ._universum import drop_universum, universum_mask
 from .solvers.kernels import kernel_matrix
 
 # --- Paired tests over resampled splits ---------------------------------------------------------
@@ -332,20 +332,13 @@ class _UniversumScorer:
         self._universum_label = universum_label
 
     def __call__(self, estimator, X, y_true, sample_weight=None, **kwargs) -> float:
-        y_true = np.asarray(y_true)
         label = getattr(estimator, "universum_label", None)
         if self._universum_label is not None:
             label = self._universum_label
-        keep = ~universum_mask(y_true, label)
-        if not keep.any():
-            raise ValueError(
-                "The test set holds only universum trials; a universum-aware splitter "
-                "(e.g. UniversumStratifiedKFold) keeps labelled trials in every test fold."
-            )
-        X_kept = X.iloc[keep] if hasattr(X, "iloc") else np.asarray(X)[keep]
+        X, y_true, sample_weight = drop_universum(X, y_true, sample_weight, label)
         if sample_weight is not None:
-            kwargs["sample_weight"] = np.asarray(sample_weight)[keep]
-        return self._scorer(estimator, X_kept, y_true[keep], **kwargs)
+            kwargs["sample_weight"] = sample_weight
+        return self._scorer(estimator, X, y_true, **kwargs)
 
     def __repr__(self) -> str:
         return f"universum_scorer({self._scorer!r})"

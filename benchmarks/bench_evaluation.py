@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bci_universum.classifiers import UniversumSVC  # noqa: E402
+from bci_universum.datasets import EpochSet  # noqa: E402
 from bci_universum.evaluation import THESIS_GRID, WithinSession, evaluate, select_and_fit  # noqa: E402
-from bci_universum.evaluation_data import EpochSet  # noqa: E402
 from bci_universum.features import CSP, BandPass  # noqa: E402
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer  # noqa: E402
 from bci_universum.universa import MOTOR_CHANNELS  # noqa: E402

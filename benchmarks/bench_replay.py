@@ -25,9 +25,8 @@ configure_lsl("loopback")
 import pylsl  # noqa: E402
 
 from acquisition.player import Player  # noqa: E402
-from acquisition.readers import read_recording  # noqa: E402
 from acquisition.streams import resolve_stream  # noqa: E402
-from bci_universum.datasets import data_path  # noqa: E402
+from bci_universum.datasets import data_path, read_recording  # noqa: E402
 from bci_universum.simulation.eeg import SimulatedEEG, simulate_raw  # noqa: E402
 
 RESULTS = Path(__file__).parent / "results" / "replay.md"

@@ -78,7 +78,13 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from bci_universum.datasets import data_path
+from bci_universum.datasets import (
+    EEGMMIDB_UNIVERSA,
+    EpochSet,
+    data_path,
+    load_eegmmidb,
+    load_recordings,
+)
 from bci_universum.evaluation import (
     BACKENDS,
     METRICS,
@@ -88,12 +94,6 @@ from bci_universum.evaluation import (
     WithinSession,
     parse_universum,
     plan_jobs,
-)
-from bci_universum.evaluation_data import (
-    EEGMMIDB_UNIVERSA,
-    EpochSet,
-    load_eegmmidb,
-    load_recording,
 )
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
@@ -210,37 +210,20 @@ class DatasetConfig:
                 )
                 for subject in o.get("subjects", [1])
             ]
-        reader = None
-        if self.kind == "xdf":
-            from acquisition.readers import read_recording
-
-            reader = read_recording
-        files = self.files()
-        # BCI4ALS-style folders (Test1/EEG.xdf, Test2/EEG.xdf): name runs after the folder
-        by_folder = len({f.stem for f in files}) < len(files)
-        runs = [
-            load_recording(
-                f,
-                o.get("classes"),
-                o.get("universum", "universum/"),
-                reader=reader,
-                ch_names=o.get("ch_names"),
-                l_freq=o.get("l_freq"),
-                resample=o.get("resample"),
-                run=f.parent.name if by_folder else None,
-                session=o.get("session"),
-                subject=o.get("subject"),
-                dataset=self.name,
-                picks=o.get("channels", "data"),
-                verbose="error",
-                **self._window(),
-            )
-            for f in files
-        ]
-        subjects: dict[str, list[EpochSet]] = {}
-        for epochs in runs:
-            subjects.setdefault(epochs.subject, []).append(epochs)
-        return [EpochSet.concatenate(sets) for sets in subjects.values()]
+        return load_recordings(
+            self.files(),
+            classes=o.get("classes"),
+            universum=o.get("universum", "universum/"),
+            ch_names=o.get("ch_names"),
+            l_freq=o.get("l_freq"),
+            resample=o.get("resample"),
+            session=o.get("session"),
+            subject=o.get("subject"),
+            dataset=self.name,
+            picks=o.get("channels", "data"),
+            verbose="error",
+            **self._window(),
+        )
 
 
 def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:

@@ -266,7 +266,7 @@ def _load_trials(files: list, config: SessionConfig, verbose):
     condition name.
     """
     band, (tmin, tmax) = config.pipeline.band, config.pipeline.window
-    raws = [filter_like_online(read_recording(f, verbose), band) for f in files]
+    raws = [filter_like_online(read_recording(f, verbose=verbose), band) for f in files]
     present = {d for raw in raws for d in raw.annotations.description}
     absent = [m for m in config.class_markers if m not in present]
     if absent:

@@ -3,8 +3,9 @@
 Universum trials travel in ``y`` under a sentinel label (see :mod:`bci_universum._universum`);
 as a convenience ``fit`` also accepts them as ``X_universum=``. This module holds what every
 binary universum classifier does the same way: validation, the split into labelled and universum
-trials, the ±1 label encoding, ``predict`` from the sign of ``decision_function``, a ``score``
-that ignores universum trials, and the scikit-learn tags.
+trials, the ±1 label encoding, ``predict`` from the sign of ``decision_function``, and the
+scikit-learn tags; :class:`UniversumClassifierMixin` gives every classifier of the package a
+``score`` that ignores universum trials.
 
 A subclass implements ``fit`` (calling :meth:`BaseBinaryUniversumClassifier._validate_fit_data`
 first) and ``decision_function`` (positive values mean ``classes_[1]``).
@@ -12,14 +13,30 @@ first) and ``decision_function`` (positive values mean ``classes_[1]``).
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics import accuracy_score
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._universum import universum_mask
-from ..solvers.kernels import kernel_vector
+from .._universum import drop_universum, universum_mask
+from ..solvers.kernels import KERNELS, kernel_vector
+
+#: ``_parameter_constraints`` shared by the kernel machines of the package (scikit-learn's
+#: SVC semantics for ``kernel``, ``gamma``, ``degree`` and ``coef0``).
+KERNEL_CONSTRAINTS: dict = {
+    "kernel": [StrOptions(set(KERNELS)), callable],
+    "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
+    "degree": [Interval(Integral, 0, None, closed="left")],
+    "coef0": [Real],
+    "universum_label": "no_validation",
+}
+#: A finite positive number (costs, tolerances).
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+#: A finite non-negative number.
+NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
 
 
 def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -75,12 +92,39 @@ def trial_kernel(
     )
 
 
-class BaseBinaryUniversumClassifier(ClassifierMixin, BaseEstimator):
+class UniversumClassifierMixin(ClassifierMixin):
+    """``ClassifierMixin`` whose ``score`` ignores the universum trials in ``y``.
+
+    The host estimator has a ``universum_label`` parameter (``None``: the default sentinel).
+    """
+
+    def score(self, X, y, sample_weight=None) -> float:
+        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels, possibly with universum trials (sentinel label).
+        sample_weight : array-like of shape (n_samples,) or None
+
+        Returns
+        -------
+        score : float
+        """
+        X, y, sample_weight = drop_universum(X, y, sample_weight, self.universum_label)
+        return super().score(X, y, sample_weight=sample_weight)
+
+
+class BaseBinaryUniversumClassifier(UniversumClassifierMixin, BaseEstimator):
     """Base class of binary classifiers trained with labelled and universum trials.
 
     Subclasses define ``universum_label`` as an ``__init__`` parameter (``None`` = the default
     sentinel, ``-2`` for numeric labels and ``"universum"`` for string labels).
     """
+
+    def _check_params(self) -> None:
+        """Cross-parameter checks that ``_parameter_constraints`` cannot express (none here)."""
 
     def _validate_fit_data(
         self, X, y, X_universum=None
@@ -133,29 +177,6 @@ class BaseBinaryUniversumClassifier(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         scores = self.decision_function(X)
         return self.classes_[(scores > 0).astype(int)]
-
-    def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            True labels, possibly with universum trials (sentinel label).
-        sample_weight : array-like of shape (n_samples,) or None
-
-        Returns
-        -------
-        score : float
-        """
-        check_is_fitted(self)
-        y = np.asarray(y)
-        keep = ~universum_mask(y, self.universum_label)
-        if not keep.any():
-            raise ValueError("score needs labelled trials; all trials are universum trials.")
-        X_kept = X.iloc[keep] if hasattr(X, "iloc") else np.asarray(X)[keep]
-        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return accuracy_score(y[keep], self.predict(X_kept), sample_weight=weights)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,13 +23,15 @@ prior needs another input, e.g. raw epochs, than the new model's features).
 
 from __future__ import annotations
 
-import numbers
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._base import NON_NEGATIVE
 from .ls_usvm import LeastSquaresSystem, LeastSquaresUniversumSVC
 from .usvm import UniversumDual, UniversumSVC
 
@@ -54,6 +56,12 @@ def _check_fitted_scorer(estimator, name: str) -> None:
         ) from err
 
 
+_PRIOR_CONSTRAINTS: dict = {
+    "prior": [None, StrOptions({"last_column"}), HasMethods(["decision_function"])],
+    "prior_weight": [NON_NEGATIVE],
+}
+
+
 class _BiasedMixin:
     """Prior handling shared by the biased hinge and least-squares classifiers.
 
@@ -63,25 +71,12 @@ class _BiasedMixin:
     """
 
     def _check_prior_params(self) -> None:
-        weight = self.prior_weight
-        if (
-            not isinstance(weight, numbers.Real)
-            or isinstance(weight, bool)
-            or not np.isfinite(weight)
-            or weight < 0
-        ):
-            raise ValueError(f"prior_weight must be a finite number >= 0, got {weight!r}.")
         if self.kernel == "precomputed":
             raise ValueError(
                 f"{type(self).__name__} needs feature vectors: kernel='precomputed' is not "
                 "supported (the prior is evaluated on X)."
             )
-        if isinstance(self.prior, str):
-            if self.prior != "last_column":
-                raise ValueError(
-                    f"prior must be None, 'last_column' or a fitted estimator, got {self.prior!r}."
-                )
-        elif self.prior is not None:
+        if self.prior is not None and not isinstance(self.prior, str):
             _check_fitted_scorer(self.prior, "prior")
 
     def _check_prior_data(self) -> None:
@@ -126,6 +121,7 @@ class _BiasedMixin:
             )
         return X, scores
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_universum=None):
         """Fit the classifier with the prior's score as a margin offset.
 
@@ -256,6 +252,11 @@ universum_support_vectors_, intercept_, n_support_, n_iter_, objective_, gamma_,
     >>> clf = BiasedSVC(prior=prior, prior_weight=1.0, kernel="linear").fit(X_new, y_new)
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **UniversumSVC._parameter_constraints,
+        **_PRIOR_CONSTRAINTS,
+    }
+
     def __init__(
         self,
         prior=None,
@@ -339,6 +340,11 @@ n_features_in_
     ----------
     .. [1] S. Decherchi, PhD thesis, Univ. of Genoa, §3.5.3, eq. (3.151)–(3.152).
     """
+
+    _parameter_constraints: ClassVar[dict] = {
+        **LeastSquaresUniversumSVC._parameter_constraints,
+        **_PRIOR_CONSTRAINTS,
+    }
 
     def __init__(
         self,

@@ -6,22 +6,25 @@ Herbrich, Graepel & Campbell, "Bayes Point Machines", JMLR 2001; equations, erra
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
 from ..solvers.billiard import kernel_billiard, perceptron, perceptron_average
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
+from ..solvers.kernels import kernel_matrix, resolve_gamma
+from ._base import KERNEL_CONSTRAINTS, NON_NEGATIVE, UniversumClassifierMixin
 
 METHODS = ("billiard", "perceptron")
 
 
-class BayesPointMachine(ClassifierMixin, BaseEstimator):
+class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
     """Bayes point machine (binary kernel classifier without bias).
 
     The weight vector is an estimate of the centre of mass of version space, the set of unit
@@ -108,6 +111,17 @@ class BayesPointMachine(ClassifierMixin, BaseEstimator):
     the uninformative first midpoint from ``p_min``, and starts from a perceptron solution.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **KERNEL_CONSTRAINTS,
+        "softness": [NON_NEGATIVE],
+        "method": [StrOptions(set(METHODS))],
+        "n_perceptrons": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, 1, closed="right")],
+        "max_bounces": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         kernel="rbf",
@@ -142,24 +156,12 @@ class BayesPointMachine(ClassifierMixin, BaseEstimator):
         tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
-    def _check_params(self) -> None:
-        check_kernel(self.kernel)
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
-        if not (isinstance(self.softness, numbers.Real) and 0 <= self.softness < np.inf):
-            raise ValueError(f"softness must be a finite number >= 0, got {self.softness!r}.")
-        if not (isinstance(self.tol, numbers.Real) and 0 < self.tol <= 1):
-            raise ValueError(f"tol must be in (0, 1], got {self.tol!r}.")
-        for name in ("n_perceptrons", "max_bounces", "max_epochs", "degree"):
-            value = getattr(self, name)
-            if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}.")
-
     def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:
         return kernel_matrix(
             X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Estimate the Bayes point from labelled trials (universum trials are ignored).
 
@@ -174,7 +176,6 @@ class BayesPointMachine(ClassifierMixin, BaseEstimator):
         -------
         self : BayesPointMachine
         """
-        self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         if self.kernel == "precomputed" and X.shape[0] != X.shape[1]:
             raise ValueError(
@@ -342,7 +343,7 @@ class BayesPointMachine(ClassifierMixin, BaseEstimator):
         accepted : ndarray of bool, shape (n_samples,)
             False for the rejected trials.
         """
-        if not (isinstance(reject_fraction, numbers.Real) and 0 <= reject_fraction <= 1):
+        if not (isinstance(reject_fraction, Real) and 0 <= reject_fraction <= 1):
             raise ValueError(f"reject_fraction must be in [0, 1], got {reject_fraction!r}.")
         f = self.decision_function(X)
         conf = self._normalise(f, X, kernel_diag)

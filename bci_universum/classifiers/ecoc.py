@@ -8,13 +8,25 @@ nearest under the decoder (notes ``universum-svm.md`` §6):
 
 * ``"hamming"`` (2.21): ``Σ_j (1 − sign(h_j) M_ij) / 2`` (a 0 on either side costs ½);
 * ``"l1"`` (2.23): ``Σ_j |M_ij − h_j|``;
-* ``"hinge"`` (2.22): ``Σ_j ℓ_j(M_ij, h_j)`` with the hinge ``max(0, 1 − M_ij h_j)`` for ±1 and
-  the column's universum loss ``max(0, |h_j| − ε_j)`` for 0 (ε_j: the column estimator's
-  ``epsilon``, 0 if it has none);
-* ``"allwein"``: loss-based decoding of Allwein, Schapire & Singer, the hinge for every entry,
-  so a 0 costs the constant ``max(0, 1 − 0) = 1``.
+* ``"hinge"`` (2.22): ``Σ_j ℓ_j(M_ij, h_j)`` with the hinge ``max(0, 1 − M_ij h_j)`` for ±1 and,
+  for 0, the column's universum loss ``max(0, |h_j| − ε_j)`` (ε_j: the column estimator's
+  ``epsilon``, 0 if it has none) when the column was trained to output about 0 on its
+  zero-coded classes (they were its universum and its universum cost is positive); otherwise
+  the constant 1 of ``"allwein"``, since nothing trained the column there;
+* ``"allwein"``: loss-based decoding of Allwein, Schapire & Singer (2000), the hinge for every
+  entry, so a 0 costs the constant ``max(0, 1 − 0) = 1``.
 
-Ties between classes at the same distance go to the first class in ``classes_`` order.
+Without a universum the ``"hinge"`` default is therefore ``"allwein"``. ``"l1"`` charges a 0
+``|h_j|`` whatever the training: it needs a universum on codes with zeros (one-vs-one, FINGERS).
+
+The default ``decoder="auto"`` picks, at fit, the decoder that suits the code and the training
+(:attr:`ECOCUniversumClassifier.decoder_`): ``"hinge"`` when every column with zeros learnt its
+zero-coded classes as universum (or the code has no zeros, e.g. one-vs-rest, where it equals
+``"allwein"``), else ``"hamming"``, which for one-vs-one codes is the vote count of
+scikit-learn's :class:`~sklearn.multiclass.OneVsOneClassifier`. Exact Hamming ties (equal
+votes) go to the larger summed confidence ``Σ_j M_ij h_j``, as in scikit-learn's one-vs-one
+(for one-vs-rest this is the largest ``h_i``); any other exact tie goes to the first class in
+``classes_`` order.
 """
 
 from __future__ import annotations
@@ -22,15 +34,18 @@ from __future__ import annotations
 import itertools
 import numbers
 import warnings
+from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone
+from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import UNIVERSUM, universum_mask
-from ..model_selection import universum_scorer
+from ._base import UniversumClassifierMixin
 from .usvm import UniversumSVC
 
 DECODERS = ("hamming", "l1", "hinge", "allwein")
@@ -113,7 +128,9 @@ def check_coding_matrix(coding, n_classes: int) -> np.ndarray:
     return M
 
 
-def ecoc_distances(scores, coding, decoder: str = "hinge", epsilon=0.0) -> np.ndarray:
+def ecoc_distances(
+    scores, coding, decoder: str = "hinge", epsilon=0.0, universum_columns=None
+) -> np.ndarray:
     """Distances between column scores and every class's code word.
 
     Parameters
@@ -126,6 +143,9 @@ def ecoc_distances(scores, coding, decoder: str = "hinge", epsilon=0.0) -> np.nd
         See the module docstring.
     epsilon : float or array-like of shape (n_columns,)
         Universum tube half-width ε_j of each column (``"hinge"`` only).
+    universum_columns : array-like of bool, shape (n_columns,), or None
+        Columns trained with their zero-coded classes as universum (``"hinge"`` only): their
+        zeros cost the universum loss, the other columns' zeros the constant 1. ``None``: all.
 
     Returns
     -------
@@ -151,8 +171,17 @@ def ecoc_distances(scores, coding, decoder: str = "hinge", epsilon=0.0) -> np.nd
         if decoder == "hinge":
             eps = np.broadcast_to(np.asarray(epsilon, dtype=np.float64), (M.shape[1],))
             universum_loss = np.maximum(0.0, np.abs(h3) - eps)
-            terms = np.where(M3 == 0, universum_loss, terms)
+            trained = np.ones(M.shape[1], dtype=bool)
+            if universum_columns is not None:
+                trained = np.broadcast_to(np.asarray(universum_columns, dtype=bool), trained.shape)
+            terms = np.where((M3 == 0) & trained, universum_loss, terms)
     return terms.sum(axis=2)
+
+
+def _trains_on_universum(estimator) -> bool:
+    """Whether a fitted column classifier gives its universum trials a positive cost."""
+    cost = getattr(estimator, "C_universum_", getattr(estimator, "C_universum", 0.0))
+    return isinstance(cost, numbers.Real) and cost > 0
 
 
 def _fit_column(estimator, X, y_column, universum_label):
@@ -162,7 +191,7 @@ def _fit_column(estimator, X, y_column, universum_label):
     return estimator.fit(X, y_column)
 
 
-class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, BaseEstimator):
     """Multiclass classifier from binary universum classifiers under a coding matrix.
 
     Column j trains a clone of ``estimator`` on the classes coded +1 (positive) against those
@@ -183,8 +212,13 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         {−1, 0, +1} whose rows follow ``classes_`` (sorted labels), e.g.
         :data:`FINGERS_CODING`. With two classes "ovo" and "ovr" are the single column
         ``[+1, −1]``.
-    decoder : {"hinge", "hamming", "l1", "allwein"}, default="hinge"
-        See the module docstring.
+    decoder : {"auto", "hinge", "hamming", "l1", "allwein"}, default="auto"
+        See the module docstring. ``"auto"``: ``"hinge"`` if every column with zeros was
+        trained with its zero-coded classes as universum at a positive universum cost (or the
+        code has no zeros), else ``"hamming"``. Combinations checked against scikit-learn's
+        one-vs-one / one-vs-rest SVC with ``C_universum=0`` (≥ 99 % agreement): "ovo" with
+        "hamming" (what "auto" picks), "ovr" with "hinge" or "allwein". "l1" on a code with
+        zeros, and "hinge" as the thesis uses it (zeros charged ``|h| − ε``), need a universum.
     zero_as_universum : bool, default=True
         Use the trials of classes coded 0 as the column's universum; ``False`` leaves them
         out of that column.
@@ -202,6 +236,11 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         The fitted column classifiers (their class 1 is the +1 side).
     column_epsilon_ : ndarray of shape (n_columns,)
         ε_j used by the hinge decoder.
+    decoder_ : str
+        The decoder used (``decoder``, or what ``"auto"`` resolves to for this fit).
+    column_universum_ : ndarray of bool, shape (n_columns,)
+        Columns trained with their zero-coded classes as universum at a positive cost: the
+        hinge decoder charges their zeros the universum loss, the other columns' zeros 1.
     n_features_in_ : int
 
     Notes
@@ -212,11 +251,20 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
     ``classes_`` order.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [None, HasMethods(["fit", "decision_function"])],
+        "coding": [StrOptions({"ovo", "ovr"}), "array-like"],
+        "decoder": [StrOptions({"auto", *DECODERS})],
+        "zero_as_universum": ["boolean"],
+        "n_jobs": [Integral, None],
+        "universum_label": "no_validation",
+    }
+
     def __init__(
         self,
         estimator=None,
         coding="ovo",
-        decoder="hinge",
+        decoder="auto",
         zero_as_universum=True,
         n_jobs=None,
         universum_label=None,
@@ -230,8 +278,6 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
 
     def _code_book(self, n_classes: int) -> np.ndarray:
         if isinstance(self.coding, str):
-            if self.coding not in ("ovo", "ovr"):
-                raise ValueError(f"coding must be 'ovo', 'ovr' or an array; got {self.coding!r}.")
             if n_classes == 2:
                 return np.array([[1], [-1]], dtype=np.int64)
             if self.coding == "ovo":
@@ -239,6 +285,7 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             return one_vs_rest_coding(n_classes)
         return check_coding_matrix(self.coding, n_classes)
 
+    @_fit_context(prefer_skip_nested_validation=False)
     def fit(self, X, y):
         """Fit one binary universum classifier per column of the coding matrix.
 
@@ -253,14 +300,6 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         -------
         self : ECOCUniversumClassifier
         """
-        if self.decoder not in DECODERS:
-            raise ValueError(f"Unknown decoder {self.decoder!r}; expected one of {DECODERS}.")
-        if not isinstance(self.zero_as_universum, (bool, np.bool_)):
-            raise ValueError(
-                f"zero_as_universum must be True or False, got {self.zero_as_universum!r}."
-            )
-        if self.n_jobs is not None and not isinstance(self.n_jobs, numbers.Integral):
-            raise ValueError(f"n_jobs must be an integer or None, got {self.n_jobs!r}.")
         X, y = validate_data(self, X, y, dtype=np.float64)
         mask = universum_mask(y, self.universum_label)
         check_classification_targets(y[~mask])
@@ -280,13 +319,14 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
             )
         self._column_trials = []
         lab_pos = np.flatnonzero(~mask)
-        jobs = []
+        jobs, zero_in_universum = [], []
         for j in range(M.shape[1]):
             code = M[codes, j]
             y_col = np.full(y.shape[0], UNIVERSUM, dtype=np.int64)
             y_col[lab_pos] = np.where(code > 0, 1, np.where(code < 0, 0, UNIVERSUM))
             zero_coded = ~mask & (y_col == UNIVERSUM)
             keep = np.ones(y.shape[0], dtype=bool) if self.zero_as_universum else ~zero_coded
+            zero_in_universum.append(self.zero_as_universum and zero_coded.any())
             has_universum = np.any(y_col[keep] == UNIVERSUM)
             if has_universum and not takes_universum:
                 raise ValueError(
@@ -302,6 +342,9 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         self.estimators_ = Parallel(n_jobs=self.n_jobs)(delayed(_fit_column)(*job) for job in jobs)
         self.column_epsilon_ = np.array(
             [float(getattr(est, "epsilon", 0.0)) for est in self.estimators_]
+        )
+        self.column_universum_ = np.array(zero_in_universum, dtype=bool) & np.array(
+            [_trains_on_universum(est) for est in self.estimators_], dtype=bool
         )
         return self
 
@@ -387,8 +430,26 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         h = np.asarray(scores, dtype=np.float64)
         if h.ndim == 1:
             h = (h * self.code_book_[1, 0])[:, None]
-        distances = ecoc_distances(h, self.code_book_, self.decoder, self.column_epsilon_)
+        distances = self._distances(h)
+        if self.decoder_ == "hamming":
+            # equal votes: the larger summed confidence Σ_j M_ij h_j, scikit-learn's rule
+            tied = distances == distances.min(axis=1, keepdims=True)
+            distances = np.where(tied, -h @ self.code_book_.T, np.inf)
         return self.classes_[np.argmin(distances, axis=1)]
+
+    @property
+    def decoder_(self) -> str:
+        """The decoder used: ``decoder``, or what ``"auto"`` resolves to for this fit."""
+        check_is_fitted(self)
+        if self.decoder != "auto":
+            return self.decoder
+        has_zeros = np.any(self.code_book_ == 0, axis=0)
+        return "hinge" if self.column_universum_[has_zeros].all() else "hamming"
+
+    def _distances(self, h: np.ndarray) -> np.ndarray:
+        return ecoc_distances(
+            h, self.code_book_, self.decoder_, self.column_epsilon_, self.column_universum_
+        )
 
     def decode(self, X) -> np.ndarray:
         """Decoder distances of every trial to every class's code word.
@@ -401,12 +462,10 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         -------
         distances : ndarray of shape (n_samples, n_classes)
         """
-        return ecoc_distances(
-            self._column_scores(X), self.code_book_, self.decoder, self.column_epsilon_
-        )
+        return self._distances(self._column_scores(X))
 
     def predict(self, X) -> np.ndarray:
-        """Class with the nearest code word (exact ties: the first class in ``classes_``).
+        """Class with the nearest code word (ties: see the module docstring).
 
         Parameters
         ----------
@@ -417,18 +476,3 @@ class ECOCUniversumClassifier(ClassifierMixin, MetaEstimatorMixin, BaseEstimator
         y_pred : ndarray of shape (n_samples,)
         """
         return self.predict_from_decision(self.decision_function(X))
-
-    def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,) or None
-
-        Returns
-        -------
-        score : float
-        """
-        return universum_scorer("accuracy")(self, X, y, sample_weight=sample_weight)

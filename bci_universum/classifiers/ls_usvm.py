@@ -18,15 +18,22 @@ is the plain LS-SVM.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from numbers import Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
+from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
-from ._base import BaseBinaryUniversumClassifier, trial_kernel
+from ..solvers.kernels import kernel_matrix, resolve_gamma
+from ._base import (
+    KERNEL_CONSTRAINTS,
+    NON_NEGATIVE,
+    POSITIVE,
+    BaseBinaryUniversumClassifier,
+    trial_kernel,
+)
 
 
 def solve_ls_usvm(
@@ -156,6 +163,12 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
        Tübingen, 2007, §2.2.1.2.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **KERNEL_CONSTRAINTS,
+        "C": [POSITIVE],
+        "C_universum": [NON_NEGATIVE],
+    }
+
     def __init__(
         self,
         C: float = 1.0,
@@ -174,19 +187,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         self.coef0 = coef0
         self.universum_label = universum_label
 
-    def _check_params(self) -> None:
-        if not isinstance(self.C, Real) or not np.isfinite(self.C) or self.C <= 0:
-            raise ValueError(f"C must be a positive finite number, got {self.C!r}.")
-        if (
-            not isinstance(self.C_universum, Real)
-            or not np.isfinite(self.C_universum)
-            or self.C_universum < 0
-        ):
-            raise ValueError(
-                f"C_universum must be a non-negative finite number, got {self.C_universum!r}."
-            )
-        check_kernel(self.kernel)
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_universum=None):
         """Fit the U_ls-SVM on labelled and universum trials.
 
@@ -205,7 +206,6 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         self : LeastSquaresUniversumSVC
             The fitted estimator.
         """
-        self._check_params()
         precomputed = self.kernel == "precomputed"
         if precomputed and X_universum is not None:
             raise ValueError(

@@ -16,30 +16,29 @@ no intercept (as in the paper and Crammer–Singer): centre or standardise featu
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral
+from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..model_selection import universum_scorer
 from ..solvers.crammer_singer import cs_solve
-from ..solvers.kernels import check_kernel, kernel_matrix, resolve_gamma
-from ._base import trial_kernel
+from ..solvers.kernels import kernel_matrix, resolve_gamma
+from ._base import (
+    KERNEL_CONSTRAINTS,
+    NON_NEGATIVE,
+    POSITIVE,
+    UniversumClassifierMixin,
+    trial_kernel,
+)
 
 
-def _check_number(name, value, low, allow_equal):
-    ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-    ok = ok and bool(np.isfinite(value)) and (value >= low if allow_equal else value > low)
-    if not ok:
-        sign = ">=" if allow_equal else ">"
-        raise ValueError(f"{name} must be a finite number {sign} {low}, got {value!r}.")
-
-
-class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
+class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
     """Multiclass universum SVM (MU-SVM): Crammer–Singer SVM that keeps universum trials near
     every class boundary.
 
@@ -119,6 +118,16 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
     returns ``f_1 − f_0`` (positive means ``classes_[1]``), otherwise all ``n_classes`` scores.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **KERNEL_CONSTRAINTS,
+        "C": [POSITIVE],
+        "C_universum": [NON_NEGATIVE, StrOptions({"auto"})],
+        "delta": [NON_NEGATIVE],
+        "tol": [POSITIVE],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+    }
+
     def __init__(
         self,
         C=1.0,
@@ -145,16 +154,7 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         self.universum_label = universum_label
         self.random_state = random_state
 
-    def _check_params(self) -> None:
-        _check_number("C", self.C, 0, False)
-        if not (isinstance(self.C_universum, str) and self.C_universum == "auto"):
-            _check_number("C_universum", self.C_universum, 0, True)
-        _check_number("delta", self.delta, 0, True)
-        _check_number("tol", self.tol, 0, False)
-        check_kernel(self.kernel)
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}.")
-
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the MU-SVM.
 
@@ -169,7 +169,6 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         -------
         self : MulticlassUniversumSVC
         """
-        self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         precomputed = self.kernel == "precomputed"
         if precomputed and X.shape[0] != X.shape[1]:
@@ -309,21 +308,6 @@ class MulticlassUniversumSVC(ClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
-
-    def score(self, X, y, sample_weight=None) -> float:
-        """Accuracy on the labelled trials; universum trials in ``y`` are ignored.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,) or None
-
-        Returns
-        -------
-        score : float
-        """
-        return universum_scorer("accuracy")(self, X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -12,17 +12,26 @@ constant unit diagonal (RBF) it equals the U-SVM.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
+from sklearn.base import _fit_context
+from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
-from ..solvers.kernels import check_kernel, kernel_diagonal, kernel_matrix, resolve_gamma
+from ..solvers.kernels import kernel_diagonal, kernel_matrix, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
-from ._base import BaseBinaryUniversumClassifier, trial_kernel
+from ._base import (
+    KERNEL_CONSTRAINTS,
+    NON_NEGATIVE,
+    POSITIVE,
+    BaseBinaryUniversumClassifier,
+    trial_kernel,
+)
 
 
 @dataclass
@@ -154,6 +163,22 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
     knowledge from non-examples", diploma thesis, Tübingen 2007.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        **KERNEL_CONSTRAINTS,
+        "C": [POSITIVE],
+        "C_universum": [Interval(Real, 0, np.inf, closed="both")],
+        "epsilon": [NON_NEGATIVE],
+        "cone": ["boolean"],
+        "fit_intercept": ["boolean"],
+        "tol": [POSITIVE],
+        "max_iter": [Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
+        "cache_size": [POSITIVE],
+        "shrinking": ["boolean"],
+        "solver": [StrOptions({"auto", "smo", "dcd"})],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
     def __init__(
         self,
         C=1.0,
@@ -193,29 +218,11 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         self.verbose = verbose
 
     def _check_params(self) -> None:
-        def number(name, value, low, allow_equal, allow_inf=False):
-            ok = isinstance(value, numbers.Real) and not isinstance(value, bool)
-            ok = ok and not np.isnan(value) and (allow_inf or np.isfinite(value))
-            ok = ok and (value >= low if allow_equal else value > low)
-            if not ok:
-                sign = ">=" if allow_equal else ">"
-                raise ValueError(f"{name} must be a number {sign} {low}, got {value!r}.")
-
-        number("C", self.C, 0, False)
-        number("C_universum", self.C_universum, 0, True, allow_inf=True)
-        number("epsilon", self.epsilon, 0, True)
-        number("tol", self.tol, 0, False)
-        number("cache_size", self.cache_size, 0, False)
-        check_kernel(self.kernel)
-        if self.kernel == "poly":
-            number("degree", self.degree, 0, True)
-        if self.solver not in ("auto", "smo", "dcd"):
-            raise ValueError(f"solver must be 'auto', 'smo' or 'dcd', got {self.solver!r}.")
+        """Cross-parameter checks that ``_parameter_constraints`` cannot express."""
         if self.solver == "dcd" and self.kernel != "linear":
             raise ValueError(f"solver='dcd' needs kernel='linear', got kernel={self.kernel!r}.")
-        if not isinstance(self.max_iter, numbers.Integral) or self.max_iter == 0:
-            raise ValueError(f"max_iter must be -1 or a positive integer, got {self.max_iter!r}.")
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_universum=None):
         """Fit the U-SVM.
 

@@ -371,7 +371,7 @@ def decode_m1_reaching(
     ``per_sector`` windows of each sector are drawn at random (seeded) to bound the kernel cost;
     ``None`` keeps all 570. ``period`` is 360° (reach directions).
     """
-    from bci_universum.datasets_spikes import load_m1_reaching
+    from bci_universum.datasets import load_m1_reaching
 
     windows = load_m1_reaching(path)
     keep = np.arange(len(windows.sector))

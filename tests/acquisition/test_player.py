@@ -11,10 +11,10 @@ import pytest
 
 from acquisition.markers import MarkerReceiver
 from acquisition.player import MARKER_MAPS, Player, map_marker
-from acquisition.readers import read_recording
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
+from bci_universum.datasets import read_recording
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 

@@ -18,6 +18,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
+from bci_universum.datasets import EpochSet
 from bci_universum.evaluation import (
     CrossGroup,
     LearningCurve,
@@ -28,7 +29,6 @@ from bci_universum.evaluation import (
     select_and_fit,
     with_universum,
 )
-from bci_universum.evaluation_data import EpochSet
 from bci_universum.evaluation_report import (
     compare_to_pipeline,
     read_csv,

@@ -8,7 +8,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 from bci_universum import UNIVERSUM_STR
-from bci_universum.evaluation_data import epochset_from_raw
+from bci_universum.datasets import epochset_from_raw
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.pipelines import (
     PIPELINES,

@@ -190,15 +190,15 @@ def test_clone_pickle_and_pipeline(cancer):
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"method": "gibbs"}, "method must be one of"),
-        ({"softness": -1.0}, "softness must be"),
-        ({"softness": np.inf}, "softness must be"),
-        ({"tol": 0.0}, "tol must be in"),
-        ({"max_bounces": 0}, "max_bounces must be a positive integer"),
-        ({"n_perceptrons": 2.5}, "n_perceptrons must be a positive integer"),
-        ({"max_epochs": -3}, "max_epochs must be a positive integer"),
-        ({"kernel": "laplace"}, "Unknown kernel"),
-        ({"gamma": -1.0}, "gamma must be positive"),
+        ({"method": "gibbs"}, "'method' parameter of BayesPointMachine"),
+        ({"softness": -1.0}, "'softness' parameter"),
+        ({"softness": np.inf}, "'softness' parameter"),
+        ({"tol": 0.0}, "'tol' parameter .* range \\(0.0, 1.0\\]"),
+        ({"max_bounces": 0}, "'max_bounces' parameter"),
+        ({"n_perceptrons": 2.5}, "'n_perceptrons' parameter"),
+        ({"max_epochs": -3}, "'max_epochs' parameter"),
+        ({"kernel": "laplace"}, "'kernel' parameter"),
+        ({"gamma": -1.0}, "'gamma' parameter"),
     ],
 )
 def test_bad_parameters(params, match):

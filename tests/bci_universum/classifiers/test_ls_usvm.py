@@ -196,12 +196,12 @@ def _bad_input_cases():
         ({}, Xu, np.where(yu == UNIVERSUM, UNIVERSUM, 1), "(single|one) class"),
         ({}, Xu, np.full(len(yu), UNIVERSUM), "universum label"),
         ({}, Xu, three, "Only binary classification is supported"),
-        ({"C": -1.0}, Xu, yu, "C must be a positive"),
-        ({"C": 0}, Xu, yu, "C must be a positive"),
-        ({"C_universum": -0.5}, Xu, yu, "C_universum must be a non-negative"),
-        ({"C_universum": np.inf}, Xu, yu, "C_universum must be a non-negative"),
-        ({"kernel": "laplacian"}, Xu, yu, "Unknown kernel 'laplacian'"),
-        ({"gamma": -1.0}, Xu, yu, "gamma must be positive"),
+        ({"C": -1.0}, Xu, yu, "'C' parameter of LeastSquaresUniversumSVC"),
+        ({"C": 0}, Xu, yu, "'C' parameter"),
+        ({"C_universum": -0.5}, Xu, yu, "'C_universum' parameter"),
+        ({"C_universum": np.inf}, Xu, yu, "'C_universum' parameter .* Got inf"),
+        ({"kernel": "laplacian"}, Xu, yu, "'kernel' parameter .* Got 'laplacian'"),
+        ({"gamma": -1.0}, Xu, yu, "'gamma' parameter"),
         ({"kernel": "precomputed"}, Xu, yu, "square kernel matrix"),
     ]
 

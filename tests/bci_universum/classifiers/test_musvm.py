@@ -225,15 +225,15 @@ def test_pipeline_grid_search_clone_pickle():
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"C": -1.0}, "C must be a finite number > 0"),
-        ({"C": 0.0}, "C must be a finite number > 0"),
-        ({"C_universum": -0.5}, "C_universum must be a finite number >= 0"),
-        ({"C_universum": "half"}, "C_universum must be a finite number >= 0"),
-        ({"delta": -0.1}, "delta must be a finite number >= 0"),
-        ({"delta": np.inf}, "delta must be a finite number >= 0"),
-        ({"tol": 0}, "tol must be a finite number > 0"),
-        ({"max_iter": 0}, "max_iter must be a positive integer"),
-        ({"kernel": "cosine"}, "Unknown kernel"),
+        ({"C": -1.0}, "'C' parameter of MulticlassUniversumSVC must be a float in the range \\(0"),
+        ({"C": 0.0}, "'C' parameter"),
+        ({"C_universum": -0.5}, "'C_universum' parameter"),
+        ({"C_universum": "half"}, "'C_universum' parameter .* or a str among \\{'auto'\\}"),
+        ({"delta": -0.1}, "'delta' parameter"),
+        ({"delta": np.inf}, "'delta' parameter .* Got inf"),
+        ({"tol": 0}, "'tol' parameter"),
+        ({"max_iter": 0}, "'max_iter' parameter"),
+        ({"kernel": "cosine"}, "'kernel' parameter"),
     ],
 )
 def test_bad_parameters(params, match):

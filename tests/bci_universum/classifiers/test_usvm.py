@@ -296,16 +296,16 @@ def test_same_results_without_jit():
 @pytest.mark.parametrize(
     ("params", "match"),
     [
-        ({"C": -1.0}, "C must be a number > 0"),
-        ({"C": 0.0}, "C must be a number > 0"),
-        ({"C_universum": -0.5}, "C_universum must be a number >= 0"),
-        ({"epsilon": -0.1}, "epsilon must be a number >= 0"),
-        ({"kernel": "laplacian"}, "Unknown kernel"),
-        ({"gamma": -2.0}, "gamma must be positive"),
-        ({"tol": 0}, "tol must be"),
-        ({"solver": "newton"}, "solver must be"),
+        ({"C": -1.0}, "'C' parameter of UniversumSVC"),
+        ({"C": 0.0}, "'C' parameter"),
+        ({"C_universum": -0.5}, "'C_universum' parameter"),
+        ({"epsilon": -0.1}, "'epsilon' parameter"),
+        ({"kernel": "laplacian"}, "'kernel' parameter"),
+        ({"gamma": -2.0}, "'gamma' parameter"),
+        ({"tol": 0}, "'tol' parameter"),
+        ({"solver": "newton"}, "'solver' parameter"),
         ({"solver": "dcd", "kernel": "rbf"}, "needs kernel='linear'"),
-        ({"max_iter": 0}, "max_iter must be"),
+        ({"max_iter": 0}, "'max_iter' parameter"),
     ],
 )
 def test_bad_parameters(params, match):
@@ -341,5 +341,5 @@ def test_bad_data():
         clf.decision_function(X[:, :2])
     with pytest.raises(ValueError, match="features"):
         UniversumSVC().fit(X, y, X_universum=X[:3, :2])
-    with pytest.raises(ValueError, match="all trials are universum"):
+    with pytest.raises(ValueError, match="only universum trials"):
         clf.score(X[y == UNIVERSUM], y[y == UNIVERSUM])

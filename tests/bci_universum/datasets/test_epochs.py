@@ -1,10 +1,20 @@
-"""Epoching of labelled and universum trials from annotated recordings."""
+"""Epoching of labelled and universum trials from annotated recordings; EpochSet; loaders."""
+
+import json
+import warnings
 
 import mne
 import numpy as np
 import pytest
 
-from bci_universum.datasets import epochs_from_raw, marker_event_id
+from bci_universum import UNIVERSUM_STR
+from bci_universum.datasets import (
+    EpochSet,
+    epochs_from_raw,
+    epochset_from_raw,
+    load_recording,
+    marker_event_id,
+)
 
 
 def _raw(descriptions, onsets, sfreq=100.0, seconds=30.0, n_channels=3):
@@ -119,3 +129,83 @@ def test_several_recordings_must_match():
         epochs_from_raw([calibration, "absent_raw.fif"])
     with pytest.raises(ValueError, match="No recordings"):
         epochs_from_raw([])
+
+
+def _small_set(n=6, runs="1"):
+    y = ["a", "b", UNIVERSUM_STR] * (n // 3)
+    kinds = ["", "", "rest"] * (n // 3)
+    return EpochSet(np.zeros((n, 2, 5)), y, runs, "1", kinds, 100.0, ["C3", "C4"], "s", "d")
+
+
+def test_epochset_checks_and_selections():
+    e = _small_set(6)
+    assert e.classes == ["a", "b"] and e.kinds == ["rest"]
+    assert e.counts() == {"a": 2, "b": 2, "universum/rest": 2}
+    assert e.with_universum(None).n_trials == 4
+    assert e.with_universum("all").n_trials == 6
+    assert e.select_classes(["a"]).counts() == {"a": 2, "universum/rest": 2}
+    both = EpochSet.concatenate([e, _small_set(3, runs="2")])
+    assert both.n_trials == 9 and sorted(set(both.runs)) == ["1", "2"]
+    with pytest.raises(ValueError, match="kind"):
+        e.with_universum(["baseline"])
+    with pytest.raises(ValueError, match="classes"):
+        e.select_classes(["c"])
+    with pytest.raises(ValueError, match="universum_kinds"):
+        EpochSet(np.zeros((2, 1, 3)), ["a", "b"], "1", "1", ["", "rest"], 100.0, ["C3"])
+    with pytest.raises(ValueError, match="channel names"):
+        EpochSet(np.zeros((2, 1, 3)), ["a", "b"], "1", "1", "", 100.0, ["C3", "C4"])
+    other = _small_set(3)
+    other.sfreq = 50.0
+    with pytest.raises(ValueError, match="sfreq"):
+        EpochSet.concatenate([e, other])
+
+
+def test_epochset_from_raw_kinds_and_numeric_markers():
+    raw = _raw(
+        ["2.000000", "3.000000", "1.000000", "2.000000", "9.0"], [1.0, 5.0, 9.0, 13.0, 17.0]
+    )
+    e = epochset_from_raw(
+        raw, {"2": "left", "3": "right"}, {"1": "idle"}, tmin=0.0, tmax=1.0, run="7"
+    )
+    assert list(e.y) == ["left", "right", UNIVERSUM_STR, "left"]
+    assert list(e.universum_kinds) == ["", "", "idle", ""]
+    assert set(e.runs) == {"7"}
+    start = round(13.0 * 100)
+    np.testing.assert_array_equal(e.X[3], raw.get_data()[:, start : start + 101])
+    with pytest.raises(ValueError, match="'4'"):
+        epochset_from_raw(raw, {"2": "left", "4": "right"}, tmin=0.0, tmax=1.0)
+
+
+def test_load_project_recording_reads_sidecar(tmp_path):
+    raw = _raw(
+        ["cue/left", "cue/right", "universum/rest", "cue/left", "universum/word"],
+        [1.0, 5.0, 9.0, 13.0, 17.0],
+    )
+    fname = tmp_path / "sub-07_ses-02_task-calibration_run-03_raw.fif"
+    raw.save(fname, verbose=False)
+    fname.with_suffix(".json").write_text(
+        json.dumps({"subject": "07", "session": "02", "run": "03"})
+    )
+    e = load_recording(fname, tmin=0.5, tmax=2.5, dataset="own")
+    assert e.counts() == {"left": 2, "right": 1, "universum/rest": 1, "universum/word": 1}
+    assert (e.subject, set(e.sessions), set(e.runs)) == ("07", {"02"}, {"03"})
+    with pytest.raises(FileNotFoundError):
+        load_recording(tmp_path / "missing_raw.fif")
+    with pytest.raises(ValueError, match="missing"):
+        load_recording(fname, classes=["cue/left", "cue/missing"])
+
+
+def test_load_any_mne_file_with_a_mapping(tmp_path):
+    raw = _raw(["T1", "T2", "T0", "T1", "T2"], [1.0, 5.0, 9.0, 13.0, 17.0])
+    fname = tmp_path / "run.vhdr"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # pybv's float32 conversion
+        mne.export.export_raw(fname, raw, verbose=False)
+    # BrainVision stores annotations as "Comment/<text>"
+    e = load_recording(
+        fname, {"Comment/T1": "left", "Comment/T2": "right"}, {"Comment/T0": "rest"}, tmax=1.0
+    )
+    assert e.counts() == {"left": 2, "right": 2, "universum/rest": 1}
+    assert e.subject == "run" and set(e.runs) == {"run"}  # named after the file
+    with pytest.raises(ValueError, match="Comment/T1"):  # the error lists what is there
+        load_recording(fname, {"T1": "left", "T2": "right"}, None)

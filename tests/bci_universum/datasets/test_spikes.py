@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy.io import loadmat, savemat
 
-from bci_universum.datasets_spikes import M1_FILE, load_m1_reaching
+from bci_universum.datasets import M1_FILE, load_m1_reaching
 
 
 def _write_m1(path, n_bins=200, n_neurons=3, seed=0, **override):

@@ -1,6 +1,7 @@
 """read_recording: MNE formats, XDF (tricky files, real BCI4ALS runs), clear errors."""
 
 import struct
+import warnings
 
 import mne
 import numpy as np
@@ -8,13 +9,16 @@ import pytest
 import pyxdf
 from scipy.io import loadmat
 
-from acquisition.readers import read_recording
+from bci_universum.datasets import epochs_from_raw, read_recording, run_label, subject_label
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 
 
-def write_xdf(path, streams):
-    """Write a small XDF file: ``streams`` is a list of (header dict, stamps, values)."""
+def write_xdf(path, streams, footer=True):
+    """Write a small XDF file: ``streams`` is a list of (header dict, stamps, values).
+
+    ``footer=False`` leaves out the stream footers, as in a file whose recorder never closed it.
+    """
 
     def chunk(tag, content):
         length = len(content) + 2
@@ -37,13 +41,58 @@ def write_xdf(path, streams):
                 else:
                     body += np.asarray(value, dtype="<f4").tobytes()
             out += chunk(3, body)
-        footer = (
+        footer_xml = (
             f"<?xml version='1.0'?><info><first_timestamp>{stamps[0] if len(stamps) else 0}"
             f"</first_timestamp><last_timestamp>{stamps[-1] if len(stamps) else 0}"
             f"</last_timestamp><sample_count>{len(stamps)}</sample_count></info>"
         )
-        out += chunk(6, struct.pack("<I", sid) + footer.encode())
+        if footer:
+            out += chunk(6, struct.pack("<I", sid) + footer_xml.encode())
     path.write_bytes(out)
+    return path
+
+
+def write_bci2000(path, counts, stimulus_code, sfreq, names, gains=None, offsets=None):
+    """Write a BCI2000 ``.dat`` file (format 1.1, int16 data, states Running + StimulusCode).
+
+    ``counts`` is (n_samples, n_channels) in A/D units; ``gains`` may carry a unit
+    (``"0.1muV"``). Follows the BCI2000 file format documentation: a text header of
+    ``HeaderLen`` bytes (state vector and parameter definitions), then per sample the channels'
+    values followed by the state vector bytes.
+    """
+    n_ch = counts.shape[1]
+    states = "Running 1 0 0 0\r\nStimulusCode 8 0 1 0\r\n"
+    params = [
+        f"Source:Signal%20Properties:DataIOFilter int SourceCh= {n_ch} 16 1 % // channels",
+        f"Source:Signal%20Properties:DataIOFilter float SamplingRate= {sfreq:g}Hz 256Hz 1 % //",
+        "Source:Signal%20Properties:DataIOFilter list ChannelNames= "
+        f"{n_ch} {' '.join(names)} // names",
+    ]
+    if gains is not None:
+        params.append(
+            "Source:Signal%20Properties:DataIOFilter floatlist SourceChGain= "
+            f"{n_ch} {' '.join(map(str, gains))} 0.033 % % // A/D units to muV"
+        )
+    if offsets is not None:
+        params.append(
+            "Source:Signal%20Properties:DataIOFilter floatlist SourceChOffset= "
+            f"{n_ch} {' '.join(map(str, offsets))} 0 % % // offsets"
+        )
+    body = (
+        "[ State Vector Definition ] \r\n"
+        + states
+        + "[ Parameter Definition ] \r\n"
+        + "".join(p + "\r\n" for p in params)
+        + "\r\n"
+    )
+    first = "BCI2000V= 1.1 HeaderLen= {:>6} SourceCh= {} StatevectorLen= 2 DataFormat= int16\r\n"
+    length = len(first.format(0, n_ch)) + len(body)
+    header = (first.format(length, n_ch) + body).encode()
+    frames = b"".join(
+        np.asarray(row, dtype="<i2").tobytes() + bytes([1, int(code)])
+        for row, code in zip(counts, stimulus_code, strict=True)
+    )
+    path.write_bytes(header + frames)
     return path
 
 
@@ -235,3 +284,116 @@ def test_written_xdf_units_and_labels(tmp_path):
 @pytest.fixture
 def xdf_dir(data_dir):
     return data_dir / "xdf"
+
+
+def _bci2000_counts(n=400, n_ch=3):
+    counts = np.random.default_rng(1).integers(-2000, 2000, size=(n, n_ch))
+    code = np.zeros(n, dtype=int)
+    code[50:90], code[200:240], code[300:340] = 1, 2, 1
+    return counts, code
+
+
+def test_bci2000_dat_names_microvolts_and_stimulus_codes(tmp_path):
+    counts, code = _bci2000_counts()
+    fname = write_bci2000(
+        tmp_path / "S01R01.dat", counts, code, 100, ["C3", "Cz", "C4"],
+        gains=["0.1muV", "0.1muV", "0.2muV"], offsets=[0, 10, 0],
+    )  # fmt: skip
+    raw = read_recording(fname)
+    assert raw.ch_names == ["C3", "Cz", "C4", "STI 014"] and raw.info["sfreq"] == 100
+    expected = (counts - [0, 10, 0]) * [0.1, 0.1, 0.2] * 1e-6
+    np.testing.assert_allclose(raw.get_data(picks="eeg").T, expected, rtol=1e-12, atol=0)
+    ann = raw.annotations
+    assert list(ann.description) == ["StimulusCode/1", "StimulusCode/2", "StimulusCode/1"]
+    np.testing.assert_allclose(ann.onset, [0.5, 2.0, 3.0])
+    np.testing.assert_allclose(ann.duration, [0.4, 0.4, 0.4])
+    # the codes are trial markers like any other: epoching finds them
+    X, y, _ = epochs_from_raw(
+        raw, {"StimulusCode/1": "left", "StimulusCode/2": "right"}, None, tmin=0.0, tmax=0.3
+    )
+    assert list(y) == ["left", "right", "left"] and X.shape == (3, 3, 31)
+    np.testing.assert_allclose(X[1].T, expected[200:231])
+
+
+def test_bci2000_without_gains_warns_and_bad_gain_is_named(tmp_path):
+    counts, code = _bci2000_counts()
+    fname = write_bci2000(tmp_path / "raw_units.dat", counts, code, 100, ["a", "b", "c"])
+    with pytest.warns(RuntimeWarning, match=r"raw_units\.dat: no SourceChGain"):
+        raw = read_recording(fname)
+    np.testing.assert_array_equal(raw.get_data(picks="eeg").T, counts)
+    bad = write_bci2000(
+        tmp_path / "bad_gain.dat", counts, code, 100, ["a", "b", "c"], gains=["1", "x", "1"]
+    )
+    with pytest.raises(ValueError, match=r"bad_gain\.dat.*SourceChGain value 'x'"):
+        read_recording(bad)
+
+
+def _fif_and_edf(tmp_path, seconds=30):
+    info = mne.create_info(["C3", "C4"], 100.0, "eeg")
+    data = np.random.default_rng(0).standard_normal((2, int(seconds * 100))) * 1e-5
+    raw = mne.io.RawArray(data, info, verbose=False)
+    raw.set_annotations(mne.Annotations([1.0, 5.0], 0.0, ["cue/left", "cue/right"]))
+    fif = tmp_path / "whole_raw.fif"
+    raw.save(fif, verbose=False)
+    edf = tmp_path / "whole.edf"
+    mne.export.export_raw(edf, raw, verbose=False)
+    return fif, edf
+
+
+@pytest.mark.filterwarnings("ignore:Invalid measurement date")
+def test_empty_and_truncated_files_are_named(tmp_path):
+    fif, edf = _fif_and_edf(tmp_path)
+    empty = tmp_path / "empty.fif"
+    empty.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"empty\.fif is empty \(0 bytes\)"):
+        read_recording(empty)
+    half = tmp_path / "trunc_half_raw.fif"
+    half.write_bytes(fif.read_bytes()[: fif.stat().st_size // 2])
+    with pytest.raises(ValueError, match=r"trunc_half_raw\.fif .*truncated or corrupt"):
+        read_recording(half)
+    cut = tmp_path / "cut.edf"
+    cut.write_bytes(edf.read_bytes()[: edf.stat().st_size // 2])
+    with pytest.warns(RuntimeWarning, match=r"cut\.edf is truncated \(\d+ of the 30 data"):
+        raw = read_recording(cut)
+    assert 0 < raw.n_times < 3000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert read_recording(edf).n_times == 3000  # the whole file: no warning
+
+
+def test_xdf_without_footer_is_reported_truncated(tmp_path):
+    header = _header("amp", "EEG", 1, 50, "float32")
+    stamps = 10 + np.arange(40) / 50
+    streams = [(header, stamps, np.ones((40, 1)))]
+    closed = write_xdf(tmp_path / "closed.xdf", streams)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        read_recording(closed)
+    unclosed = write_xdf(tmp_path / "unclosed.xdf", streams, footer=False)
+    with pytest.warns(RuntimeWarning, match=r"unclosed\.xdf is truncated .*'amp'.*40 samples"):
+        read_recording(unclosed)
+
+
+@pytest.mark.data
+@pytest.mark.filterwarnings("ignore:Segments and clock-segments differ")
+def test_half_written_bci4als_xdf_is_reported_truncated(data_dir, tmp_path):
+    whole = (data_dir / "bci4als/assaf/Test1/EEG.xdf").read_bytes()
+    half = tmp_path / "EEG.xdf"
+    half.write_bytes(whole[: len(whole) // 2])
+    with pytest.warns(RuntimeWarning, match=r"EEG\.xdf is truncated .*'obci_eeg1'") as record:
+        raw = read_recording(half)
+    n = raw.n_times
+    assert 0 < n < 15830 and f"read {n} samples" in str(record[0].message)
+
+
+def test_run_and_subject_labels_come_from_the_files(tmp_path):
+    bids = tmp_path / "sub-07_ses-01_task-imagery_run-03_raw.fif"
+    assert (run_label(bids), subject_label(bids)) == ("03", "07")
+    bci4als = [tmp_path / "assaf" / f"Test{k}" / "EEG.xdf" for k in (1, 2, 10)]
+    assert [run_label(f, bci4als) for f in bci4als] == ["Test1", "Test2", "Test10"]
+    assert {subject_label(f, bci4als) for f in bci4als} == {"assaf"}
+    plain = [tmp_path / "S001" / f"S001R{r:02d}.edf" for r in (4, 8, 12)]
+    assert [run_label(f, plain) for f in plain] == ["S001R04", "S001R08", "S001R12"]
+    assert {subject_label(f, plain) for f in plain} == {"S001"}
+    assert (run_label(plain[0]), subject_label(plain[0])) == ("S001R04", "S001R04")
+    assert run_label(tmp_path / "x" / "rec.xdf.gz") == "rec"

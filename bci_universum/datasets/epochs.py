@@ -1,24 +1,15 @@
-"""Trials for offline evaluation: :class:`EpochSet` and the loaders that build it.
+"""Epoching: continuous recordings with markers → trials, and :class:`EpochSet`.
 
-An :class:`EpochSet` holds every trial of one subject of one dataset, labelled and universum,
-with the run and session each trial comes from and, for universum trials, what kind of
-non-example it is (``"rest"``, ``"baseline"``, ``"task"``, ``"idle"``, ...). Protocols pick
-from it: which universum kinds to use, which runs to train and test on, how many labelled
-trials per class.
+:func:`epochs_from_raw` cuts labelled and universum trials out of one or several recordings;
+:class:`EpochSet` holds every trial of one subject with the run and session each comes from and,
+for universum trials, what kind of non-example it is (``"rest"``, ``"baseline"``, ``"task"``,
+``"idle"``, ...). Protocols pick from it: which universum kinds to use, which runs to train and
+test on, how many labelled trials per class.
 
-Loaders
--------
-:func:`epochset_from_raw`
-    any MNE ``Raw`` with annotations and a description → class / universum-kind mapping;
-:func:`load_recording`
-    a file: the project's own recordings (FIF and the JSON sidecar of the acquisition
-    ``Recorder``, markers ``cue/<class>`` and ``universum/<kind>``), any format
-    :func:`mne.io.read_raw` reads, or XDF through a ``reader`` (``acquisition.readers``'s
-    ``read_recording``; this package does not import the acquisition layer);
-:func:`load_eegmmidb`
-    PhysioNet EEG Motor Movement/Imagery from a local copy in MNE's folder layout, with the
-    rest periods (T0), the eyes-open/closed baselines (runs 1–2) and the trials of the other
-    task's runs as universum options.
+:func:`epochset_from_raw` builds an EpochSet from any MNE ``Raw`` with annotations and a
+description → class / universum-kind mapping; :func:`load_recording` from a file in any format
+:func:`~bci_universum.datasets.read_recording` reads (the project's own recordings with their
+JSON sidecar, every MNE format, XDF, BCI2000).
 
 Annotation keys given in a mapping also match numerically: ``"2"`` matches the description
 ``"2.000000000000000"`` that LabRecorder writes for numeric markers.
@@ -28,23 +19,210 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import mne
 import numpy as np
 
-from ._universum import UNIVERSUM_STR
-from .datasets import data_path, epochs_from_raw, read_recording
+from .._universum import UNIVERSUM_STR
+from .io import read_recording, run_label, subject_label
 
 __all__ = [
-    "EEGMMIDB_RUN_CLASSES",
     "EpochSet",
+    "epochs_from_raw",
     "epochset_from_raw",
-    "load_eegmmidb",
     "load_recording",
+    "load_recordings",
+    "marker_event_id",
 ]
+
+
+def marker_event_id(
+    annotations, classes: Mapping[str, str] | Sequence[str], universum: Sequence[str] | str | None
+) -> tuple[dict[str, int], dict[int, str]]:
+    """Map annotation descriptions to event codes and event codes to trial labels.
+
+    Parameters
+    ----------
+    annotations : mne.Annotations or sequence of mne.Annotations
+        The recording's annotations (the project's markers, or any other descriptions); for
+        several recordings, a marker must be present in at least one of them.
+    classes : dict or sequence of str
+        Descriptions of labelled trials. A dict maps each description to its class label
+        (``{"T1": "left", "T2": "right"}``); a sequence uses the text after the last ``/``
+        (``"cue/left"`` → ``"left"``).
+        Empty for a recording of universum trials only (e.g. a resting baseline).
+    universum : sequence of str, str or None
+        Descriptions of universum trials. A string ending in ``/`` is a prefix
+        (``"universum/"``, the default of the project's marker protocol); ``None`` keeps none.
+
+    Returns
+    -------
+    event_id : dict
+        Description → event code, for :func:`mne.events_from_annotations`.
+    labels : dict
+        Event code → trial label; universum trials get :data:`UNIVERSUM_STR`.
+    """
+    class_map = (
+        dict(classes)
+        if isinstance(classes, Mapping)
+        else {c: c.rsplit("/", 1)[-1] for c in classes}
+    )
+    if len(class_map) == 1 or (not class_map and universum is None):
+        raise ValueError(
+            f"classes needs at least two descriptions (or none, for a recording of universum "
+            f"trials only), got {list(class_map)}."
+        )
+    if UNIVERSUM_STR in class_map.values():
+        raise ValueError(f"{UNIVERSUM_STR!r} is the universum sentinel, not a class label.")
+    if isinstance(annotations, mne.Annotations):
+        annotations = [annotations]
+    present = {d for a in annotations for d in a.description}
+    missing = [c for c in class_map if c not in present]
+    if missing:
+        raise ValueError(
+            f"Class markers {missing} are not in the recording's annotations "
+            f"(present: {sorted(present)})."
+        )
+    if universum is None:
+        wanted_u = []
+    elif isinstance(universum, str):
+        wanted_u = sorted(
+            d
+            for d in present
+            if d == universum or (universum.endswith("/") and d.startswith(universum))
+        )
+    else:
+        wanted_u = list(universum)
+        absent = [u for u in wanted_u if u not in present]
+        if absent:
+            raise ValueError(f"Universum markers {absent} are not in the recording's annotations.")
+    if not class_map and not wanted_u:
+        raise ValueError(f"No universum markers {universum!r} in the recording's annotations.")
+    overlap = set(wanted_u) & set(class_map)
+    if overlap:
+        raise ValueError(f"Markers {sorted(overlap)} are both a class and universum.")
+    event_id, labels = {}, {}
+    for code, (desc, label) in enumerate(
+        [*class_map.items(), *((u, UNIVERSUM_STR) for u in wanted_u)], start=1
+    ):
+        event_id[desc] = code
+        labels[code] = label
+    return event_id, labels
+
+
+def _recording_name(raw: mne.io.BaseRaw) -> str:
+    return str(raw.filenames[0]) if raw.filenames and raw.filenames[0] else repr(raw)
+
+
+def epochs_from_raw(
+    raw,
+    classes: Mapping[str, str] | Sequence[str] = ("cue/left", "cue/right"),
+    universum: Sequence[str] | str | None = "universum/",
+    tmin: float = 0.5,
+    tmax: float = 2.5,
+    picks="data",
+    verbose=None,
+) -> tuple[np.ndarray, np.ndarray, mne.Epochs]:
+    """Cut labelled and universum trials out of one or several continuous recordings.
+
+    Epochs start at each marker (annotation onset) plus ``tmin`` and end at ``tmax``; trials
+    overlapping a ``BAD_*`` annotation (e.g. an acquisition gap) or containing non-finite
+    samples are dropped. No baseline correction, no filtering: the pipeline does that.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw, path-like, or sequence of them
+        Continuous recording(s) with annotations; files are read with :func:`mne.io.read_raw`.
+        Several recordings (e.g. a calibration run and a universum run) must have the same
+        sampling rate and picked channels (in any order; the first recording's order is used);
+        a marker need only occur in one of them.
+    classes, universum
+        See :func:`marker_event_id`.
+    tmin, tmax : float
+        Window relative to the marker, in seconds.
+    picks : str or list
+        Channels, as :meth:`mne.io.Raw.pick` takes them.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    X : ndarray, shape (n_trials, n_channels, n_times)
+        Trials in chronological order, recording after recording.
+    y : ndarray of str, shape (n_trials,)
+        Class labels, :data:`UNIVERSUM_STR` for universum trials.
+    epochs : mne.Epochs
+        The MNE epochs behind ``X`` (metadata, channel info, drop log), concatenated over
+        recordings.
+    """
+    if not tmax > tmin:
+        raise ValueError(f"tmax ({tmax}) must be greater than tmin ({tmin}).")
+    recordings = list(raw) if isinstance(raw, list | tuple) else [raw]
+    if not recordings:
+        raise ValueError("No recordings given.")
+    raws = [read_recording(r, verbose=verbose) for r in recordings]
+    event_id, labels = marker_event_id([r.annotations for r in raws], classes, universum)
+    parts = []
+    for one in raws:
+        described = set(one.annotations.description)
+        present = {d: c for d, c in event_id.items() if d in described}
+        if not present:
+            continue
+        events, _ = mne.events_from_annotations(one, event_id=present, verbose=verbose)
+        epochs = mne.Epochs(
+            one,
+            events,
+            event_id=event_id,
+            tmin=tmin,
+            tmax=tmax,
+            baseline=None,
+            picks=picks,
+            reject_by_annotation=True,
+            preload=True,
+            verbose=verbose,
+            on_missing="ignore",
+        )
+        finite = np.isfinite(epochs.get_data(copy=False)).all(axis=(1, 2))
+        if not finite.all():
+            epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
+        if parts:
+            _match_channels(parts[0], epochs, _recording_name(one))
+        parts.append(epochs)
+    if len(parts) > 1:
+        # MNE cannot concatenate epochs' annotations (it would drop them with a warning).
+        epochs = mne.concatenate_epochs([p.set_annotations(None) for p in parts], verbose=verbose)
+    else:
+        epochs = parts[0]
+    X = epochs.get_data(copy=False)
+    y = np.array([labels[code] for code in epochs.events[:, 2]], dtype=object)
+    has_classes = any(label != UNIVERSUM_STR for label in labels.values())
+    if len(set(y[y != UNIVERSUM_STR]) if has_classes else y) < (2 if has_classes else 1):
+        what = "Fewer than two classes survive" if has_classes else "No universum trial survives"
+        raise ValueError(
+            f"{what} epoching (labels: {sorted(set(y))}); check the window tmin={tmin}, "
+            f"tmax={tmax} against the recording's length and bad segments."
+        )
+    return np.ascontiguousarray(X), y, epochs
+
+
+def _match_channels(reference: mne.Epochs, epochs: mne.Epochs, name: str) -> None:
+    """Reorder ``epochs``' channels like ``reference``'s; refuse other channels or rates."""
+    if epochs.info["sfreq"] != reference.info["sfreq"]:
+        raise ValueError(
+            f"{name} is sampled at {epochs.info['sfreq']} Hz, the first recording at "
+            f"{reference.info['sfreq']} Hz."
+        )
+    missing = [c for c in reference.ch_names if c not in epochs.ch_names]
+    extra = [c for c in epochs.ch_names if c not in reference.ch_names]
+    if missing or extra:
+        raise ValueError(
+            f"{name} has other channels than the first recording (missing: {missing}, "
+            f"extra: {extra})."
+        )
+    epochs.reorder_channels(reference.ch_names)
 
 
 def _str_array(values, n: int, name: str) -> np.ndarray:
@@ -368,7 +546,6 @@ def load_recording(
     *,
     tmin: float = 0.5,
     tmax: float = 2.5,
-    reader: Callable[..., mne.io.BaseRaw] | None = None,
     ch_names: Sequence[str] | None = None,
     l_freq: float | None = None,
     resample: float | None = None,
@@ -388,16 +565,13 @@ def load_recording(
     Parameters
     ----------
     fname : path-like
-        The recording.
+        The recording, in any format :func:`~bci_universum.datasets.read_recording` reads.
     classes : dict, sequence of str or None
         See :func:`epochset_from_raw`; ``None`` takes every ``cue/*`` marker present.
     universum : dict, sequence of str, str or None
         See :func:`epochset_from_raw`.
     tmin, tmax : float
         Trial window relative to each marker (s).
-    reader : callable or None
-        ``reader(fname, verbose=...)`` returning a preloaded Raw; default
-        :func:`mne.io.read_raw`. Pass ``acquisition.readers.read_recording`` for XDF.
     ch_names : sequence of str or None
         Names for the first ``len(ch_names)`` channels; the other channels are dropped (for
         files without channel names or with unconnected channels).
@@ -408,8 +582,9 @@ def load_recording(
         Resample the continuous recording to this rate (Hz), e.g. to give runs recorded at
         slightly different effective rates (XDF) one common rate.
     run, session, subject : str or None
-        Provenance; by default from the sidecar, else run ``"1"``, session ``"1"`` and the file
-        name as subject.
+        Provenance; by default from the sidecar, else from the file name
+        (:func:`~bci_universum.datasets.run_label`, :func:`~bci_universum.datasets.subject_label`)
+        and session ``"1"``.
     dataset : str
         Dataset name for result tables.
     picks : str or list
@@ -424,7 +599,7 @@ def load_recording(
     path = Path(fname).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"Recording not found: {path}")
-    raw = (reader or read_recording)(path, verbose=verbose)
+    raw = read_recording(path, verbose=verbose)
     raw.load_data(verbose=verbose)
     if ch_names is not None:
         if len(ch_names) > len(raw.ch_names):
@@ -440,6 +615,8 @@ def load_recording(
     if classes is None:
         classes = sorted({d for d in raw.annotations.description if d.startswith("cue/")})
     sidecar = _sidecar(path)
+    run = run if run is not None else sidecar.get("run", run_label(path))
+    subject = subject if subject is not None else sidecar.get("subject", subject_label(path))
     try:
         epochs = epochset_from_raw(
             raw,
@@ -447,9 +624,9 @@ def load_recording(
             universum,
             tmin=tmin,
             tmax=tmax,
-            run=run if run is not None else sidecar.get("run", "1"),
+            run=run,
             session=session if session is not None else sidecar.get("session", "1"),
-            subject=subject if subject is not None else sidecar.get("subject", path.stem),
+            subject=subject,
             dataset=dataset,
             picks=picks,
             verbose=verbose,
@@ -460,144 +637,41 @@ def load_recording(
     return epochs
 
 
-#: eegmmidb run → annotation → class label. T1/T2 are left/right fist in runs 3, 4, 7, 8, 11,
-#: 12 and both fists/both feet in runs 5, 6, 9, 10, 13, 14; runs 1–2 are baselines.
-EEGMMIDB_RUN_CLASSES: dict[int, dict[str, str]] = {
-    run: (
-        {"T1": "left", "T2": "right"}
-        if run in (3, 4, 7, 8, 11, 12)
-        else {"T1": "hands", "T2": "feet"}
-    )
-    for run in range(3, 15)
-}
-_EEGMMIDB_OTHER_TASK = {
-    (3, 7, 11): (5, 9, 13),
-    (4, 8, 12): (6, 10, 14),
-    (5, 9, 13): (3, 7, 11),
-    (6, 10, 14): (4, 8, 12),
-}
-EEGMMIDB_UNIVERSA = ("rest", "baseline", "task")
+def load_recordings(
+    files: Sequence[str | os.PathLike], *, subject: str | None = None, **kwargs
+) -> list[EpochSet]:
+    """Load a set of recording files, one run each, into one EpochSet per subject.
 
-
-def _eegmmidb_raw(subject: int, run: int, path: Path, verbose) -> mne.io.BaseRaw:
-    fname = (
-        path
-        / "MNE-eegbci-data/files/eegmmidb/1.0.0"
-        / f"S{subject:03d}/S{subject:03d}R{run:02d}.edf"
-    )
-    if not fname.exists():
-        raise FileNotFoundError(
-            f"eegmmidb subject {subject} run {run} not found at {fname} (expected MNE's "
-            "layout under the data folder; nothing is downloaded)."
-        )
-    (found,) = mne.datasets.eegbci.load_data(
-        subject, [run], path=path, update_path=False, verbose=verbose
-    )
-    raw = mne.io.read_raw_edf(found, preload=True, verbose=verbose)
-    mne.datasets.eegbci.standardize(raw)
-    return raw
-
-
-def _other_task_runs(runs: Sequence[int]) -> tuple[int, ...]:
-    for group, other in _EEGMMIDB_OTHER_TASK.items():
-        if set(runs) <= set(group):
-            return other
-    raise ValueError(
-        f"runs {list(runs)} mix tasks; give task_runs for the 'task' universum explicitly."
-    )
-
-
-def load_eegmmidb(
-    subject: int,
-    runs: Sequence[int] = (4, 8, 12),
-    *,
-    path: str | os.PathLike | None = None,
-    universum: Sequence[str] = ("rest",),
-    task_runs: Sequence[int] | None = None,
-    baseline_runs: Sequence[int] = (1, 2),
-    baseline_step: float = 4.0,
-    tmin: float = 1.0,
-    tmax: float = 2.0,
-    picks: Sequence[str] | str = "data",
-    verbose=None,
-) -> EpochSet:
-    """Load PhysioNet eegmmidb trials of one subject from a local copy (no download).
+    Runs are named after the files (:func:`~bci_universum.datasets.run_label`: the BIDS
+    ``run-`` entity, the stem, or the folder when stems repeat, as in BCI4ALS's
+    ``Test1/EEG.xdf``, ``Test2/EEG.xdf``), so cross-run protocols work on any set of files;
+    subjects after the sidecar, the BIDS ``sub-`` entity or the files' common folder
+    (:func:`~bci_universum.datasets.subject_label`).
 
     Parameters
     ----------
-    subject : int
-        Subject number (1–109).
-    runs : sequence of int
-        Task runs whose T1/T2 trials are the labelled trials (classes per
-        :data:`EEGMMIDB_RUN_CLASSES`; e.g. 4, 8, 12: imagined left/right fist).
-    path : path-like or None
-        Folder holding ``MNE-eegbci-data/`` (default: :func:`bci_universum.datasets.data_path`).
-    universum : sequence of {"rest", "baseline", "task"}
-        Universum kinds to load: ``"rest"``, the T0 rest periods of ``runs``; ``"baseline"``,
-        windows cut every ``baseline_step`` s from the eyes-open/closed runs
-        ``baseline_runs``; ``"task"``, the T1/T2 trials of ``task_runs`` (by default the same
-        modality's other task, e.g. runs 6, 10, 14 for 4, 8, 12).
-    task_runs, baseline_runs : sequence of int
-        Runs of the ``"task"`` and ``"baseline"`` universa.
-    baseline_step : float
-        Spacing of baseline windows (s).
-    tmin, tmax : float
-        Trial window relative to each annotation (s); the README's reference uses 1–2 s.
-    picks : sequence of str or str
-        Channels to keep, by their standard names (e.g.
-        :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
-    verbose : bool | str | int | None
-        MNE verbosity.
+    files : sequence of path-like
+        The recordings.
+    subject : str or None
+        Subject of every file; by default from each file (see above).
+    **kwargs
+        Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...).
 
     Returns
     -------
-    epochs : EpochSet
-        Runs are the run numbers as strings; one session ``"1"``.
+    sets : list of EpochSet
+        One per subject, in the order subjects first appear.
     """
-    unknown = sorted(set(universum) - set(EEGMMIDB_UNIVERSA))
-    if unknown:
-        raise ValueError(
-            f"Unknown eegmmidb universum {unknown}; choose from {list(EEGMMIDB_UNIVERSA)}."
+    if not files:
+        raise ValueError("No recording files given.")
+    subjects: dict[str, list[EpochSet]] = {}
+    for f in files:
+        sidecar = _sidecar(Path(f))
+        epochs = load_recording(
+            f,
+            run=sidecar.get("run") or run_label(f, files),
+            subject=subject or sidecar.get("subject") or subject_label(f, files),
+            **kwargs,
         )
-    bad_runs = [r for r in runs if r not in EEGMMIDB_RUN_CLASSES]
-    if bad_runs or not runs:
-        raise ValueError(f"eegmmidb task runs are 3–14, got {list(runs)}.")
-    root = Path(path) if path is not None else data_path(required=True)
-    common = {
-        "tmin": tmin,
-        "tmax": tmax,
-        "subject": str(subject),
-        "dataset": "eegmmidb",
-        "picks": picks if isinstance(picks, str) else list(picks),
-    }
-    sets = []
-    for run in runs:
-        raw = _eegmmidb_raw(subject, run, root, verbose)
-        rest = {"T0": "rest"} if "rest" in universum else None
-        sets.append(
-            epochset_from_raw(
-                raw, EEGMMIDB_RUN_CLASSES[run], rest, run=str(run), verbose=verbose, **common
-            )
-        )
-    if "task" in universum:
-        for run in task_runs if task_runs is not None else _other_task_runs(runs):
-            raw = _eegmmidb_raw(subject, run, root, verbose)
-            task = epochset_from_raw(
-                raw, EEGMMIDB_RUN_CLASSES[run], None, run=str(run), verbose=verbose, **common
-            )
-            task.y[:] = UNIVERSUM_STR
-            task.universum_kinds[:] = "task"
-            sets.append(task)
-    if "baseline" in universum:
-        for run in baseline_runs:
-            raw = _eegmmidb_raw(subject, run, root, verbose)
-            onsets = np.arange(0.0, raw.times[-1] - tmax, baseline_step)
-            raw.set_annotations(mne.Annotations(onsets, 0.0, "baseline"))
-            sets.append(
-                epochset_from_raw(
-                    raw, {}, {"baseline": "baseline"}, run=str(run), verbose=verbose, **common
-                )
-            )
-    epochs = EpochSet.concatenate(sets)
-    epochs.info["path"] = str(root)
-    return epochs
+        subjects.setdefault(epochs.subject, []).append(epochs)
+    return [EpochSet.concatenate(sets) for sets in subjects.values()]

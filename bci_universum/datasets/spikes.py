@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._path import data_path
+
 M1_FILE = Path("spikes") / "m1_stevenson_2011.mat"
 M1_BIN_WIDTH = 0.05
 
@@ -114,8 +116,6 @@ def load_m1_reaching(
     windows : M1Windows
     """
     if path is None:
-        from bci_universum.datasets import data_path
-
         path = data_path(required=True) / M1_FILE
     path = Path(path)
     n_bins = _whole_bins("window", window)

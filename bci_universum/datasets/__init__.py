@@ -1,0 +1,63 @@
+"""Recordings and trials: one reader for every format, epoching, and the dataset loaders.
+
+Modules
+-------
+:mod:`~bci_universum.datasets.io`
+    :func:`read_recording` (every format MNE reads, XDF through pyxdf, BCI2000 ``.dat``) and
+    :func:`run_label` (the run a file holds).
+:mod:`~bci_universum.datasets.epochs`
+    Epoching (:func:`epochs_from_raw`), :class:`EpochSet` and the file loaders
+    :func:`load_recording` / :func:`load_recordings`.
+:mod:`~bci_universum.datasets.eegmmidb`, :mod:`~bci_universum.datasets.bci4als`,
+:mod:`~bci_universum.datasets.spikes`
+    PhysioNet eegmmidb, the BCI4ALS XDF runs and the macaque M1 reaching recording.
+"""
+
+from ._path import DATA_ENV, data_path
+from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
+from .eegmmidb import EEGMMIDB_RUN_CLASSES, EEGMMIDB_UNIVERSA, load_eegmmidb
+from .epochs import (
+    EpochSet,
+    epochs_from_raw,
+    epochset_from_raw,
+    load_recording,
+    load_recordings,
+    marker_event_id,
+)
+from .io import (
+    UNIT_SCALES,
+    VOLTAGE_TYPES,
+    XDF_SUFFIXES,
+    read_recording,
+    run_label,
+    subject_label,
+)
+from .spikes import M1_BIN_WIDTH, M1_FILE, M1Windows, load_m1_reaching
+
+__all__ = [
+    "BCI4ALS_CHANNELS",
+    "BCI4ALS_CLASSES",
+    "BCI4ALS_UNIVERSUM",
+    "DATA_ENV",
+    "EEGMMIDB_RUN_CLASSES",
+    "EEGMMIDB_UNIVERSA",
+    "M1_BIN_WIDTH",
+    "M1_FILE",
+    "UNIT_SCALES",
+    "VOLTAGE_TYPES",
+    "XDF_SUFFIXES",
+    "EpochSet",
+    "M1Windows",
+    "data_path",
+    "epochs_from_raw",
+    "epochset_from_raw",
+    "load_bci4als",
+    "load_eegmmidb",
+    "load_m1_reaching",
+    "load_recording",
+    "load_recordings",
+    "marker_event_id",
+    "read_recording",
+    "run_label",
+    "subject_label",
+]

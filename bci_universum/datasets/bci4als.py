@@ -1,0 +1,98 @@
+"""BCI4ALS: LabRecorder XDF runs of an OpenBCI headset, imagined left / right hand and idle.
+
+Each ``<subject>/TestN/EEG.xdf`` under ``bci4als/`` of the data folder is one run: a 16-channel
+stream (µV, nominal 125 Hz, with a DC offset) and a marker stream whose codes ``1``, ``2`` and
+``3`` start the 5 s idle, left and right imagery periods. The idle trials are a natural
+universum for left vs right. Runs are named after their folder (``"Test1"``, ...).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from ._path import data_path
+from .epochs import EpochSet, load_recordings
+
+__all__ = ["BCI4ALS_CHANNELS", "BCI4ALS_CLASSES", "BCI4ALS_UNIVERSUM", "load_bci4als"]
+
+#: Marker code → class label of the labelled trials.
+BCI4ALS_CLASSES = {"2": "left", "3": "right"}
+#: Marker code → universum kind.
+BCI4ALS_UNIVERSUM = {"1": "idle"}
+#: Names of the connected channels (the first ones of the stream), where they were published;
+#: the other channels are unconnected and dropped. Without an entry every channel is kept
+#: under the stream's labels.
+BCI4ALS_CHANNELS: dict[str, tuple[str, ...]] = {
+    "assaf": ("C3", "C4", "CP1", "CP2", "FC1", "FC2", "CP5", "CP6", "FC5", "FC6", "T7", "T8",
+              "Cz"),
+}  # fmt: skip
+
+
+def load_bci4als(
+    subject: str = "assaf",
+    runs: Sequence[int] | None = None,
+    *,
+    path: str | os.PathLike | None = None,
+    universum: bool = True,
+    tmin: float = -0.5,
+    tmax: float = 5.0,
+    l_freq: float | None = 1.0,
+    resample: float | None = 125.0,
+    verbose=None,
+) -> EpochSet:
+    """Load the BCI4ALS runs of one subject from the data folder (no download).
+
+    Parameters
+    ----------
+    subject : str
+        Folder under ``bci4als/`` (``"assaf"``, ``"tomer"``).
+    runs : sequence of int or None
+        Run numbers (``TestN`` folders); all of them by default.
+    path : path-like or None
+        Folder holding ``bci4als/`` (default: :func:`bci_universum.datasets.data_path`).
+    universum : bool
+        Keep the idle trials as universum (kind ``"idle"``).
+    tmin, tmax : float
+        Trial window relative to each class marker (s); the imagery period is 0–5 s.
+    l_freq : float or None
+        High-pass of each continuous run (Hz), against the stream's DC offset.
+    resample : float or None
+        Common rate (Hz) for the runs, whose effective rates differ slightly.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    epochs : EpochSet
+        Runs ``"Test1"``, ``"Test2"``, ...; one session ``"1"``.
+    """
+    root = (Path(path) if path is not None else data_path(required=True)) / "bci4als" / subject
+    if not root.is_dir():
+        raise FileNotFoundError(f"BCI4ALS subject {subject!r} not found: no folder {root}.")
+    if runs is None:
+        files = sorted(root.glob("Test*/EEG.xdf"), key=lambda f: int(f.parent.name[4:]))
+    else:
+        files = [root / f"Test{run}" / "EEG.xdf" for run in runs]
+        missing = [str(f) for f in files if not f.is_file()]
+        if missing:
+            raise FileNotFoundError(f"BCI4ALS runs not found: {missing}.")
+    if not files:
+        raise FileNotFoundError(f"No Test*/EEG.xdf run under {root}.")
+    channels = BCI4ALS_CHANNELS.get(subject)
+    (epochs,) = load_recordings(
+        files,
+        subject=subject,
+        classes=BCI4ALS_CLASSES,
+        universum=BCI4ALS_UNIVERSUM if universum else None,
+        tmin=tmin,
+        tmax=tmax,
+        ch_names=list(channels) if channels else None,
+        l_freq=l_freq,
+        resample=resample,
+        dataset="bci4als",
+        verbose=verbose,
+    )
+    epochs.info["path"] = str(root)
+    return epochs

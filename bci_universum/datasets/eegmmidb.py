@@ -1,0 +1,163 @@
+"""PhysioNet EEG Motor Movement/Imagery (eegmmidb) from a local copy in MNE's folder layout.
+
+The rest periods (T0), the eyes-open/closed baselines (runs 1–2) and the trials of the other
+task's runs are the universum options.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import mne
+import numpy as np
+
+from .._universum import UNIVERSUM_STR
+from ._path import data_path
+from .epochs import EpochSet, epochset_from_raw
+
+__all__ = ["EEGMMIDB_RUN_CLASSES", "EEGMMIDB_UNIVERSA", "load_eegmmidb"]
+
+
+#: eegmmidb run → annotation → class label. T1/T2 are left/right fist in runs 3, 4, 7, 8, 11,
+#: 12 and both fists/both feet in runs 5, 6, 9, 10, 13, 14; runs 1–2 are baselines.
+EEGMMIDB_RUN_CLASSES: dict[int, dict[str, str]] = {
+    run: (
+        {"T1": "left", "T2": "right"}
+        if run in (3, 4, 7, 8, 11, 12)
+        else {"T1": "hands", "T2": "feet"}
+    )
+    for run in range(3, 15)
+}
+_EEGMMIDB_OTHER_TASK = {
+    (3, 7, 11): (5, 9, 13),
+    (4, 8, 12): (6, 10, 14),
+    (5, 9, 13): (3, 7, 11),
+    (6, 10, 14): (4, 8, 12),
+}
+EEGMMIDB_UNIVERSA = ("rest", "baseline", "task")
+
+
+def _eegmmidb_raw(subject: int, run: int, path: Path, verbose) -> mne.io.BaseRaw:
+    fname = (
+        path
+        / "MNE-eegbci-data/files/eegmmidb/1.0.0"
+        / f"S{subject:03d}/S{subject:03d}R{run:02d}.edf"
+    )
+    if not fname.exists():
+        raise FileNotFoundError(
+            f"eegmmidb subject {subject} run {run} not found at {fname} (expected MNE's "
+            "layout under the data folder; nothing is downloaded)."
+        )
+    (found,) = mne.datasets.eegbci.load_data(
+        subject, [run], path=path, update_path=False, verbose=verbose
+    )
+    raw = mne.io.read_raw_edf(found, preload=True, verbose=verbose)
+    mne.datasets.eegbci.standardize(raw)
+    return raw
+
+
+def _other_task_runs(runs: Sequence[int]) -> tuple[int, ...]:
+    for group, other in _EEGMMIDB_OTHER_TASK.items():
+        if set(runs) <= set(group):
+            return other
+    raise ValueError(
+        f"runs {list(runs)} mix tasks; give task_runs for the 'task' universum explicitly."
+    )
+
+
+def load_eegmmidb(
+    subject: int,
+    runs: Sequence[int] = (4, 8, 12),
+    *,
+    path: str | os.PathLike | None = None,
+    universum: Sequence[str] = ("rest",),
+    task_runs: Sequence[int] | None = None,
+    baseline_runs: Sequence[int] = (1, 2),
+    baseline_step: float = 4.0,
+    tmin: float = 1.0,
+    tmax: float = 2.0,
+    picks: Sequence[str] | str = "data",
+    verbose=None,
+) -> EpochSet:
+    """Load PhysioNet eegmmidb trials of one subject from a local copy (no download).
+
+    Parameters
+    ----------
+    subject : int
+        Subject number (1–109).
+    runs : sequence of int
+        Task runs whose T1/T2 trials are the labelled trials (classes per
+        :data:`EEGMMIDB_RUN_CLASSES`; e.g. 4, 8, 12: imagined left/right fist).
+    path : path-like or None
+        Folder holding ``MNE-eegbci-data/`` (default: :func:`bci_universum.datasets.data_path`).
+    universum : sequence of {"rest", "baseline", "task"}
+        Universum kinds to load: ``"rest"``, the T0 rest periods of ``runs``; ``"baseline"``,
+        windows cut every ``baseline_step`` s from the eyes-open/closed runs
+        ``baseline_runs``; ``"task"``, the T1/T2 trials of ``task_runs`` (by default the same
+        modality's other task, e.g. runs 6, 10, 14 for 4, 8, 12).
+    task_runs, baseline_runs : sequence of int
+        Runs of the ``"task"`` and ``"baseline"`` universa.
+    baseline_step : float
+        Spacing of baseline windows (s).
+    tmin, tmax : float
+        Trial window relative to each annotation (s); the README's reference uses 1–2 s.
+    picks : sequence of str or str
+        Channels to keep, by their standard names (e.g.
+        :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    epochs : EpochSet
+        Runs are the run numbers as strings; one session ``"1"``.
+    """
+    unknown = sorted(set(universum) - set(EEGMMIDB_UNIVERSA))
+    if unknown:
+        raise ValueError(
+            f"Unknown eegmmidb universum {unknown}; choose from {list(EEGMMIDB_UNIVERSA)}."
+        )
+    bad_runs = [r for r in runs if r not in EEGMMIDB_RUN_CLASSES]
+    if bad_runs or not runs:
+        raise ValueError(f"eegmmidb task runs are 3–14, got {list(runs)}.")
+    root = Path(path) if path is not None else data_path(required=True)
+    common = {
+        "tmin": tmin,
+        "tmax": tmax,
+        "subject": str(subject),
+        "dataset": "eegmmidb",
+        "picks": picks if isinstance(picks, str) else list(picks),
+    }
+    sets = []
+    for run in runs:
+        raw = _eegmmidb_raw(subject, run, root, verbose)
+        rest = {"T0": "rest"} if "rest" in universum else None
+        sets.append(
+            epochset_from_raw(
+                raw, EEGMMIDB_RUN_CLASSES[run], rest, run=str(run), verbose=verbose, **common
+            )
+        )
+    if "task" in universum:
+        for run in task_runs if task_runs is not None else _other_task_runs(runs):
+            raw = _eegmmidb_raw(subject, run, root, verbose)
+            task = epochset_from_raw(
+                raw, EEGMMIDB_RUN_CLASSES[run], None, run=str(run), verbose=verbose, **common
+            )
+            task.y[:] = UNIVERSUM_STR
+            task.universum_kinds[:] = "task"
+            sets.append(task)
+    if "baseline" in universum:
+        for run in baseline_runs:
+            raw = _eegmmidb_raw(subject, run, root, verbose)
+            onsets = np.arange(0.0, raw.times[-1] - tmax, baseline_step)
+            raw.set_annotations(mne.Annotations(onsets, 0.0, "baseline"))
+            sets.append(
+                epochset_from_raw(
+                    raw, {}, {"baseline": "baseline"}, run=str(run), verbose=verbose, **common
+                )
+            )
+    epochs = EpochSet.concatenate(sets)
+    epochs.info["path"] = str(root)
+    return epochs

@@ -1,0 +1,96 @@
+"""``bci-universum view``: a scope of an LSL stream, or a headless signal-quality check."""
+
+from __future__ import annotations
+
+import argparse
+
+from .stream import _add_lsl_mode as add_lsl_mode
+
+
+def add_parser(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "view",
+        help="look at an LSL stream: traces, spectrum, channel quality (or --check headless)",
+        description=(
+            "Show the traces of an LSL stream (the first EEG stream found when none is named) "
+            "with a band-pass and notch toggle (keys f, n), per-channel scales (+, -, a), the "
+            "spectrum of the last 2 s and each channel's quality verdict. With --check, assess "
+            "the stream's quality for --seconds without a window, name the bad channels and "
+            "exit 1 when there are any."
+        ),
+    )
+    parser.add_argument("stream", nargs="?", help="name of the LSL stream (default: pick one)")
+    parser.add_argument("--source-id", help="source_id of the stream (with or without a name)")
+    parser.add_argument(
+        "--check", action="store_true", help="headless quality check instead of the scope"
+    )
+    parser.add_argument(
+        "--seconds", type=float, default=5.0, help="seconds of data the quality covers (5)"
+    )
+    parser.add_argument("--window", type=float, default=10.0, help="seconds of traces (10)")
+    parser.add_argument(
+        "--band",
+        type=float,
+        nargs=2,
+        default=(1.0, 40.0),
+        metavar=("LOW", "HIGH"),
+        help="band-pass of the filter toggle in Hz (1 40)",
+    )
+    parser.add_argument(
+        "--line-freq",
+        type=float,
+        default=50.0,
+        help="mains frequency in Hz: the notch and the line-noise check (50)",
+    )
+    parser.add_argument(
+        "--filtered", action="store_true", help="start with the band-pass and notch on"
+    )
+    parser.add_argument("--duration", type=float, help="close the scope after this many seconds")
+    parser.add_argument(
+        "--screenshot", help="with --duration: save the window as this PNG at the end"
+    )
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to find the stream")
+    add_lsl_mode(parser)
+    parser.set_defaults(func=run)
+
+
+def _positive(args: argparse.Namespace) -> None:
+    for name in ("seconds", "window", "line_freq", "timeout", "duration"):
+        value = getattr(args, name)
+        if value is not None and not value > 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}.")
+
+
+def run(args) -> int:
+    from acquisition import StreamReceiver, configure_lsl
+    from bci_universum.quality import QualityThresholds
+    from paradigms.viewer import Scope, pick_stream, stream_quality
+
+    _positive(args)
+    thresholds = QualityThresholds(line_freq=args.line_freq)
+    configure_lsl(args.lsl_mode)
+    name = args.stream
+    if args.source_id is None:
+        name = pick_stream(name, min(args.timeout, 2.0)).name
+    receiver = StreamReceiver(
+        name,
+        source_id=args.source_id,
+        timeout=args.timeout,
+        bufsize=max(30.0, 2 * args.seconds, args.window),
+    )
+    with receiver:
+        if args.check:
+            print(f"Checking {receiver.description} for {args.seconds:g} s ...", flush=True)
+            report = stream_quality(receiver, args.seconds, thresholds)
+            print(report.summary())
+            return 0 if report.ok else 1
+        scope = Scope(
+            receiver,
+            window=args.window,
+            band=tuple(args.band),
+            notch=args.line_freq,
+            filtered=args.filtered,
+            thresholds=thresholds,
+        ).show()
+        scope.exec(args.duration, args.screenshot)
+    return 0

@@ -1,0 +1,419 @@
+"""The operator's scope: look at an LSL stream, its spectrum and its channels' quality.
+
+:class:`Scope` is a pyqtgraph window (``bci-universum view``): scrolling traces of every channel
+(stacked, each with its own scale in µV per trace spacing), an optional causal band-pass and
+mains notch (:class:`bci_universum.online.CausalFilter`, the online decoder's filter), the Welch
+spectrum of the last two seconds shown and, in each channel's label, the verdict of
+:func:`bci_universum.quality.assess_quality` on the last seconds of unfiltered data and the
+receiver's dropped-sample events. :func:`stream_quality` runs the same quality check headless
+(``bci-universum view --check``, and before every calibration).
+
+Keys: ``f`` band-pass on/off, ``n`` notch on/off, ``+``/``-`` all scales ×0.5/×2 (zoom in/out),
+``a`` automatic scales, ``q`` or Escape closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+
+import numpy as np
+
+from acquisition import StreamReceiver, list_streams
+from acquisition.streams import si_scalings
+from bci_universum.online import CausalFilter, design_bandpass, design_notch
+from bci_universum.quality import QualityReport, QualityThresholds, assess_quality, spectrum
+
+logger = logging.getLogger(__name__)
+
+_SPECTRUM_SECONDS = 2.0
+_GOOD, _BAD = "#dddddd", "#ff5050"
+
+
+def pick_stream(name: str | None = None, timeout: float = 2.0):
+    """The stream to view: the one called ``name``, else the first regular-rate numeric stream
+    (EEG streams first), like ``mne-lsl viewer``.
+
+    Returns
+    -------
+    summary : acquisition.streams.StreamSummary
+
+    Raises
+    ------
+    TimeoutError
+        When no such stream is visible; the message lists the streams that are.
+    """
+    streams = list_streams(timeout)
+    numeric = [s for s in streams if s.sfreq > 0 and s.channel_format != "string"]
+    candidates = [s for s in numeric if name is None or s.name == name]
+    if not candidates:
+        visible = "; ".join(str(s) for s in streams) or "none"
+        wanted = f"LSL stream {name!r}" if name else "regular-rate numeric LSL stream"
+        raise TimeoutError(f"No {wanted} found within {timeout:g} s. Visible streams: {visible}")
+    candidates.sort(key=lambda s: s.type.lower() != "eeg")
+    if len(candidates) > 1:
+        logger.info(
+            "Viewing %s (also visible: %s).", candidates[0].name, [s.name for s in candidates[1:]]
+        )
+    return candidates[0]
+
+
+def wait_for_samples(receiver: StreamReceiver, n: int, timeout: float) -> None:
+    """Wait until ``receiver`` has received ``n`` samples in all; TimeoutError naming the
+    stream when it has not within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while receiver.n_samples < n:
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"{receiver.description} sent {receiver.n_samples} of the {n} samples "
+                f"needed within {timeout:g} s."
+            )
+        time.sleep(0.02)
+
+
+def stream_quality(
+    receiver: StreamReceiver,
+    seconds: float = 5.0,
+    thresholds: QualityThresholds | None = None,
+    timeout: float | None = None,
+) -> QualityReport:
+    """Assess the next ``seconds`` of a running receiver's stream (headless).
+
+    Parameters
+    ----------
+    receiver : acquisition.StreamReceiver
+        Started.
+    seconds : float
+        Length of data assessed (at least 1 s).
+    thresholds : QualityThresholds or None
+    timeout : float or None
+        Seconds to wait for the data (default ``2 * seconds + 5``).
+
+    Returns
+    -------
+    report : bci_universum.quality.QualityReport
+        Over the newest ``seconds`` of data (in volts), with the dropped samples the receiver
+        reported meanwhile.
+    """
+    if not seconds >= 1:
+        raise ValueError(f"The quality check needs at least 1 s of data, got {seconds!r} s.")
+    n = round(seconds * receiver.sfreq_)
+    events_before = len(receiver.events)
+    wait_for_samples(
+        receiver, receiver.n_samples + n, 2 * seconds + 5 if timeout is None else timeout
+    )
+    data, _ = receiver.get_window(seconds)
+    scales = si_scalings(receiver.info)[:, np.newaxis]
+    return assess_quality(
+        data * scales,
+        receiver.sfreq_,
+        receiver.ch_names_,
+        events=receiver.events[events_before:],
+        thresholds=thresholds,
+    )
+
+
+class Scope:
+    """A pyqtgraph scope of one stream receiver.
+
+    Parameters
+    ----------
+    receiver : acquisition.StreamReceiver
+        Started (the scope subscribes to every chunk it gets from now on).
+    window : float
+        Seconds of traces shown.
+    band : (float, float) or None
+        Band-pass of the filter toggle (Hz); None: no band-pass.
+    notch : float or None
+        Mains frequency of the notch toggle (Hz); None: no notch.
+    filtered : bool
+        Whether the filters are on at start.
+    thresholds : QualityThresholds or None
+        Limits of the quality indicator (its ``line_freq`` defaults to ``notch``).
+    quality_seconds : float
+        Seconds of data each quality verdict covers (re-assessed every second).
+    refresh : float
+        Seconds between redraws when :meth:`start` runs the scope's timer.
+    size : (int, int)
+        Window size in pixels.
+
+    Attributes
+    ----------
+    scales : ndarray of shape (n_channels,)
+        µV per trace spacing, per channel.
+    report : QualityReport or None
+        The latest quality verdict.
+    """
+
+    def __init__(
+        self,
+        receiver: StreamReceiver,
+        window: float = 10.0,
+        band: tuple[float, float] | None = (1.0, 40.0),
+        notch: float | None = 50.0,
+        filtered: bool = False,
+        thresholds: QualityThresholds | None = None,
+        quality_seconds: float = 5.0,
+        refresh: float = 0.04,
+        size: tuple[int, int] = (1200, 800),
+    ):
+        import pyqtgraph as pg
+        from pyqtgraph.Qt import QtCore, QtGui
+
+        if not window > 0:
+            raise ValueError(f"window must be a positive number of seconds, got {window!r}.")
+        self.receiver = receiver
+        self.sfreq = receiver.sfreq_
+        self.ch_names = receiver.ch_names_
+        n_ch = len(self.ch_names)
+        if thresholds is None:
+            thresholds = QualityThresholds(line_freq=notch or 50.0)
+        self.thresholds = thresholds
+        self.quality_seconds = min(float(quality_seconds), window)
+        self.n_window = max(round(window * self.sfreq), 2)
+        self._to_uv = si_scalings(receiver.info) * 1e6
+        self._sections = {
+            "band-pass": None if band is None else design_bandpass(self.sfreq, band),
+            "notch": None if notch is None else design_notch(self.sfreq, notch),
+        }
+        self.enabled = {key: filtered and sos is not None for key, sos in self._sections.items()}
+        self._make_filter()
+        self.raw = np.zeros((n_ch, self.n_window))  # µV, unfiltered, oldest first
+        self.shown = np.zeros((n_ch, self.n_window))  # µV, as drawn
+        self.n_samples = 0
+        self.scales = np.full(n_ch, 100.0)
+        self._autoscaled = False
+        self.report: QualityReport | None = None
+        self._next_quality = self._next_spectrum = 0.0
+        self._queue = receiver.subscribe()
+        self._events_seen = len(receiver.events)
+        self._dropped: list[tuple[int, int]] = []  # (sample index, n lost) of gap events
+
+        self._pg = pg
+        self._app = pg.mkQApp("bci-universum view")
+        self.widget = pg.GraphicsLayoutWidget(title=f"bci-universum view: {receiver.description}")
+        self.widget.resize(*size)
+        self.traces = self.widget.addPlot(row=0, col=0)
+        self.traces.setLabel("bottom", "time", "s")
+        self.traces.hideAxis("left")
+        self.traces.setMenuEnabled(False)
+        self.traces.setMouseEnabled(x=False, y=False)
+        self.traces.setDownsampling(auto=True, mode="peak")
+        self.traces.setClipToView(True)
+        self.traces.setXRange(-window, 0, padding=0)
+        self.traces.setYRange(-1, n_ch, padding=0)
+        self._x = (np.arange(self.n_window) - self.n_window + 1) / self.sfreq
+        self.curves = []
+        self.labels = []
+        for k, name in enumerate(self.ch_names):
+            curve = self.traces.plot(pen=pg.mkPen(pg.intColor(k, n_ch, maxValue=220), width=1))
+            curve.setSkipFiniteCheck(True)
+            label = pg.TextItem(name, color=_GOOD, anchor=(0, 0.5))
+            label.setPos(-window, self._offset(k))
+            self.traces.addItem(label)
+            self.curves.append(curve)
+            self.labels.append(label)
+        self.psd_plot = self.widget.addPlot(row=0, col=1)
+        self.psd_plot.setLogMode(y=True)
+        self.psd_plot.setLabel("bottom", "frequency", "Hz")
+        self.psd_plot.setLabel("left", "PSD", "µV²/Hz")
+        self.psd_plot.setXRange(0, min(self.sfreq / 2, 100.0))
+        self.psd_curves = [
+            self.psd_plot.plot(pen=pg.mkPen(pg.intColor(k, n_ch, maxValue=220)))
+            for k in range(n_ch)
+        ]
+        self.widget.ci.layout.setColumnStretchFactor(0, 3)
+        self.widget.ci.layout.setColumnStretchFactor(1, 1)
+        self.status = self.widget.addLabel(row=1, col=0, colspan=2)
+        self._shortcuts = [
+            QtGui.QShortcut(QtGui.QKeySequence(key), self.widget, activated=action)
+            for key, action in (
+                ("F", lambda: self.toggle("band-pass")),
+                ("N", lambda: self.toggle("notch")),
+                ("+", lambda: self.zoom(0.5)),
+                ("=", lambda: self.zoom(0.5)),
+                ("-", lambda: self.zoom(2.0)),
+                ("A", self.autoscale),
+                ("Q", self.close),
+                ("Escape", self.close),
+            )
+        ]
+        self._timer = QtCore.QTimer()
+        self._timer.setInterval(max(1, round(refresh * 1000)))
+        self._timer.timeout.connect(self.update)
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def _offset(self, k: int) -> float:
+        """Vertical position of channel ``k``'s zero line (the first channel on top)."""
+        return float(len(self.ch_names) - 1 - k)
+
+    def _make_filter(self) -> None:
+        sos = [s for key, s in self._sections.items() if self.enabled[key]]
+        self._filter = CausalFilter(np.vstack(sos), len(self._to_uv)) if sos else None
+
+    def set_filter(self, name: str, on: bool) -> None:
+        """Switch ``"band-pass"`` or ``"notch"`` on or off; the traces shown are re-filtered."""
+        if name not in self._sections:
+            raise ValueError(f"Unknown filter {name!r}; use one of {list(self._sections)}.")
+        if on and self._sections[name] is None:
+            raise ValueError(f"The scope was started without a {name} filter.")
+        self.enabled[name] = bool(on)
+        self._make_filter()
+        # the window shown is filtered again from a zero state, and the state carries on
+        self.shown = self._filtered(self.raw.T).T
+
+    def _filtered(self, chunk: np.ndarray) -> np.ndarray:
+        if self._filter is None:
+            return chunk.copy()
+        return self._filter.push(chunk)[0]
+
+    def drain(self) -> int:
+        """Move every chunk received since the last call into the buffers; return the number
+        of samples added."""
+        chunks = []
+        while True:
+            try:
+                chunks.append(self._queue.get_nowait()[0])
+            except queue.Empty:
+                break
+        for event in self.receiver.events[self._events_seen :]:
+            self._events_seen += 1
+            if event.kind == "gap":
+                self._dropped.append((self.n_samples, event.n_samples))
+        if not chunks:
+            return 0
+        new = np.concatenate(chunks) * self._to_uv  # (n, n_ch) µV
+        n = min(len(new), self.n_window)
+        filtered = self._filtered(new)[-n:].T
+        for buf, block in ((self.raw, new[-n:].T), (self.shown, filtered)):
+            buf[:, :-n] = buf[:, n:]
+            buf[:, -n:] = block
+        self.n_samples += len(new)
+        return len(new)
+
+    def autoscale(self) -> None:
+        """Each channel's scale: four robust standard deviations of its trace per spacing."""
+        n = min(self.n_samples, self.n_window)
+        if n < 2:
+            return
+        data = self.shown[:, -n:]
+        spread = 1.4826 * np.median(np.abs(data - np.median(data, axis=1, keepdims=True)), axis=1)
+        self.scales = np.where(spread > 0, 4 * spread, 1.0)
+        self._autoscaled = True
+
+    def set_scale(self, channel: int | str, microvolts: float) -> None:
+        """Set one channel's scale (µV per trace spacing), by index or name."""
+        k = self.ch_names.index(channel) if isinstance(channel, str) else int(channel)
+        if not microvolts > 0:
+            raise ValueError(f"A scale must be positive, got {microvolts!r} µV.")
+        self.scales[k] = float(microvolts)
+
+    def assess(self) -> QualityReport | None:
+        """The quality verdict over the last ``quality_seconds`` of unfiltered data."""
+        n = min(self.n_samples, round(self.quality_seconds * self.sfreq))
+        if n < self.sfreq:
+            return None
+        first = self.n_samples - n
+        events = [{"kind": "gap", "n_samples": lost} for at, lost in self._dropped if at >= first]
+        self.report = assess_quality(
+            self.raw[:, -n:] * 1e-6,
+            self.sfreq,
+            self.ch_names,
+            events=events,
+            thresholds=self.thresholds,
+        )
+        return self.report
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def update(self, full: bool = False) -> None:
+        """Take the new samples and redraw the traces (the timer's callback); the spectrum
+        every half second of data and the quality every second of data, or now when ``full``.
+        """
+        self.drain()
+        if not self._autoscaled and self.n_samples >= self.sfreq:
+            self.autoscale()
+        n = min(self.n_samples, self.n_window)
+        x = self._x[-n:]
+        for k, curve in enumerate(self.curves):
+            curve.setData(x, self._offset(k) + self.shown[k, -n:] / self.scales[k])
+        if (full or self.n_samples >= self._next_spectrum) and n >= self.sfreq / 2:
+            self._next_spectrum = self.n_samples + self.sfreq / 2
+            m = min(n, round(_SPECTRUM_SECONDS * self.sfreq))
+            freqs, psd = spectrum(self.shown[:, -m:], self.sfreq, _SPECTRUM_SECONDS)
+            keep = freqs > 0
+            for curve, p in zip(self.psd_curves, psd, strict=True):
+                curve.setData(freqs[keep], np.maximum(p[keep], 1e-12))
+        if (full or self.n_samples >= self._next_quality) and self.assess() is not None:
+            self._next_quality = self.n_samples + self.sfreq
+            self._mark_quality()
+        self._set_status()
+
+    def _mark_quality(self) -> None:
+        bad = self.report.bad_channels
+        for name, label in zip(self.ch_names, self.labels, strict=True):
+            checks = bad.get(name)
+            label.setText(name if not checks else f"{name} ⚠ {', '.join(checks)}")
+            label.setColor(_BAD if checks else _GOOD)
+
+    def _set_status(self) -> None:
+        on = [key for key, value in self.enabled.items() if value] or ["off"]
+        quality = (
+            ""
+            if self.report is None
+            else (
+                "quality: all good"
+                if self.report.ok
+                else f"quality: {len(self.report.bad_channels)} bad channel(s)"
+                + ("" if self.report.stream_ok else f", {self.report.n_dropped} samples dropped")
+            )
+        )
+        self.status.setText(
+            f"{self.receiver.description}, {len(self.ch_names)} ch at {self.sfreq:g} Hz | "
+            f"filter: {' + '.join(on)} (f, n) | scale: +/-, a | {quality}"
+        )
+
+    def toggle(self, name: str) -> None:
+        """Switch a filter the scope has (``"band-pass"`` or ``"notch"``) on or off."""
+        if self._sections.get(name) is not None:
+            self.set_filter(name, not self.enabled[name])
+
+    def zoom(self, factor: float) -> None:
+        """Multiply every channel's scale by ``factor`` (< 1 magnifies the traces)."""
+        self.scales *= factor
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    def show(self) -> Scope:
+        """Show the window and start redrawing every ``refresh`` seconds."""
+        self.widget.show()
+        self._timer.start()
+        return self
+
+    def exec(self, duration: float | None = None, screenshot=None) -> None:
+        """Run the Qt event loop until the window closes, or for ``duration`` seconds (then
+        saving the window as the PNG ``screenshot`` when given)."""
+        from pyqtgraph.Qt import QtCore
+
+        if duration is not None:
+            QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
+        self._app.exec()
+
+    def grab(self, fname) -> None:
+        """Save the window as a PNG."""
+        self._app.processEvents()
+        self.widget.grab().save(str(fname))
+
+    def close(self, screenshot=None) -> None:
+        """Stop redrawing, stop receiving chunks, close the window (saving it first as the PNG
+        ``screenshot`` when given)."""
+        self._timer.stop()
+        if screenshot is not None:
+            self.update()
+            self.grab(screenshot)
+        self.receiver.unsubscribe(self._queue)
+        self.widget.close()
+        self._app.processEvents()
+        self._app.quit()

@@ -1,0 +1,61 @@
+"""Shared pieces of the classifiers: the universum-aware score and the parameter checks."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score
+from sklearn.utils._param_validation import InvalidParameterError
+
+from bci_universum import UNIVERSUM
+from bci_universum.classifiers import (
+    BayesPointMachine,
+    BiasedSVC,
+    ECOCUniversumClassifier,
+    LeastSquaresUniversumSVC,
+    MulticlassUniversumSVC,
+    UniversumSVC,
+)
+
+BINARY = [UniversumSVC(), LeastSquaresUniversumSVC(), BiasedSVC(), BayesPointMachine(softness=1.0)]
+MULTICLASS = [MulticlassUniversumSVC(), ECOCUniversumClassifier()]
+
+
+def _data(n_classes, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(n_classes), 15)
+    X = rng.normal(size=(y.size, 3)) + 1.2 * np.eye(3)[y]
+    Z = rng.normal(size=(10, 3))
+    return np.concatenate([X, Z]), np.concatenate([y, np.full(10, UNIVERSUM)])
+
+
+@pytest.mark.parametrize("estimator", BINARY + MULTICLASS, ids=lambda e: type(e).__name__)
+def test_score_is_the_accuracy_on_the_labelled_trials(estimator):
+    X, y = _data(2 if estimator in BINARY else 3)
+    clf = estimator.fit(X, y)
+    lab = y != UNIVERSUM
+    weights = np.random.default_rng(1).uniform(0.1, 2.0, y.size)
+    expected = accuracy_score(y[lab], clf.predict(X[lab]), sample_weight=weights[lab])
+    assert clf.score(X, y, sample_weight=weights) == expected
+    assert clf.score(X, y) == accuracy_score(y[lab], clf.predict(X[lab]))
+    # scikit-learn's plain score would count every universum trial as an error
+    assert clf.score(X, y) > accuracy_score(y, clf.predict(X))
+    with pytest.raises(ValueError, match="only universum trials"):
+        clf.score(X[~lab], y[~lab])
+
+
+@pytest.mark.parametrize(
+    ("estimator", "name"),
+    [
+        (UniversumSVC(C=np.nan), "C"),
+        (LeastSquaresUniversumSVC(gamma="wide"), "gamma"),
+        (BayesPointMachine(degree=1.5), "degree"),
+        (MulticlassUniversumSVC(C_universum=np.inf), "C_universum"),
+        (ECOCUniversumClassifier(estimator="svm"), "estimator"),
+        (BiasedSVC(prior_weight=np.inf), "prior_weight"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else type(v).__name__,
+)
+def test_bad_parameter_is_named_before_fitting(estimator, name):
+    X, y = _data(2)
+    with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of "):
+        estimator.fit(X, y)
+    assert not hasattr(estimator, "classes_")

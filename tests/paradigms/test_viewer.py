@@ -1,0 +1,171 @@
+"""The scope offscreen on a real loopback stream: what it draws, filters and marks."""
+
+import threading
+from contextlib import contextmanager
+from uuid import uuid4
+
+import numpy as np
+import pylsl
+import pytest
+from scipy import signal
+
+from acquisition import StreamReceiver
+from acquisition.streams import make_stream_info
+from bci_universum.online import design_bandpass
+from paradigms.cli import main
+from paradigms.viewer import Scope, pick_stream, stream_quality
+from tests.acquisition.lsl_helpers import wait_until
+
+pytestmark = [pytest.mark.lsl, pytest.mark.gui]
+
+SFREQ = 250.0
+N_CH = 6
+FLAT = 4  # the channel left unconnected
+SINE_HZ = 12.0
+
+
+def _signals(n, seed=0):
+    """µV: noise of a different level on every channel (as on a real cap), a 12 Hz rhythm
+    on channel 1, channel FLAT constant."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(n) / SFREQ
+    data = 10.0 * np.exp(np.linspace(-0.6, 0.6, N_CH)) * rng.standard_normal((n, N_CH))
+    data[:, 1] += 40.0 * np.sin(2 * np.pi * SINE_HZ * t)
+    data[:, FLAT] = 3.0
+    return data.astype(np.float32)
+
+
+@pytest.fixture
+def stream():
+    """A fresh EEG outlet (µV) and a receiver connected to it."""
+    name = f"view-{uuid4().hex}"
+    info = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(name, source_id=info.source_id(), timeout=5.0).start()
+    wait_until(outlet.have_consumers, what="the receiver")
+    yield outlet, receiver
+    receiver.stop()
+
+
+def _push_all(outlet, data):
+    """Push ``data`` with the stamps of a stream that started ``len(data)`` samples ago."""
+    now = pylsl.local_clock()
+    stamps = now - (len(data) - 1 - np.arange(len(data))) / SFREQ
+    for k in range(0, len(data), 50):
+        outlet.push_chunk(data[k : k + 50], stamps[k : k + 50].tolist())
+
+
+def _fill(scope, outlet, data):
+    _push_all(outlet, data)
+
+    def drawn():
+        scope.update()
+        return scope.n_samples >= len(data)
+
+    wait_until(drawn, what="the scope to draw every sample")
+    scope.update(full=True)
+
+
+def test_scope_draws_the_stream(stream, tmp_path):
+    outlet, receiver = stream
+    scope = Scope(receiver, window=4.0, quality_seconds=4.0)
+    try:
+        data = _signals(1000)  # exactly the 4 s window
+        _fill(scope, outlet, data)
+        assert scope.n_samples == 1000
+        # traces: offset + sample / scale, the newest sample at t = 0, first channel on top
+        for k, curve in enumerate(scope.curves):
+            x, y = curve.xData, curve.yData
+            assert x[-1] == 0.0 and x[0] == pytest.approx(-999 / SFREQ)
+            np.testing.assert_allclose((y - (N_CH - 1 - k)) * scope.scales[k], data[:, k], 1e-5)
+        scope.set_scale("E2", 25.0)
+        scope.update()
+        np.testing.assert_allclose(scope.curves[2].yData - (N_CH - 3), data[:, 2] / 25.0, 1e-5)
+
+        # spectrum: Welch over the last 2 s, peaking at the injected rhythm on channel 1
+        freqs, power = scope.psd_curves[1].xData, scope.psd_curves[1].yData
+        assert freqs[np.argmax(power)] == pytest.approx(SINE_HZ, abs=0.5)
+        ref_freqs, ref = signal.welch(data[-500:].T.astype(float), SFREQ, nperseg=500)
+        np.testing.assert_allclose(freqs, ref_freqs[1:])
+        np.testing.assert_allclose(power, ref[1, 1:], rtol=1e-4)
+        assert power.max() > 20 * scope.psd_curves[0].yData.max()
+
+        # quality: the constant channel, and only it, is marked
+        assert scope.report.bad_channels == {f"E{FLAT}": ["flat"]}
+        for k, label in enumerate(scope.labels):
+            text = label.textItem.toPlainText()
+            assert ("⚠ flat" in text) == (k == FLAT), text
+            assert label.color.name() == ("#ff5050" if k == FLAT else "#dddddd")
+
+        # the band-pass toggle re-filters the window causally from a zero state
+        scope.set_filter("band-pass", True)
+        expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), data.T.astype(float))
+        np.testing.assert_allclose(scope.shown, expected, atol=1e-3)
+        scope.grab(tmp_path / "scope.png")
+        assert (tmp_path / "scope.png").stat().st_size > 1000
+    finally:
+        scope.close()
+
+
+def test_scope_keeps_filter_state_across_chunks(stream):
+    outlet, receiver = stream
+    scope = Scope(receiver, window=8.0, filtered=True, notch=50.0)
+    try:
+        data = _signals(1500, seed=1)
+        _fill(scope, outlet, data)
+        notch = signal.tf2sos(*signal.iirnotch(50.0, 30.0, fs=SFREQ))
+        sos = np.vstack([design_bandpass(SFREQ, (1.0, 40.0)), notch])
+        expected = signal.sosfilt(sos, data.T.astype(float))
+        np.testing.assert_allclose(scope.shown[:, -1500:], expected, atol=1e-3)
+        with pytest.raises(ValueError, match="Unknown filter 'lowpass'"):
+            scope.set_filter("lowpass", True)
+    finally:
+        scope.close()
+
+
+@contextmanager
+def feeding(outlet):
+    """Push the test signals in real time from a thread while the block runs."""
+    stop = threading.Event()
+
+    def feed():
+        k = 0
+        while not stop.is_set():
+            outlet.push_chunk(_signals(25, seed=k))
+            k += 1
+            stop.wait(0.1)
+
+    pusher = threading.Thread(target=feed, daemon=True)
+    pusher.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        pusher.join()
+
+
+def test_headless_quality_check(stream):
+    outlet, receiver = stream
+    with feeding(outlet):
+        report = stream_quality(receiver, seconds=1.0)
+    assert list(report.bad_channels) == [f"E{FLAT}"]
+    with pytest.raises(ValueError, match="at least 1 s"):
+        stream_quality(receiver, seconds=0.5)
+
+
+def test_view_check_command_names_the_bad_channel(stream, capsys):
+    outlet, receiver = stream
+    name = receiver.info.name()
+    with feeding(outlet):
+        code = main(["view", name, "--check", "--seconds", "1", "--lsl-mode", "loopback"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert f"E{FLAT}: flat" in out and "1 bad channel(s)" in out
+
+
+def test_pick_stream_lists_what_it_sees(stream):
+    _, receiver = stream
+    name = receiver.info.name()
+    assert pick_stream(name, timeout=1.0).name == name
+    with pytest.raises(TimeoutError, match=f"Visible streams: .*{name}"):
+        pick_stream(f"absent-{uuid4().hex}", timeout=1.0)
