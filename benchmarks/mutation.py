@@ -89,9 +89,11 @@ def write_config(name: str, shard: dict, settings: dict) -> Path:
 def _digest(paths) -> str:
     h = hashlib.sha256()
     for path in paths:
-        for file in sorted(Path(ROOT, path).rglob("*.py")) if Path(ROOT, path).is_dir() else [
-            Path(ROOT, path)
-        ]:
+        for file in (
+            sorted(Path(ROOT, path).rglob("*.py"))
+            if Path(ROOT, path).is_dir()
+            else [Path(ROOT, path)]
+        ):
             h.update(str(file.relative_to(ROOT)).encode() + file.read_bytes())
     return h.hexdigest()
 
@@ -246,7 +248,10 @@ def report() -> str:
         lines.append("None.")
     lines += ["", "## Equivalent mutants (not counted)", ""]
     if equivalents:
-        lines += ["| shard | line | operator | mutated line | why equivalent |", "|---|---|---|---|---|"]
+        lines += [
+            "| shard | line | operator | mutated line | why equivalent |",
+            "|---|---|---|---|---|",
+        ]
         lines += [
             f"| {name} | {r['line']} | {r['operator']} | `{_diff_line(r['diff'])}` | {why} |"
             for name, r, why in sorted(equivalents, key=lambda x: (x[0], x[1]["line"]))
