@@ -9,10 +9,13 @@ Run from the repository root (``pip install -e .[mutation]`` first)::
 Shards are configured in ``pyproject.toml`` (``[tool.cosmic-ray.shards.<name>]``: the module and
 the tests that cover it). Each shard is a cosmic-ray session in ``.mutation/<name>.sqlite``;
 mutants run in a scratch copy of the tree (``.mutation/tree``, refreshed before each run), one
-test process at a time, with ``NUMBA_DISABLE_JIT=1`` so that mutants inside numba kernels are
-executed as written. Pending mutants run in random order and a run stops after ``--minutes``
-(the next run resumes), so a partly run shard reports an unbiased sample. A session starts
-over when its module changes; when only its tests change, its survivors are tested again.
+test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
+changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
+tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
+``NUMBA_DISABLE_JIT=1`` instead. Pending mutants run in random order and a run stops after
+``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
+session starts over when its module changes; when only its tests change, its survivors are
+tested again.
 
 Operators: cosmic-ray's core set, narrowed to one meaningful replacement per operator
 (``+``/``-``, ``*``/``/``, each comparison to its boundary and its negation, ...) by
@@ -152,7 +155,6 @@ def run(names: list[str], minutes: float) -> None:
     if unknown:
         raise SystemExit(f"Unknown shard(s) {unknown}; known: {sorted(shards)}.")
     deadline = time.monotonic() + 60 * minutes
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
     for name in names:
         left = deadline - time.monotonic()
         if left < 30:
@@ -161,6 +163,9 @@ def run(names: list[str], minutes: float) -> None:
         refresh_tree()
         config, session = prepare(name, shards[name], settings)
         print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+        env = dict(os.environ)
+        if shards[name].get("disable-jit", False):
+            env["NUMBA_DISABLE_JIT"] = "1"
         _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=left, env=env)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
@@ -227,10 +232,11 @@ def report() -> str:
         "# Mutation testing of the core",
         "",
         "Command: `python benchmarks/mutation.py SHARD ... --minutes N` (cosmic-ray, local "
-        "distributor: one test process at a time, `NUMBA_DISABLE_JIT=1`, pending mutants in "
-        "random order; `--report` rewrites this file). Shards, their tests and the operator "
-        "set are in `pyproject.toml` (`[tool.cosmic-ray]`). Kill rate = killed / (run − "
-        "equivalent); a shard run only in part reports a random sample of its mutants.",
+        "distributor: one test process at a time, numba kernels recompiled from the mutated "
+        "source, pending mutants in random order; `--report` rewrites this file). Shards, "
+        "their tests and the operator set are in `pyproject.toml` (`[tool.cosmic-ray]`). "
+        "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
+        "sample of its mutants.",
         "",
         *table,
         "",
