@@ -10,6 +10,7 @@ import threading
 from collections.abc import Sequence
 
 from .streams import describe_query, resolve_stream
+from .worker import Worker
 
 _FLAG_NAMES = {"clocksync": 1, "dejitter": 2, "monotonize": 4, "threadsafe": 8}
 
@@ -35,14 +36,17 @@ def processing_flags_code(flags: str | Sequence[str] | int | None) -> int:
     return code
 
 
-class InletThread:
+class InletThread(Worker):
     """Base class: resolve a stream, open an inlet in a background thread, pull until stopped.
 
     Subclasses implement :meth:`_on_connect` (validate the full stream info, allocate buffers)
-    and :meth:`_pull` (one bounded-time pull from the inlet).
+    and :meth:`_pull` (one pull from the inlet, waiting at most ``timeout``, returning the
+    number of samples pulled). On :meth:`stop`, what already reached the inlet is pulled before
+    it closes.
     """
 
     _join_timeout = 5.0
+    _poll = 0.05
 
     def __init__(
         self,
@@ -53,6 +57,7 @@ class InletThread:
         processing_flags,
         max_buflen: int,
     ) -> None:
+        super().__init__()
         if name is None and source_id is None and stype is None:
             raise ValueError("Select the stream by name, source_id and/or stype.")
         if timeout is None or not timeout > 0:
@@ -65,19 +70,11 @@ class InletThread:
         self._flags = processing_flags_code(processing_flags)
         self.max_buflen = int(max_buflen)
         self._lock = threading.Lock()
-        self._stop_event = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
         self.info = None
 
     @property
     def description(self) -> str:
         return describe_query(self.name, self.source_id, self.stype)
-
-    @property
-    def running(self) -> bool:
-        """True while the acquisition thread is alive."""
-        return self._thread is not None and self._thread.is_alive()
 
     def start(self):
         """Connect (waiting at most ``timeout`` for the stream) and start acquiring.
@@ -91,41 +88,32 @@ class InletThread:
         """
         if self.running:
             raise RuntimeError(f"The receiver of {self.description} is already running.")
-        self._stop_event.clear()
-        self._error = None
-        ready = threading.Event()
-        startup: list[BaseException] = []
-        self._thread = threading.Thread(
-            target=self._run, args=(ready, startup), name=f"lsl-{self.name}", daemon=True
-        )
-        self._thread.start()
-        # resolve + open_stream + info each wait at most `timeout`
-        if not ready.wait(3 * self.timeout + self._join_timeout):
-            self._stop_event.set()
-            raise TimeoutError(f"Connecting to {self.description} did not finish in time.")
-        if startup:
-            self._thread.join(self._join_timeout)
-            self._thread = None
-            raise startup[0]
+        super().start()
+        self._await_connection()
         return self
 
     def stop(self) -> None:
-        """Stop acquiring, close the inlet and join the thread (with a timeout)."""
-        self._stop_event.set()
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            thread.join(self._join_timeout)
-            if thread.is_alive():
-                raise RuntimeError(
-                    f"The acquisition thread of {self.description} did not stop within "
-                    f"{self._join_timeout:g} s."
-                )
+        """Stop acquiring, close the inlet and join the thread (with a timeout).
 
-    def __enter__(self):
-        return self.start()
+        Errors of the acquisition thread are raised by the readers, not here.
+        """
+        self._halt()
+        self._thread = None
 
-    def __exit__(self, *exc) -> None:
-        self.stop()
+    def _prepare(self) -> tuple:
+        self._ready = threading.Event()
+        self._startup: list[BaseException] = []
+        return self._ready, self._startup
+
+    def _await_connection(self) -> None:
+        # resolve + open_stream + info each wait at most `timeout`
+        if not self._ready.wait(3 * self.timeout + self._join_timeout):
+            self._stop_event.set()
+            raise TimeoutError(f"Connecting to {self.description} did not finish in time.")
+        if self._startup:
+            self._thread.join(self._join_timeout)
+            self._thread = None
+            raise self._startup[0]
 
     def _run(self, ready: threading.Event, startup: list) -> None:
         import pylsl
@@ -159,7 +147,11 @@ class InletThread:
         ready.set()
         try:
             while not self._stop_event.is_set():
-                self._pull(inlet)
+                self._pull(inlet, self._poll)
+            # what reached the inlet before the stop is delivered, not dropped with it
+            for _ in range(1000):
+                if not self._pull(inlet, 0.0):
+                    break
         except BaseException as err:
             with self._lock:
                 self._error = err
@@ -170,5 +162,31 @@ class InletThread:
     def _on_connect(self, info) -> None:
         raise NotImplementedError
 
-    def _pull(self, inlet) -> None:
+    def _pull(self, inlet, timeout: float) -> int:
         raise NotImplementedError
+
+
+def start_together(inlets) -> None:
+    """Start several :class:`InletThread` at once (each connection takes ~0.6 s of clock probes).
+
+    When one fails, the others are stopped and its error is raised.
+    """
+    launched, error = [], None
+    for inlet in inlets:
+        try:
+            Worker.start(inlet)
+            launched.append(inlet)
+        except BaseException as err:
+            error = err
+            break
+    ok = []
+    for inlet in launched:
+        try:
+            inlet._await_connection()
+            ok.append(inlet)
+        except BaseException as err:
+            error = error or err
+    if error is not None:
+        for inlet in ok:
+            inlet.stop()
+        raise error

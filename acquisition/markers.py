@@ -1,19 +1,30 @@
-"""The marker protocol and its LSL string stream.
+"""The marker protocol, its LSL string stream, and the marker streams of other tools.
 
 A marker is ``kind/name`` (``cue/left``, ``universum/rest``, ``trial/start``): ``kind`` is one of
 :data:`MARKER_KINDS`, ``name`` is made of letters, digits and ``_ - . +``, optionally split by
 further ``/``. Markers travel on one irregular-rate ``cf_string`` LSL stream, each pushed with an
 explicit ``local_clock()`` timestamp, and are recorded as MNE annotations with the same text.
+
+:class:`MarkerReceiver` also reads the marker streams other tools send (:data:`ENCODINGS`):
+mne-lsl's annotation streams in both encodings (``"one-hot"``: one float channel per
+description holding the duration, ``-1`` for none; ``"string"``: one string channel) and
+single-channel numeric event codes. A *marker map* (:func:`resolve_marker_map`) turns their
+descriptions (``T0``, ``T1``, ``3``) into protocol markers (``universum/rest``, ``cue/left``).
 """
 
 from __future__ import annotations
 
+import json
 import logging
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from uuid import uuid4
 
 from ._inlet_thread import InletThread
+from .streams import describe_channels
 
 logger = logging.getLogger(__name__)
 
@@ -33,16 +44,117 @@ MARKER_STREAM_TYPE = "Markers"
 _NAME = re.compile(r"^[A-Za-z0-9_.+\-]+(/[A-Za-z0-9_.+\-]+)*$")
 
 
+#: How a marker stream carries its markers (see :class:`MarkerReceiver`).
+ENCODINGS = ("string", "one-hot", "code")
+
+# Ready-made marker maps for public datasets.
+MARKER_MAPS: dict[str, dict[str, str | None]] = {
+    # PhysioNet eegmmidb imagery/execution runs 3, 4, 7, 8, 11, 12 (left/right fist).
+    "eegmmidb": {"T0": "universum/rest", "T1": "cue/left", "T2": "cue/right"},
+    # BCI4ALS (bci4als/assaf): trainingVec classes and the run structure codes.
+    "bci4als": {
+        "111": "run/start",
+        "1111": "trial/start",
+        "1": "universum/idle",
+        "2": "cue/left",
+        "3": "cue/right",
+        "9": "trial/end",
+        "99": "run/end",
+    },
+}
+
+
+def resolve_marker_map(
+    marker_map: str | Mapping[str, str | None] | None,
+) -> dict[str, str | None]:
+    """Return a marker map from a preset name, a JSON file, ``"A=B,C=D"`` pairs or a mapping.
+
+    Parameters
+    ----------
+    marker_map : str | mapping | None
+        A preset of :data:`MARKER_MAPS` (``"eegmmidb"``), the path of a ``.json`` file holding
+        ``{description: marker}``, pairs ``"T0=universum/rest,T1=cue/left"`` (an empty marker,
+        ``"BAD=",`` drops that description), a mapping, or None (no map).
+
+    Returns
+    -------
+    marker_map : dict
+        ``{description: marker or None}``; None drops the description (see :func:`map_marker`).
+    """
+    if marker_map is None:
+        return {}
+    if isinstance(marker_map, str):
+        marker_map = _parse_marker_map(marker_map)
+    if not isinstance(marker_map, Mapping):
+        raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
+    for key, value in marker_map.items():
+        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
+            raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
+    return dict(marker_map)
+
+
+def _parse_marker_map(text: str) -> Mapping:
+    if text in MARKER_MAPS:
+        return MARKER_MAPS[text]
+    path = Path(text)
+    if path.suffix.lower() == ".json":
+        if not path.is_file():
+            raise FileNotFoundError(f"Marker map file not found: {path}")
+        try:
+            return json.loads(path.read_text())
+        except json.JSONDecodeError as err:
+            raise ValueError(f"Marker map file {path} is not valid JSON: {err}") from err
+    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
+    if not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
+        raise ValueError(
+            f"Unknown marker map {text!r}: neither a preset ({', '.join(sorted(MARKER_MAPS))}), "
+            "a .json file nor 'description=marker' pairs separated by commas."
+        )
+    return {key.strip(): value.strip() or None for key, value in pairs}
+
+
+def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:
+    """Apply a marker map to one description.
+
+    A key matches the description exactly or, when both read as numbers, numerically (so the
+    key ``"3"`` matches the LabRecorder text ``"3.000000000000000"``). Unmatched descriptions go
+    out unchanged; a key mapped to ``None`` drops the marker.
+    """
+    if description in marker_map:
+        return marker_map[description]
+    number = _as_number(description)
+    if number is not None:
+        for key, value in marker_map.items():
+            if _as_number(key) == number:
+                return value
+    return description
+
+
+def _as_number(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def _code_text(value: float) -> str:
+    """``3.0`` → ``"3"``, ``1234567.0`` → ``"1234567"``, ``2.5`` → ``"2.5"``."""
+    value = float(value)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
 class MarkerError(ValueError):
     """A marker outside the protocol."""
 
 
 @dataclass(frozen=True)
 class Marker:
-    """One marker: its text and its LSL timestamp (``local_clock()`` seconds)."""
+    """One marker: its text, its LSL timestamp (``local_clock()`` seconds) and its duration."""
 
     text: str
     timestamp: float
+    duration: float = 0.0
 
     @property
     def kind(self) -> str:
@@ -164,6 +276,19 @@ class MarkerReceiver(InletThread):
     returned; :meth:`read_since` lets other consumers (the recorder) keep their own position.
     Markers outside the protocol are kept too, listed in :attr:`invalid_markers` and logged.
 
+    The stream may carry its markers in any of :data:`ENCODINGS` (found when connecting, in
+    :attr:`encoding`):
+
+    ``"string"``
+        one string channel holding the text (this project's markers; mne-lsl's annotation
+        stream with ``annotations_encoding="string"``);
+    ``"one-hot"``
+        mne-lsl's default annotation stream: irregular rate, one numeric channel per
+        description (the channel label), holding the annotation's duration in seconds (``-1``
+        for a duration of 0) on the channel of the description and 0 elsewhere;
+    ``"code"``
+        one numeric channel of event codes, whose text is the number (``3.0`` → ``"3"``).
+
     Parameters
     ----------
     name, source_id, stype : str | None
@@ -174,9 +299,12 @@ class MarkerReceiver(InletThread):
         Marker kinds of the protocol.
     processing_flags : str | sequence of str | int | None
         liblsl post-processing (``"clocksync"`` by default: timestamps in this machine's clock).
+    marker_map : str | mapping | None
+        Applied to every description as it arrives (see :func:`resolve_marker_map`): a preset
+        (``"eegmmidb"``: ``T0/T1/T2`` → ``universum/rest``, ``cue/left``, ``cue/right``), a
+        ``.json`` file, ``"A=B,..."`` pairs or a mapping. Descriptions mapped to None are dropped
+        (counted in :attr:`n_dropped`).
     """
-
-    _poll = 0.05
 
     def __init__(
         self,
@@ -187,29 +315,66 @@ class MarkerReceiver(InletThread):
         timeout: float = 5.0,
         kinds: tuple[str, ...] = MARKER_KINDS,
         processing_flags=("clocksync",),
+        marker_map: str | Mapping[str, str | None] | None = None,
     ) -> None:
         super().__init__(name, source_id, stype, timeout, processing_flags, max_buflen=360)
         self.kinds = tuple(kinds)
+        self.marker_map = resolve_marker_map(marker_map)
         self._markers: list[Marker] = []
         self._read = 0
         self.invalid_markers: list[Marker] = []
+        self.n_dropped = 0
+        self.encoding: str | None = None
+        self._labels: list[str] = []
 
     def _on_connect(self, info) -> None:
         import pylsl
 
-        if info.channel_format() != pylsl.cf_string or info.channel_count() != 1:
+        n_ch, fmt, rate = info.channel_count(), info.channel_format(), info.nominal_srate()
+        channels = describe_channels(info)
+        annotations = info.type().lower() == "annotations" or all(
+            ch.type == "annotations" for ch in channels
+        )
+        if fmt == pylsl.cf_string and n_ch == 1:
+            self.encoding = "string"
+        elif fmt != pylsl.cf_string and rate == 0 and annotations:
+            self.encoding = "one-hot"
+            self._labels = [ch.name for ch in channels]
+        elif fmt != pylsl.cf_string and rate == 0 and n_ch == 1:
+            self.encoding = "code"
+        else:
             raise ValueError(
-                f"{self.description} is not a marker stream: expected 1 string channel, got "
-                f"{info.channel_count()} channel(s) of format {info.channel_format()}."
+                f"{self.description} is not a marker stream: expected 1 string channel, an "
+                "mne-lsl annotation stream (irregular rate, one numeric channel per description) "
+                f"or 1 numeric channel of event codes at irregular rate; got {n_ch} channel(s) "
+                f"of format {fmt} at {rate:g} Hz."
             )
 
-    def _pull(self, inlet) -> None:
-        samples, stamps = inlet.pull_chunk(timeout=self._poll, max_samples=1024)
+    def _decode(self, samples, stamps) -> list[Marker]:
+        pairs = zip(samples, stamps, strict=True)
+        if self.encoding == "string":
+            return [Marker(str(sample[0]), float(stamp)) for sample, stamp in pairs]
+        if self.encoding == "code":
+            return [Marker(_code_text(sample[0]), float(stamp)) for sample, stamp in pairs]
+        out = []
+        for sample, stamp in pairs:
+            for label, value in zip(self._labels, sample, strict=True):
+                if value != 0 and math.isfinite(value):
+                    out.append(Marker(label, float(stamp), max(float(value), 0.0)))
+        return out
+
+    def _pull(self, inlet, timeout: float) -> int:
+        samples, stamps = inlet.pull_chunk(timeout=timeout, max_samples=1024)
         if not stamps:
-            return
-        new = [Marker(str(s[0]), float(t)) for s, t in zip(samples, stamps, strict=True)]
-        invalid = []
-        for marker in new:
+            return 0
+        new, invalid, n_dropped = [], [], 0
+        for marker in self._decode(samples, stamps):
+            text = map_marker(marker.text, self.marker_map)
+            if text is None:
+                n_dropped += 1
+                continue
+            marker = Marker(text, marker.timestamp, marker.duration)
+            new.append(marker)
             try:
                 validate_marker(marker.text, self.kinds)
             except MarkerError as err:
@@ -218,6 +383,8 @@ class MarkerReceiver(InletThread):
         with self._lock:
             self._markers.extend(new)
             self.invalid_markers.extend(invalid)
+            self.n_dropped += n_dropped
+        return len(stamps)
 
     def get_markers(self) -> list[Marker]:
         """Return the markers received since the last call."""

@@ -29,7 +29,6 @@ whatever it has not pulled yet.
 from __future__ import annotations
 
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -40,77 +39,20 @@ import numpy as np
 
 from bci_universum.datasets import read_recording
 
-from .markers import MARKER_STREAM_TYPE
+from .markers import MARKER_STREAM_TYPE, map_marker, resolve_marker_map
 from .streams import (
     COUNTER_TYPE,
+    DEFAULT_VOLTAGE_UNIT,
     NUMPY_DTYPES,
     channel_format_code,
+    check_voltage_unit,
     si_scalings,
     stream_info_from_mne_info,
 )
-
-# Ready-made marker maps for public datasets.
-MARKER_MAPS: dict[str, dict[str, str | None]] = {
-    # PhysioNet eegmmidb imagery/execution runs 3, 4, 7, 8, 11, 12 (left/right fist).
-    "eegmmidb": {"T0": "universum/rest", "T1": "cue/left", "T2": "cue/right"},
-    # BCI4ALS (bci4als/assaf): trainingVec classes and the run structure codes.
-    "bci4als": {
-        "111": "run/start",
-        "1111": "trial/start",
-        "1": "universum/idle",
-        "2": "cue/left",
-        "3": "cue/right",
-        "9": "trial/end",
-        "99": "run/end",
-    },
-}
+from .worker import Worker
 
 
-def resolve_marker_map(marker_map: str | Mapping[str, str | None] | None) -> dict:
-    """Return the marker map named by a preset (:data:`MARKER_MAPS`) or given as a mapping."""
-    if marker_map is None:
-        return {}
-    if isinstance(marker_map, str):
-        try:
-            return dict(MARKER_MAPS[marker_map])
-        except KeyError:
-            raise ValueError(
-                f"Unknown marker map {marker_map!r}; presets are {sorted(MARKER_MAPS)}."
-            ) from None
-    if not isinstance(marker_map, Mapping):
-        raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
-    for key, value in marker_map.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
-            raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
-    return dict(marker_map)
-
-
-def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:
-    """Apply a marker map to one annotation description.
-
-    A key matches the description exactly or, when both read as numbers, numerically (so the
-    key ``"3"`` matches the LabRecorder text ``"3.000000000000000"``). Unmatched descriptions go
-    out unchanged; a key mapped to ``None`` drops the marker.
-    """
-    if description in marker_map:
-        return marker_map[description]
-    number = _as_number(description)
-    if number is not None:
-        for key, value in marker_map.items():
-            if _as_number(key) == number:
-                return value
-    return description
-
-
-def _as_number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if np.isfinite(value) else None
-
-
-class Player:
+class Player(Worker):
     """Replay a recording as an LSL data stream plus a marker stream, in a background thread.
 
     Parameters
@@ -137,8 +79,9 @@ class Player:
         Append a ``counter`` channel holding the replay's sample index (exact up to 2**24
         samples in float32).
     marker_map : str | mapping | None
-        A preset of :data:`MARKER_MAPS` or a mapping from annotation descriptions to markers
-        (see :func:`map_marker`).
+        A preset of :data:`~acquisition.markers.MARKER_MAPS`, a mapping from annotation
+        descriptions to markers, a ``.json`` file of one or ``"T1=cue/left,..."`` pairs (see
+        :func:`~acquisition.markers.resolve_marker_map`).
     channel_format : str
         LSL format of the data stream, ``"float32"`` or ``"double64"``.
     wait_for_consumers : iterable of {"data", "markers"} | None
@@ -154,6 +97,9 @@ class Player:
         MNE verbosity when reading the file.
     stream_type : str
         LSL content type of the data stream.
+    voltage_unit : str
+        Unit of the voltage channels on the stream: ``"microvolts"`` (default, the LSL
+        convention) or ``"volts"`` (MNE's, for mne-lsl's ``StreamLSL``).
 
     Attributes
     ----------
@@ -186,7 +132,10 @@ class Player:
         max_ahead: int | None = None,
         verbose: bool | str | int | None = None,
         stream_type: str = "EEG",
+        voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
     ) -> None:
+        super().__init__()
+        check_voltage_unit(voltage_unit)
         if isinstance(recording, mne.io.BaseRaw):
             raw = recording if recording.preload else recording.copy().load_data()
             stem = Path(raw.filenames[0]).stem if raw.filenames and raw.filenames[0] else "raw"
@@ -203,10 +152,8 @@ class Player:
             raise ValueError(
                 f"channel_format must be 'float32' or 'double64', got {channel_format!r}."
             )
-        if wait_for_consumers is None:
-            wait_for_consumers = () if pacing else ("data",)
-        wait_for_consumers = tuple(wait_for_consumers)
-        bad = [w for w in wait_for_consumers if w not in ("data", "markers")]
+        waited = () if wait_for_consumers is None else tuple(wait_for_consumers)
+        bad = [w for w in waited if w not in ("data", "markers")]
         if bad:
             raise ValueError(f"wait_for_consumers accepts 'data' and 'markers', not {bad}.")
         if not consumer_timeout > 0:
@@ -228,18 +175,18 @@ class Player:
         self.marker_map = resolve_marker_map(marker_map)
         self.channel_format = channel_format
         self.stream_type = str(stream_type)
-        self.wait_for_consumers = wait_for_consumers
+        self.voltage_unit = voltage_unit
         self.consumer_timeout = float(consumer_timeout)
         self.drained = drained
         self.max_ahead = int(max_ahead) if max_ahead is not None else int(30 * raw.info["sfreq"])
         self.marker_samples, self.marker_texts = self._markers()
+        if wait_for_consumers is None and not pacing:
+            waited = ("data",)
+        self.wait_for_consumers = waited
         self.data_info = None
         self.marker_info = None
         self.n_pushed = 0
         self.n_markers_pushed = 0
-        self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
-        self._error: BaseException | None = None
         self._outlets: tuple = ()
 
     # -- set-up ---------------------------------------------------------------------------
@@ -289,6 +236,7 @@ class Player:
             self.channel_format,
             self.counter,
             self.stream_type,
+            self.voltage_unit,
         )
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
@@ -303,56 +251,38 @@ class Player:
 
     # -- control --------------------------------------------------------------------------
 
-    def start(self) -> Player:
-        """Create the outlets and start replaying in a background thread."""
+    @property
+    def description(self) -> str:
+        return f"Replay of {self.name!r}"
+
+    def _prepare(self) -> tuple:
         if self._thread is not None:
             raise RuntimeError(f"Player {self.name!r} was already started.")
         self._outlets = self._make_outlets()
-        data = self._stream_data()
-        self._thread = threading.Thread(
-            target=self._run, args=(data,), name=f"Player-{self.name}", daemon=True
-        )
-        self._thread.start()
-        return self
+        return (self._stream_data(),)
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a non-looping replay to end; True if it ended. Raises the replay's error."""
-        if self._thread is None:
-            raise RuntimeError(f"Player {self.name!r} was not started.")
-        self._thread.join(timeout)
-        self._raise_error()
-        return not self._thread.is_alive()
-
-    def stop(self) -> None:
-        """Stop replaying and close the outlets (close the inlets first). Raises its error."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def _cleanup(self) -> None:
         self._outlets = ()
-        self._raise_error()
 
-    @property
-    def running(self) -> bool:
-        """True while the replay thread runs."""
-        return self._thread is not None and self._thread.is_alive()
+    def busy_streams(self) -> list[str]:
+        """The streams whose consumers may not have everything pushed yet.
 
-    def __enter__(self) -> Player:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
-
-    def _raise_error(self) -> None:
-        if self._error is not None:
-            raise RuntimeError(f"Replay of {self.name!r} failed: {self._error}") from self._error
+        liblsl drops what is still in transit when an outlet closes, so a finished replay keeps
+        its streams open while this is not empty. With ``drained``: the data stream until the
+        consumer has pulled every sample pushed; otherwise every stream that still has a
+        consumer (a :class:`~acquisition.receiver.StreamReceiver` pulls whatever reached its
+        inlet before it disconnects).
+        """
+        if self.running:
+            return [self.name, f"{self.name}-markers"]
+        if not self._outlets:
+            return []
+        if self.drained is not None:
+            return [self.name] if self.drained() < self.n_pushed else []
+        names = (self.name, f"{self.name}-markers")
+        return [n for n, o in zip(names, self._outlets, strict=True) if o.have_consumers()]
 
     # -- the replay thread ----------------------------------------------------------------
-
-    def _run(self, data: np.ndarray) -> None:
-        try:
-            self._replay(data)
-        except BaseException as err:  # reported through wait()/stop()
-            self._error = err
 
     def _wait_for_consumers(self, data_outlet, marker_outlet) -> None:
         import pylsl
@@ -365,7 +295,7 @@ class Player:
         for which in self.wait_for_consumers:
             outlet, stream = outlets[which]
             while not outlet.have_consumers():
-                if self._stop.is_set():
+                if self._stop_event.is_set():
                     return
                 if pylsl.local_clock() > deadline:
                     raise TimeoutError(
@@ -374,7 +304,7 @@ class Player:
                     )
                 outlet.wait_for_consumers(0.05)
 
-    def _replay(self, data: np.ndarray) -> None:
+    def _run(self, data: np.ndarray) -> None:
         import pylsl
 
         data_outlet, marker_outlet = self._outlets
@@ -386,7 +316,7 @@ class Player:
         t0 = pylsl.local_clock()
         pos = 0
         next_marker = 0
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             n = min(self.chunk_size, n_times - pos)
             first = self.n_pushed
             stamps = t0 + (first + np.arange(n)) * period
@@ -394,7 +324,7 @@ class Player:
                 self._sleep_until(stamps[-1])
             elif self.drained is not None:
                 self._wait_drained(first + n)
-            if self._stop.is_set():
+            if self._stop_event.is_set():
                 break
             chunk = data[pos : pos + n]
             if self.counter:
@@ -424,15 +354,15 @@ class Player:
     def _sleep_until(self, stamp: float) -> None:
         import pylsl
 
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             left = stamp - pylsl.local_clock()
             if left <= 0:
                 return
-            self._stop.wait(min(left, 0.05))
+            self._stop_event.wait(min(left, 0.05))
 
     def _wait_drained(self, target: int) -> None:
-        while not self._stop.is_set() and target - self.drained() > self.max_ahead:
-            self._stop.wait(0.001)
+        while not self._stop_event.is_set() and target - self.drained() > self.max_ahead:
+            self._stop_event.wait(0.001)
 
 
 def data_stream_info(
@@ -442,6 +372,7 @@ def data_stream_info(
     channel_format: str = "float32",
     counter: bool = False,
     stream_type: str = "EEG",
+    voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
 ):
     """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
     if counter:
@@ -453,7 +384,12 @@ def data_stream_info(
         )
         info = base.add_channels([extra], force_update_info=True).info
     stream_info = stream_info_from_mne_info(
-        info, name, source_id, stype=stream_type, channel_format=channel_format
+        info,
+        name,
+        source_id,
+        stype=stream_type,
+        channel_format=channel_format,
+        voltage_unit=voltage_unit,
     )
     if counter:
         _mark_last_channel_as_counter(stream_info)

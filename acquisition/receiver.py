@@ -36,7 +36,9 @@ class StreamEvent:
     ----------
     kind : str
         ``"gap"`` (``n_samples`` samples missing before ``time``), ``"counter_reset"`` (the
-        sample counter went backwards: the source restarted), ``"silence"`` (no data for
+        sample counter went backwards: the source restarted, and its first ``n_samples``
+        samples, counted from 0, pushed before this receiver reconnected, never arrived),
+        ``"silence"`` (no data for
         ``silence_timeout``; ``time`` is the local clock when noticed), ``"resumed"`` (data again
         after a silence), ``"nonfinite"`` (``n_samples`` samples with NaN/inf from ``time`` on).
     time : float
@@ -93,8 +95,6 @@ class StreamReceiver(InletThread):
     Stop receivers before destroying the outlets they read (inlets are closed first).
     """
 
-    _poll = 0.05
-
     def __init__(
         self,
         name: str | None = None,
@@ -150,10 +150,9 @@ class StreamReceiver(InletThread):
 
     # -- connection ---------------------------------------------------------------------------
 
-    def start(self) -> StreamReceiver:
-        """Connect to the stream and start acquiring (see :class:`StreamReceiver`)."""
+    def _prepare(self) -> tuple:
         self._reset_state()
-        return super().start()
+        return super()._prepare()
 
     def _on_connect(self, info) -> None:
         import pylsl
@@ -215,11 +214,11 @@ class StreamReceiver(InletThread):
 
     # -- acquisition thread -------------------------------------------------------------------
 
-    def _pull(self, inlet) -> None:
+    def _pull(self, inlet, timeout: float) -> int:
         import pylsl
 
         _, stamps = inlet.pull_chunk(
-            timeout=self._poll,
+            timeout=timeout,
             max_samples=self.max_chunk,
             dest_obj=self._dest,
             min_samples=1,
@@ -229,8 +228,9 @@ class StreamReceiver(InletThread):
         n = len(stamps)
         if n == 0:
             self._check_silence(now)
-            return
+            return 0
         self._ingest(self._dest[:n].astype(np.float64), np.asarray(stamps, dtype=float), now)
+        return n
 
     def _check_silence(self, now: float) -> None:
         if self.silence_timeout is None or self._silent:
@@ -297,35 +297,7 @@ class StreamReceiver(InletThread):
 
     def _detect_gaps(self, data: np.ndarray, stamps: np.ndarray) -> list[StreamEvent]:
         if self._counter_index is not None:
-            counter = data[:, self._counter_index]
-            previous = self._last_counter
-            self._last_counter = float(counter[-1])
-            steps = np.diff(counter, prepend=counter[0] - 1 if previous is None else previous)
-            where = np.flatnonzero(steps != 1)
-            out = []
-            for i in where:
-                if steps[i] > 1:
-                    missing = round(steps[i]) - 1
-                    out.append(
-                        StreamEvent(
-                            "gap",
-                            float(stamps[i]),
-                            missing,
-                            f"{missing} sample(s) missing before counter {counter[i]:.0f} "
-                            f"of {self.description}.",
-                        )
-                    )
-                else:
-                    out.append(
-                        StreamEvent(
-                            "counter_reset",
-                            float(stamps[i]),
-                            0,
-                            f"sample counter of {self.description} went from "
-                            f"{counter[i] - steps[i]:.0f} to {counter[i]:.0f} (source restarted).",
-                        )
-                    )
-            return out
+            return self._counter_events(data[:, self._counter_index], stamps)
         if self._flags & processing_flags_code("dejitter"):
             return []
         previous = self._last_ts
@@ -344,6 +316,40 @@ class StreamReceiver(InletThread):
             )
             for i in where
         ]
+
+    def _counter_events(self, counter: np.ndarray, stamps: np.ndarray) -> list[StreamEvent]:
+        """Gaps and restarts from the counter channel.
+
+        A source that restarts counts from 0 again: what it pushed before this inlet reconnected
+        never arrives. Its counter may go backwards (a ``counter_reset`` of ``counter``
+        samples missed) or, when the new source ran longer than the old one before the
+        reconnection, forwards; the clock tells the two apart: a forward jump whose counter
+        places sample 0 after the previous sample received is a restart, not a gap.
+        """
+        previous = self._last_counter
+        self._last_counter = float(counter[-1])
+        steps = np.diff(counter, prepend=counter[0] - 1 if previous is None else previous)
+        before = np.r_[self._last_ts, stamps[:-1]]
+        origins = stamps - counter / self._stream_sfreq
+        slack = 0.05 + 2.0 / self._stream_sfreq
+        out = []
+        for i in np.flatnonzero(steps != 1):
+            restarted = steps[i] < 1 or origins[i] > before[i] - slack
+            missing = max(round(counter[i]), 0) if restarted else round(steps[i]) - 1
+            if restarted:
+                detail = (
+                    f"sample counter of {self.description} went from "
+                    f"{counter[i] - steps[i]:.0f} to {counter[i]:.0f} (source restarted; "
+                    f"its first {missing} sample(s) missed)."
+                )
+            else:
+                detail = (
+                    f"{missing} sample(s) missing before counter {counter[i]:.0f} "
+                    f"of {self.description}."
+                )
+            kind = "counter_reset" if restarted else "gap"
+            out.append(StreamEvent(kind, float(stamps[i]), missing, detail))
+        return out
 
     def _add_events(self, events: list[StreamEvent]) -> None:
         with self._lock:

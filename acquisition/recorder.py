@@ -22,15 +22,16 @@ import json
 import os
 import queue
 import re
-import threading
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from ._inlet_thread import start_together
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, describe_channels
+from .streams import channel_format_name, channel_units, describe_channels
+from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
 
@@ -66,7 +67,7 @@ def _fsync_append(handle, payload: bytes) -> None:
     os.fsync(handle.fileno())
 
 
-class Recorder:
+class Recorder(Worker):
     """Record a :class:`StreamReceiver` and a :class:`MarkerReceiver` to FIF, incrementally.
 
     Parameters
@@ -74,7 +75,10 @@ class Recorder:
     receiver : StreamReceiver
         The data stream. If it is not running, the recorder starts it and stops it at the end.
     markers : MarkerReceiver | None
-        The marker stream (started and stopped likewise), or None.
+        The marker stream (started and stopped likewise), or None. Any encoding it reads
+        (this project's strings, mne-lsl annotation streams, event codes); its ``marker_map``
+        turns foreign descriptions into protocol markers as they arrive. The sidecar records
+        the encoding and the map; annotations keep the markers' durations.
     folder : path-like
         Where the recording goes (created if needed).
     subject, session, task, run : str
@@ -106,6 +110,7 @@ class Recorder:
         metadata: dict | None = None,
         flush_interval: float = 0.25,
     ) -> None:
+        super().__init__()
         if not isinstance(receiver, StreamReceiver):
             raise TypeError(f"receiver must be a StreamReceiver, got {type(receiver).__name__}.")
         if markers is not None and not isinstance(markers, MarkerReceiver):
@@ -123,15 +128,21 @@ class Recorder:
         self.flush_interval = float(flush_interval)
         self.fname = self.folder / f"{self.basename}_raw.fif"
         self.partial = self.fname.with_name(self.fname.name + PARTIAL_SUFFIX)
-        self._thread: threading.Thread | None = None
-        self._stop_event = threading.Event()
         self._owned: list = []
-        self._error: BaseException | None = None
         self.n_samples = 0
         self.n_markers = 0
 
+    _join_timeout = 30.0
+
+    @property
+    def description(self) -> str:
+        return f"Recorder of {self.fname}"
+
     def start(self) -> Recorder:
         """Create the partial folder, start the receivers if needed and the writer thread."""
+        return super().start()
+
+    def _prepare(self) -> tuple:
         if self._thread is not None:
             raise RuntimeError(f"Recorder of {self.fname} is already running.")
         for path in (self.fname, _sidecar_path(self.fname), self.partial):
@@ -149,10 +160,9 @@ class Recorder:
         self._first_stamp: float | None = None
         self._queue = self.receiver.subscribe()
         try:
-            for rec in (self.receiver, self.markers):
-                if rec is not None and not rec.running:
-                    rec.start()
-                    self._owned.append(rec)
+            idle = [r for r in (self.receiver, self.markers) if r is not None and not r.running]
+            start_together(idle)
+            self._owned = idle
             self.partial.mkdir()
             self._write_header()
         except BaseException:
@@ -163,10 +173,7 @@ class Recorder:
             name: open(self.partial / name, "ab")  # noqa: SIM115 - closed in _run
             for name in ("data.bin", "timestamps.bin", "markers.jsonl", "events.jsonl")
         }
-        self._stop_event.clear()
-        self._thread = threading.Thread(target=self._run, name="recorder", daemon=True)
-        self._thread.start()
-        return self
+        return ()
 
     def _write_header(self) -> None:
         import pylsl
@@ -197,10 +204,22 @@ class Recorder:
             },
             "marker_stream": None
             if self.markers is None
-            else {"name": self.markers.info.name(), "source_id": self.markers.info.source_id()},
+            else {
+                "name": self.markers.info.name(),
+                "source_id": self.markers.info.source_id(),
+                "encoding": self.markers.encoding,
+                "marker_map": self.markers.marker_map,
+            },
             "channels": [
-                {"name": ch.name, "type": ch.type, "unit": ch.unit, "position": ch.position}
-                for ch in describe_channels(info)
+                {
+                    "name": ch.name,
+                    "type": ch.type,
+                    "unit": unit.name,
+                    "stream_unit": unit.declared,
+                    "scale": unit.scale,
+                    "position": ch.position,
+                }
+                for ch, unit in zip(describe_channels(info), channel_units(info), strict=True)
             ],
             "dtype": "float32" if fmt == pylsl.cf_float32 else "float64",
             "start_wall_time": datetime.now(timezone.utc).isoformat(),
@@ -246,9 +265,7 @@ class Recorder:
             if self._early_markers and self._first_stamp is not None:
                 new = self._markers_before_start() + new
             if new:
-                lines = "".join(
-                    json.dumps({"text": m.text, "timestamp": m.timestamp}) + "\n" for m in new
-                )
+                lines = "".join(json.dumps(vars(m)) + "\n" for m in new)
                 _fsync_append(self._files["markers.jsonl"], lines.encode())
                 self.n_markers += len(new)
         if self._first_stamp is None:
@@ -274,8 +291,13 @@ class Recorder:
         self._early_markers = 0
         return kept
 
-    def stop(self) -> Path:
+    def stop(self, interrupted: bool = False) -> Path:
         """Stop recording, write the FIF and its sidecar, remove the partial folder.
+
+        Parameters
+        ----------
+        interrupted : bool
+            The run was cut short (Ctrl-C, SIGTERM, the quit key); the sidecar says so.
 
         Returns
         -------
@@ -287,23 +309,17 @@ class Recorder:
         # receivers we started stop first, so the last drain holds every sample they got
         self._stop_owned()
         self.receiver.unsubscribe(self._queue)
-        self._stop_event.set()
-        self._thread.join(30.0)
-        if self._thread.is_alive():
-            raise RuntimeError(f"The writer thread of {self.fname} did not stop in 30 s.")
+        self._halt()
         self._thread = None
         if self._error is not None:
             raise RuntimeError(
                 f"Writing {self.partial} failed: {self._error}; run recover() on it."
             ) from self._error
-        return finalize(self.partial, recovered=False)
+        return finalize(self.partial, recovered=False, interrupted=interrupted)
 
     def _stop_owned(self) -> None:
         while self._owned:
             self._owned.pop().stop()
-
-    def __enter__(self) -> Recorder:
-        return self.start()
 
     def __exit__(self, *exc) -> None:
         if self._thread is not None:
@@ -361,7 +377,7 @@ def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
     return onsets
 
 
-def finalize(partial, recovered: bool = True) -> Path:
+def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:
     """Turn a partial recording folder into ``<name>_raw.fif`` and its JSON sidecar.
 
     Parameters
@@ -370,6 +386,8 @@ def finalize(partial, recovered: bool = True) -> Path:
         The ``*_raw.fif.partial`` folder.
     recovered : bool
         Whether this follows a crash (noted in the sidecar).
+    interrupted : bool
+        Whether the run was cut short by the operator (noted in the sidecar).
 
     Returns
     -------
@@ -377,8 +395,6 @@ def finalize(partial, recovered: bool = True) -> Path:
         The FIF file. The partial folder is removed once the FIF reads back complete.
     """
     import mne
-
-    from .streams import UNIT_SCALES
 
     partial = Path(partial)
     header_path = partial / "header.json"
@@ -399,9 +415,7 @@ def finalize(partial, recovered: bool = True) -> Path:
         raise ValueError(f"{partial} holds no complete sample: nothing to write.")
     data = data[: n * n_ch].reshape(n, n_ch).T.astype(np.float64)
     stamps = stamps[:n]
-    scales = np.array(
-        [UNIT_SCALES.get((ch["unit"] or "").strip().lower(), 1.0) for ch in header["channels"]]
-    )
+    scales = np.array([ch["scale"] for ch in header["channels"]])
     data *= scales[:, None]
     # FIF stores data / cal: with the unit's scale as cal it holds the stream's own values,
     # bit-exact at the stream's precision (single for float32 streams, double otherwise)
@@ -418,6 +432,7 @@ def finalize(partial, recovered: bool = True) -> Path:
     skips = [e for e in events if e["kind"] in ("gap", "counter_reset")]
     times = np.array([m["timestamp"] for m in markers] + [e["time"] for e in skips])
     descriptions = [m["text"] for m in markers] + ["BAD_ACQ_SKIP"] * len(skips)
+    durations = np.array([m.get("duration", 0.0) for m in markers] + [0.0] * len(skips))
     onsets = _onsets(stamps, times, sfreq) if len(times) else np.zeros(0)
     duration = n / sfreq
     # the two inlets' clock corrections differ by microseconds: a marker on the first sample
@@ -427,10 +442,11 @@ def finalize(partial, recovered: bool = True) -> Path:
     raw.set_annotations(
         mne.Annotations(
             onsets[inside],
-            np.zeros(int(inside.sum())),
+            durations[inside],
             [d for d, keep in zip(descriptions, inside, strict=True) if keep],
             orig_time=raw.info["meas_date"],
-        )
+        ),
+        emit_warning=False,  # a marker lasting past the end of the recording is cut there
     )
     outside = [
         {"text": d, "onset": float(o)}
@@ -453,15 +469,18 @@ def finalize(partial, recovered: bool = True) -> Path:
         "ch_names": info["ch_names"],
         "ch_types": info.get_channel_types(),
         "units": [ch["unit"] for ch in header["channels"]],
+        "stream_units": [ch["stream_unit"] for ch in header["channels"]],
+        "unit_scalings": [ch["scale"] for ch in header["channels"]],
         "start_time": raw.info["meas_date"].isoformat(),
         "first_sample_lsl_time": float(stamps[0]),
         "duration_s": duration,
         "n_samples": n,
         "n_markers": len(markers),
-        "lost_samples": int(sum(e["n_samples"] for e in events if e["kind"] == "gap")),
+        "lost_samples": int(sum(e["n_samples"] for e in skips)),
         "stream_events": events,
         "annotations_outside_data": outside,
         "recovered": bool(recovered),
+        "interrupted": bool(interrupted),
     }
     _sidecar_path(fname).write_text(json.dumps(sidecar, indent=1))
     for path in partial.iterdir():

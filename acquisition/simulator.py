@@ -24,7 +24,14 @@ from bci_universum.simulation.eeg import STATES, SimulatedEEG, compile_kernels, 
 
 from .markers import MarkerReceiver
 from .player import data_stream_info
-from .streams import NUMPY_DTYPES, channel_format_code, si_scalings
+from .streams import (
+    DEFAULT_VOLTAGE_UNIT,
+    NUMPY_DTYPES,
+    channel_format_code,
+    check_voltage_unit,
+    si_scalings,
+)
+from .worker import Worker
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,7 @@ class StateSwitch:
     marker: str | None
 
 
-class SimulatedSource:
+class SimulatedSource(Worker):
     """An LSL EEG source driven by a simulated subject, in a background thread.
 
     Parameters
@@ -65,6 +72,8 @@ class SimulatedSource:
         Seconds to wait for the marker stream when starting.
     channel_format : str
         ``"float32"`` or ``"double64"``.
+    voltage_unit : str
+        Unit of the EEG channels on the stream: ``"microvolts"`` (default) or ``"volts"``.
     **model_kwargs
         Passed to :class:`~bci_universum.simulation.eeg.SimulatedEEG` (``erd_depth``,
         ``lapse_rate``, ``blink_rate``, ``ch_names``, ...).
@@ -98,8 +107,11 @@ class SimulatedSource:
         counter: bool = False,
         timeout: float = 10.0,
         channel_format: str = "float32",
+        voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
         **model_kwargs,
     ) -> None:
+        super().__init__()
+        check_voltage_unit(voltage_unit)
         self.model = SimulatedEEG(n_channels, sfreq, seed=seed, **model_kwargs)
         if not (isinstance(speed, int | float) and math.isfinite(speed) and speed > 0):
             raise ValueError(f"speed must be a positive number, got {speed!r}.")
@@ -122,6 +134,7 @@ class SimulatedSource:
         self.counter = bool(counter)
         self.timeout = float(timeout)
         self.channel_format = channel_format
+        self.voltage_unit = voltage_unit
         self.sfreq = self.model.sfreq
         self.n_pushed = 0
         self.switches: list[StateSwitch] = []
@@ -129,10 +142,7 @@ class SimulatedSource:
         self.t0: float | None = None
         self._pending: list[tuple[float | None, str, str | None]] = []
         self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
         self._receiver: MarkerReceiver | None = None
-        self._error: BaseException | None = None
 
     @property
     def state(self) -> str:
@@ -146,8 +156,12 @@ class SimulatedSource:
         with self._lock:
             self._pending.append((None, state, None))
 
-    def start(self) -> SimulatedSource:
-        """Connect to the marker stream (if any), create the outlet and start streaming."""
+    @property
+    def description(self) -> str:
+        return f"Simulated source {self.name!r}"
+
+    def _prepare(self) -> tuple:
+        """Connect to the marker stream (if any) and create the outlet."""
         import pylsl
 
         if self._thread is not None:
@@ -157,66 +171,38 @@ class SimulatedSource:
                 self.markers_from, source_id=self.markers_source_id, timeout=self.timeout
             ).start()
         self.data_info = data_stream_info(
-            self.model.info(), self.name, self.source_id, self.channel_format, self.counter
+            self.model.info(),
+            self.name,
+            self.source_id,
+            self.channel_format,
+            self.counter,
+            voltage_unit=self.voltage_unit,
         )
         scalings = si_scalings(self.data_info)[: len(self.model.ch_names)]
         compile_kernels()
-        outlet = pylsl.StreamOutlet(self.data_info)
-        self._thread = threading.Thread(
-            target=self._run,
-            args=(outlet, scalings),
-            name=f"SimulatedSource-{self.name}",
-            daemon=True,
-        )
-        self._thread.start()
-        return self
+        return pylsl.StreamOutlet(self.data_info), scalings
 
-    def stop(self) -> None:
-        """Stop streaming and listening to markers, close the outlet; raise the thread's error."""
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join()
+    def _cleanup(self) -> None:
         if self._receiver is not None:
             self._receiver.stop()
-        if self._error is not None:
-            raise RuntimeError(
-                f"Simulated source {self.name!r} failed: {self._error}"
-            ) from self._error
-
-    @property
-    def running(self) -> bool:
-        """True while the streaming thread runs."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def __enter__(self) -> SimulatedSource:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
     # -- the streaming thread -------------------------------------------------------------
 
     def _run(self, outlet, scalings: np.ndarray) -> None:
-        try:
-            self._stream(outlet, scalings)
-        except BaseException as err:  # reported by stop()
-            self._error = err
-
-    def _stream(self, outlet, scalings: np.ndarray) -> None:
         import pylsl
 
         dtype = NUMPY_DTYPES[channel_format_code(self.channel_format)]
         period = 1.0 / (self.sfreq * self.speed)
         t0 = self.t0 = pylsl.local_clock()
-        while not self._stop.is_set():
+        while not self._stop_event.is_set():
             first = self.n_pushed
             last_stamp = t0 + (first + self.chunk_size - 1) * period
-            while not self._stop.is_set():
+            while not self._stop_event.is_set():
                 left = last_stamp - pylsl.local_clock()
                 if left <= 0:
                     break
-                self._stop.wait(min(left, 0.02))
-            if self._stop.is_set():
+                self._stop_event.wait(min(left, 0.02))
+            if self._stop_event.is_set():
                 break
             self._collect_markers()
             data = self._generate(first, self.chunk_size, t0, period)

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 import mne
 import numpy as np
 
+from bci_universum.features.spikes import SPIKE_BIN_WIDTH
+
 from .markers import validate_marker
 from .player import Player
 
@@ -140,7 +142,11 @@ class SpikeCountSource(Player):
 
     @classmethod
     def from_simulator(
-        cls, random_state: int = 0, bin_width: float = 0.08, simulator=None, **kwargs
+        cls,
+        random_state: int = 0,
+        bin_width: float = SPIKE_BIN_WIDTH,
+        simulator=None,
+        **kwargs,
     ) -> SpikeCountSource:
         """Trials of :func:`~bci_universum.simulation.spikes.simulate_v1_population`.
 

@@ -8,12 +8,13 @@ samples; in MNE it becomes a ``misc`` channel.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from uuid import uuid4
 
 import numpy as np
 
-from bci_universum.datasets.io import UNIT_SCALES, VOLTAGE_TYPES
+from bci_universum.datasets.units import VOLTAGE_TYPES, Unit, resolve_unit
 
 COUNTER_TYPE = "counter"
 
@@ -263,6 +264,23 @@ def _per_channel(value, n: int, what: str) -> list[str]:
     return value
 
 
+#: The unit of the voltage channels on the project's own outlets (Player, SimulatedSource):
+#: microvolts, the XDF meta-data convention of LSL amplifiers (and of LabRecorder, pyxdf and
+#: EEGLAB). ``voltage_unit="volts"`` sends MNE's SI convention instead, which mne-lsl's
+#: ``StreamLSL`` hands out unchanged.
+DEFAULT_VOLTAGE_UNIT = "microvolts"
+
+
+def check_voltage_unit(voltage_unit: str) -> str:
+    """Return ``voltage_unit`` if it is a voltage unit (``"microvolts"``, ``"volts"``, ...)."""
+    voltages = ("V", "mV", "µV", "nV")
+    if not isinstance(voltage_unit, str) or resolve_unit(voltage_unit, "eeg").name not in voltages:
+        raise ValueError(
+            f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts' or 'volts'."
+        )
+    return voltage_unit
+
+
 def stream_info_from_mne_info(
     info,
     name: str,
@@ -270,7 +288,7 @@ def stream_info_from_mne_info(
     *,
     stype: str = "EEG",
     channel_format: str | int = "float32",
-    voltage_unit: str = "microvolts",
+    voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
 ):
     """Describe an MNE ``Info`` as a ``pylsl.StreamInfo``.
 
@@ -293,8 +311,7 @@ def stream_info_from_mne_info(
     voltage_unit : str
         Unit of the voltage channels on the stream (``"microvolts"`` or ``"volts"``).
     """
-    if voltage_unit.lower() not in UNIT_SCALES:
-        raise ValueError(f"Unknown voltage_unit {voltage_unit!r}; expected e.g. 'microvolts'.")
+    check_voltage_unit(voltage_unit)
     ch_types = info.get_channel_types()
     units = [voltage_unit if kind in VOLTAGE_TYPES else "n/a" for kind in ch_types]
     positions = {}
@@ -353,14 +370,45 @@ def describe_channels(info) -> list[ChannelDescription]:
     return described
 
 
+def channel_units(info, *, warn: bool = True) -> list[Unit]:
+    """The unit of every channel of a ``pylsl.StreamInfo``, resolved by :func:`resolve_unit`.
+
+    Parameters
+    ----------
+    info : pylsl.StreamInfo
+        The stream description.
+    warn : bool
+        Warn (naming the channel and the text) about each unit that is not understood: its
+        values are then kept as they are, with a factor of 1.
+    """
+    channels = describe_channels(info)
+    units = [resolve_unit(ch.unit, ch.type) for ch in channels]
+    if warn:
+        _warn_unknown_units(info.name(), [ch.name for ch in channels], units)
+    return units
+
+
+def _warn_unknown_units(stream: str, ch_names: list[str], units: list[Unit]) -> None:
+    """Warn about every channel whose unit is not understood."""
+    for ch_name, unit in zip(ch_names, units, strict=True):
+        if not unit.known:
+            warnings.warn(
+                f"Channel {ch_name!r} of LSL stream {stream!r} declares the unknown unit "
+                f"{unit.declared!r}; its values are kept as they are (factor 1). Known units "
+                "are names (microvolts), symbols (µV, uV, mV, V, fT) and mne-lsl "
+                "power-of-ten codes (-6).",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
 def si_scalings(info) -> np.ndarray:
     """Per-channel factors turning stream values into SI units (e.g. 1e-6 for microvolts).
 
-    Channels whose unit is empty or not a known voltage unit get 1.
+    Channels without a physical unit get 1; so do channels whose unit is not understood, with
+    a warning naming the channel and the unit (see :func:`resolve_unit`).
     """
-    return np.array(
-        [UNIT_SCALES.get(ch.unit.strip().lower(), 1.0) for ch in describe_channels(info)]
-    )
+    return np.array([unit.scale for unit in channel_units(info)])
 
 
 def counter_channel_index(info) -> int | None:

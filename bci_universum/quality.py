@@ -15,8 +15,10 @@ check                     metric (per channel)                                  
                           in 1–40 Hz (Welch), i.e. more mains than EEG
 ``amplitude``             peak-to-peak after a 1 Hz high-pass (drift removed)        > 500 µV
 ``variance``              robust z-score of log(std) after the high-pass across      |z| > 5
-                          the non-flat channels (median / 1.4826·MAD, pyprep's
-                          deviation criterion)
+                          the non-flat channels (median / 1.4826·MAD, pyprep's       and ×3
+                          deviation criterion), and the std's ratio to the median    or ×1/3
+                          channel's (so that a homogeneous montage, where the MAD
+                          is tiny, does not flag a channel with a strong rhythm)
 ``nonfinite``             samples that are NaN or ±inf                               any
 ========================  =========================================================  ==========
 
@@ -62,6 +64,9 @@ class QualityThresholds:
         Largest acceptable peak-to-peak after the high-pass (500 µV).
     variance_z : float
         Largest acceptable robust z-score of a channel's log standard deviation.
+    variance_ratio : float
+        A channel's standard deviation must also be more than this many times, or less than
+        one over this many times, the median channel's to count as out of range.
     max_dropped_fraction : float
         Largest acceptable fraction of samples lost by the stream (0.1 %).
     """
@@ -73,6 +78,7 @@ class QualityThresholds:
     highpass: float = 1.0
     max_ptp: float = 500e-6
     variance_z: float = 5.0
+    variance_ratio: float = 3.0
     max_dropped_fraction: float = 0.001
 
     def __post_init__(self):
@@ -311,6 +317,8 @@ def assess_quality(
     ptp_hp = peak_to_peak(filtered)
     with np.errstate(divide="ignore"):
         log_std = np.where(flat, np.nan, np.log(filtered.std(axis=1)))
+    if np.isnan(log_std).all():
+        log_std[:] = 0.0  # every channel flat: nothing to compare
     z = robust_zscores(log_std)
     n_nonfinite = (~np.isfinite(data)).sum(axis=1)
     bad = {
@@ -318,7 +326,11 @@ def assess_quality(
         "clipped": ~flat & (clipped >= thresholds.clip_fraction),
         "line_noise": ~flat & (np.nan_to_num(ratio) > thresholds.line_ratio),
         "amplitude": ptp_hp > thresholds.max_ptp,
-        "variance": np.abs(np.nan_to_num(z)) > thresholds.variance_z,
+        "variance": (np.abs(np.nan_to_num(z)) > thresholds.variance_z)
+        & (
+            np.abs(np.nan_to_num(log_std - np.nanmedian(log_std)))
+            > np.log(thresholds.variance_ratio)
+        ),
         "nonfinite": n_nonfinite > 0,
     }
     metrics = {

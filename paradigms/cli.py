@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import pkgutil
+import signal
 import sys
+from contextlib import contextmanager
 
 from bci_universum import __version__
 
@@ -33,18 +36,62 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextmanager
+def _sigterm_interrupts():
+    """SIGTERM raises KeyboardInterrupt like Ctrl-C, so both end a command the same way."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """Show the project's log messages (progress, warnings) on stderr, once per process."""
+    for name in ("paradigms", "acquisition", "bci_universum"):
+        log = logging.getLogger(name)
+        if not log.handlers:
+            handler = logging.StreamHandler()
+            handler.setFormatter(logging.Formatter("%(message)s"))
+            log.addHandler(handler)
+            log.setLevel(level)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run ``bci-universum``; return the exit code."""
+    """Run ``bci-universum``; return the exit code (130 after Ctrl-C or SIGTERM)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
+    configure_logging()
     try:
-        result = args.func(args)
+        with _sigterm_interrupts():
+            result = args.func(args)
     except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as err:
         print(f"bci-universum {args.command}: error: {err}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt as err:
+        results = getattr(err, "results", None)
+        where = ""
+        if results is not None:
+            where = (
+                f"; {len(results['trials'])} trial(s) recorded in {results['fname']} "
+                "(sidecar marked interrupted)"
+            )
+        print(f"bci-universum {args.command}: interrupted{where}.", file=sys.stderr)
+        return INTERRUPTED
     return int(result or 0)
 
 

@@ -1,8 +1,9 @@
 """Session configuration from a TOML file.
 
 A session file names the subject, the stream, the classes and universum conditions, the trial
-timeline, the pipeline and where recordings go. Every key has a default; unknown keys and
-values of the wrong type are refused with an error naming the key::
+timeline, the pipeline and where recordings go. :func:`load_session_config` reads it. Every key
+has a default; unknown keys, values of the wrong type and out-of-order timelines are refused
+with an error naming the file and the key::
 
     [session]
     subject = "01"
@@ -45,15 +46,10 @@ values of the wrong type are refused with an error naming the key::
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
+from ._toml import check_table, dataclass_schema, naming, parse_value, read_toml
 from .timeline import Phase, Timeline
 
 
@@ -157,7 +153,28 @@ class SessionConfig:
                 raise ValueError(
                     f"[{section}] {key} must be [low, high] in increasing order, got {value}."
                 )
-        self.timeline_object()  # validates the timeline
+        self._check_timeline()
+
+    def _check_timeline(self) -> None:
+        """Refuse phases out of order, naming the ``[timeline]`` keys at fault."""
+        t = self.timeline
+        for key in ("fixation", "cue", "cue_duration"):
+            if getattr(t, key) < 0:
+                raise ValueError(f"[timeline] {key} must be ≥ 0 s, got {getattr(t, key)}.")
+        if t.cue < t.fixation:
+            raise ValueError(
+                f"[timeline] cue ({t.cue} s) starts before fixation ({t.fixation} s)."
+            )
+        if t.cue >= t.end:
+            raise ValueError(
+                f"[timeline] cue ({t.cue} s) must start before the trial ends ([timeline] end "
+                f"= {t.end} s)."
+            )
+        if t.cue + t.cue_duration >= t.end:
+            raise ValueError(
+                f"[timeline] cue + cue_duration ({t.cue + t.cue_duration} s) must end before "
+                f"the trial ends ([timeline] end = {t.end} s)."
+            )
 
     @property
     def class_markers(self) -> tuple[str, ...]:
@@ -190,22 +207,8 @@ class SessionConfig:
         )
 
 
-def _section(cls, name: str, values: dict):
-    if not isinstance(values, dict):
-        raise ValueError(f"[{name}] must be a table, got {type(values).__name__}.")
-    known = {f.name: f for f in fields(cls)}
-    defaults = cls()
-    kwargs = {}
-    for key, value in values.items():
-        if key not in known:
-            raise ValueError(f"Unknown key [{name}] {key}; known keys: {sorted(known)}.")
-        expected = type(getattr(defaults, key))
-        if expected is float and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if not isinstance(value, expected) or isinstance(value, bool) != (expected is bool):
-            raise ValueError(f"[{name}] {key} must be of type {expected.__name__}, got {value!r}.")
-        kwargs[key] = value
-    return cls(**kwargs)
+def _section(cls, name: str, values):
+    return cls(**check_table(values, dataclass_schema(cls), f"[{name}]"))
 
 
 def parse_override(text: str) -> tuple[str, str, object]:
@@ -220,14 +223,10 @@ def parse_override(text: str) -> tuple[str, str, object]:
     section, dot, key = target.strip().partition(".")
     if not sep or not dot or not section or not key:
         raise ValueError(f"Override {text!r} is not of the form section.key=value.")
-    try:
-        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        parsed = value.strip()
-    return section, key.strip(), parsed
+    return section, key.strip(), parse_value(value)
 
 
-def load_config(
+def load_session_config(
     path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
 ) -> SessionConfig:
     """Read a session file (``None`` gives the defaults) and apply command-line overrides.
@@ -243,30 +242,31 @@ def load_config(
     Returns
     -------
     config : SessionConfig
+
+    Raises
+    ------
+    FileNotFoundError, ValueError
+        A missing or invalid file, an unknown section or key, a value of the wrong type or out
+        of range; the message names the file (or the ``--set`` overrides) and the key.
     """
     data: dict = {}
     source = "the defaults"
     if path is not None:
-        path = Path(path)
         source = str(path)
-        if not path.is_file():
-            raise FileNotFoundError(f"Session file {path} does not exist.")
-        try:
-            data = tomllib.loads(path.read_text())
-        except tomllib.TOMLDecodeError as err:
-            raise ValueError(f"Session file {path} is not valid TOML: {err}") from err
-    for text in overrides:
-        section, key, value = parse_override(text)
-        table = data.setdefault(section, {})
-        if not isinstance(table, dict):
-            raise ValueError(f"[{section}] must be a table in {source}.")
-        table[key] = value
-    sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
-    unknown = set(data) - set(sections)
-    if unknown:
-        raise ValueError(
-            f"Unknown section(s) {sorted(unknown)} in {source}; known: {sorted(sections)}."
+        data = read_toml(path, "Session file")
+    if overrides:
+        source += " with --set " + " ".join(overrides)
+    with naming(source):
+        for text in overrides:
+            section, key, value = parse_override(text)
+            table = data.setdefault(section, {})
+            if not isinstance(table, dict):
+                raise ValueError(f"[{section}] must be a table.")
+            table[key] = value
+        sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
+        unknown = set(data) - set(sections)
+        if unknown:
+            raise ValueError(f"Unknown section(s) {sorted(unknown)}; known: {sorted(sections)}.")
+        return SessionConfig(
+            **{name: _section(cls, name, data.get(name, {})) for name, cls in sections.items()}
         )
-    return SessionConfig(
-        **{name: _section(cls, name, data.get(name, {})) for name, cls in sections.items()}
-    )

@@ -13,7 +13,7 @@ the inner model-selection grid::
 
     [[datasets]]
     name = "eegmmidb"
-    kind = "eegmmidb"              # eegmmidb | recording (FIF, EDF, ...) | xdf
+    kind = "eegmmidb"              # eegmmidb | bci4als | recording
     path = ""                      # data folder, relative to this file ("": $BCI_UNIVERSUM_DATA
                                    # or ../shared/data)
     subjects = [1]
@@ -25,9 +25,16 @@ the inner model-selection grid::
 
     [[datasets]]
     name = "bci4als"
-    kind = "xdf"
-    files = ["bci4als/assaf/Test*/EEG.xdf"]   # globs under path; one file = one run
-    subject = "assaf"
+    kind = "bci4als"               # the BCI4ALS loader: left/right, idle as universum
+    subjects = ["assaf"]
+    runs = [1, 2, 3]               # TestN folders (default: all)
+
+    [[datasets]]
+    name = "mine"
+    kind = "recording"             # any file read_recording reads: FIF, EDF, GDF, XDF, BCI2000...
+    files = ["mine/*.xdf"]         # globs under path; one file = one run, named after the
+                                   # file (BIDS run-, stem, or folder when stems repeat)
+    subject = "s1"                 # default: BIDS sub-, sidecar, or the files' common folder
     classes = { "2" = "left", "3" = "right" }  # marker → class
     universum = { "1" = "idle" }                # marker → universum kind
     ch_names = ["C3", "C4", "..."]              # names of the first channels; others dropped
@@ -57,7 +64,7 @@ Each ``[[protocol]]`` may restrict ``pipelines`` and ``universa`` (lists of labe
 ``universum_from`` (``train``, ``test`` or ``both``); ``learning-curve`` takes ``n_per_class``,
 ``n_repeats``, ``test_size``, ``n_universum``.
 
-:func:`load_config` checks the file itself (keys, types, pipeline names and parameters,
+:func:`load_evaluation_config` checks the file itself (keys, types, pipeline names and parameters,
 universum names, protocol names); :meth:`EvaluationConfig.prepare` then loads the data and
 plans every job of every protocol, which checks labels against the data and trial counts against
 the folds. Both happen before the first fit.
@@ -66,22 +73,17 @@ the folds. Both happen before the first fit.
 from __future__ import annotations
 
 import glob
-import sys
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 from bci_universum.datasets import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
     data_path,
+    load_bci4als,
     load_eegmmidb,
     load_recordings,
 )
@@ -97,8 +99,17 @@ from bci_universum.evaluation import (
 )
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
+from ._toml import check_table, naming, read_toml, typed
+
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
-DATASET_KINDS = ("eegmmidb", "recording", "xdf")
+#: ``xdf`` is a synonym of ``recording``: one reader reads every format.
+DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf")
+#: Keys that apply to the dataset loaders (the others take ``files`` and the recording keys).
+_LOADER_KEYS = {
+    "eegmmidb": {"subjects", "runs", "task_runs", "baseline_runs", "universum", "tmin", "tmax",
+                 "channels"},
+    "bci4als": {"subjects", "runs", "tmin", "tmax", "l_freq", "resample"},
+}  # fmt: skip
 #: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
 BASELINES_NONE_ONLY = "pipelines without a universum classifier"
 QUICK_PROTOCOL = {"n_splits": 3, "inner_splits": 3, "n_repeats": 2}
@@ -148,26 +159,6 @@ _EVALUATION_KEYS = {
 }
 
 
-def _typed(value, types: tuple, where: str):
-    """``value`` if it has one of ``types`` (ints accepted as floats, bools never as numbers)."""
-    if float in types and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
-        raise ValueError(
-            f"{where} must be {' or '.join(t.__name__ for t in types)}, got {value!r}."
-        )
-    return value
-
-
-def _table(values, keys: Mapping[str, tuple], where: str) -> dict:
-    if not isinstance(values, dict):
-        raise ValueError(f"{where} must be a table, got {values!r}.")
-    unknown = sorted(set(values) - set(keys))
-    if unknown:
-        raise ValueError(f"Unknown key(s) {unknown} in {where}; known keys: {sorted(keys)}.")
-    return {k: _typed(v, keys[k], f"{where} {k}") for k, v in values.items()}
-
-
 @dataclass
 class DatasetConfig:
     """One ``[[datasets]]`` entry; :meth:`load` gives one EpochSet per subject."""
@@ -210,6 +201,17 @@ class DatasetConfig:
                 )
                 for subject in o.get("subjects", [1])
             ]
+        if self.kind == "bci4als":
+            return [
+                load_bci4als(
+                    str(subject),
+                    o.get("runs"),
+                    path=self.root,
+                    verbose="error",
+                    **{k: o[k] for k in ("tmin", "tmax", "l_freq", "resample") if k in o},
+                )
+                for subject in o.get("subjects", ["assaf"])
+            ]
         return load_recordings(
             self.files(),
             classes=o.get("classes"),
@@ -228,7 +230,7 @@ class DatasetConfig:
 
 def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     where = f"[[datasets]] #{index + 1}"
-    o = _table(values, _DATASET_KEYS, where)
+    o = check_table(values, _DATASET_KEYS, where)
     kind = o.pop("kind", "recording")
     if kind not in DATASET_KINDS:
         raise ValueError(f"{where} kind must be one of {DATASET_KINDS}, got {kind!r}.")
@@ -237,18 +239,18 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     root = (base / path) if path else data_path(required=True)
     if not root.is_dir():
         raise FileNotFoundError(f"[[datasets]] {name}: data folder {root} does not exist.")
-    if kind == "eegmmidb":
-        wrong = sorted(set(o) - {"subjects", "runs", "task_runs", "baseline_runs", "universum",
-                                 "tmin", "tmax", "channels"})  # fmt: skip
+    if kind in _LOADER_KEYS:
+        wrong = sorted(set(o) - _LOADER_KEYS[kind])
         if wrong:
-            raise ValueError(f"[[datasets]] {name}: keys {wrong} do not apply to eegmmidb.")
+            raise ValueError(f"[[datasets]] {name}: keys {wrong} do not apply to {kind}.")
+    if kind == "eegmmidb":
         unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
         if unknown:
             raise ValueError(
                 f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
                 f"{list(EEGMMIDB_UNIVERSA)}."
             )
-    elif "files" not in o:
+    elif kind != "bci4als" and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
         raise ValueError(f"[[datasets]] {name}: tmin must be below tmax.")
@@ -278,7 +280,7 @@ def _grid(values, where: str) -> dict[str, tuple]:
     for key, candidates in values.items():
         if not isinstance(candidates, list | tuple) or not candidates:
             raise ValueError(f"{where} {key} must be a non-empty list, got {candidates!r}.")
-        grid[key] = tuple(_typed(c, _NUMBER, f"{where} {key}") for c in candidates)
+        grid[key] = tuple(typed(c, _NUMBER, f"{where} {key}") for c in candidates)
     return grid
 
 
@@ -319,7 +321,7 @@ def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
         raise ValueError(f"{where} ({name}): pipelines {unknown} are not in [pipelines].")
     used = values.pop("universa", universa)
     _check_universa(used, f"{where} ({name})")
-    options = _table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
+    options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
     if "universum_from" in options and options["universum_from"] not in ("train", "test", "both"):
         raise ValueError(
             f"{where} ({name}): universum_from must be 'train', 'test' or 'both', got "
@@ -376,31 +378,26 @@ class EvaluationConfig:
         """
         data = []
         for dataset in self.datasets:
-            try:
+            with naming(f"{self.source} [[datasets]] {dataset.name}"):
                 data += dataset.load()
-            except (ValueError, FileNotFoundError) as err:
-                raise type(err)(f"[[datasets]] {dataset.name}: {err}") from err
         protocols = []
         for p in self.protocols:
             protocol = p.build(self.grid)
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
-                    plan_jobs(
-                        data,
-                        {k: self.pipelines[k] for k in p.pipelines},
-                        p.universa,
-                        protocol,
-                        seed=self.seed,
-                        classes=self.classes,
-                    )
-            except ValueError as err:
-                raise ValueError(f"[[protocol]] {p.name}: {err}") from err
+            with naming(f"{self.source} [[protocol]] {p.name}"), warnings.catch_warnings():
+                warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
+                plan_jobs(
+                    data,
+                    {k: self.pipelines[k] for k in p.pipelines},
+                    p.universa,
+                    protocol,
+                    seed=self.seed,
+                    classes=self.classes,
+                )
             protocols.append((p, protocol))
         return data, protocols
 
 
-def load_config(
+def load_evaluation_config(
     path: str | Path,
     *,
     quick: bool = False,
@@ -425,34 +422,47 @@ def load_config(
     config : EvaluationConfig
     """
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Evaluation file {path} does not exist.")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"Evaluation file {path} is not valid TOML: {err}") from err
+    data = read_toml(path, "Evaluation file")
+    with naming(str(path)):
+        return _evaluation_config(
+            data,
+            path,
+            quick=quick,
+            overrides={
+                "n_jobs": n_jobs,
+                "backend": backend,
+                "scheduler": scheduler,
+                "output": output,
+            },
+        )
+
+
+def _evaluation_config(
+    data: dict, path: Path, *, quick: bool, overrides: dict
+) -> EvaluationConfig:
     known = {"evaluation", "datasets", "pipelines", "universa", "protocol", "grid", "quick"}
     unknown = sorted(set(data) - known)
     if unknown:
-        raise ValueError(f"Unknown section(s) {unknown} in {path}; known: {sorted(known)}.")
+        raise ValueError(f"Unknown section(s) {unknown}; known: {sorted(known)}.")
     base = path.parent
-    settings = _table(data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]")
-    overrides = {"n_jobs": n_jobs, "backend": backend, "scheduler": scheduler, "output": output}
+    settings = check_table(data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]")
     settings.update({k: v for k, v in overrides.items() if v is not None})
     if settings.get("backend", "serial") not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {settings['backend']!r}.")
+        raise ValueError(
+            f"[evaluation] backend must be one of {BACKENDS}, got {settings['backend']!r}."
+        )
     if settings.get("metric", "accuracy") not in METRICS:
         raise ValueError(
             f"[evaluation] metric must be accuracy or roc_auc, got {settings['metric']!r}."
         )
     datasets = data.get("datasets")
     if not isinstance(datasets, list) or not datasets:
-        raise ValueError(f"{path}: at least one [[datasets]] entry is needed.")
+        raise ValueError("At least one [[datasets]] entry is needed.")
     pipelines = _pipelines(data.get("pipelines"))
     universa = data.get("universa", ["none"])
     _check_universa(universa, "universa")
     quick_table = data.get("quick", {})
-    quick_table = _table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
+    quick_table = check_table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
     quick_protocol = {**QUICK_PROTOCOL, **quick_table.get("protocol", {})} if quick else {}
     grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
     quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")

@@ -9,6 +9,13 @@ returned (for the cue, the time of the frame that showed it). Each run is record
 :class:`~acquisition.Recorder` into ``<output>/sub-<subject>_ses-<session>/`` with BIDS-style
 names and a ``*_results.json`` sidecar; run numbers never overwrite an earlier run.
 
+A run opens with the instructions and start screens of its :class:`~paradigms.timeline.RunPlan`
+and may hold breaks; the operator's ``P`` key pauses it at the end of the current trial
+(``run/pause`` and ``run/resume`` markers). ``Q``/``Escape`` on the window, Ctrl-C and SIGTERM
+(which the CLI turns into Ctrl-C) end it: the recording is finalised with everything received,
+its sidecar says ``"interrupted": true``, and :class:`RunInterrupted` carries the results out.
+With ``progress=True`` a tqdm bar shows the trial count, elapsed and remaining time.
+
 Time runs ``config.paradigm.speed`` times faster than real time (the simulated subject is paced
 the same way, so recordings keep real-time sample spacing). When the EEG stream goes silent for
 ``[stream] silence_timeout`` seconds the run ends cleanly: the recording is finalised with every
@@ -20,14 +27,23 @@ from __future__ import annotations
 import json
 import logging
 import time
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 from pylsl import local_clock
 from threadpoolctl import threadpool_limits
+from tqdm.auto import tqdm
 
-from acquisition import MarkerOutlet, MarkerReceiver, Recorder, SimulatedSource, StreamReceiver
+from acquisition import (
+    MarkerOutlet,
+    MarkerReceiver,
+    Recorder,
+    SimulatedSource,
+    StreamReceiver,
+    list_streams,
+)
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
 from acquisition.streams import make_stream_info
@@ -35,7 +51,7 @@ from bci_universum.datasets import read_recording
 from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
-from .display import HeadlessPresenter
+from .display import INSTRUCTIONS, HeadlessPresenter
 from .feedback import (
     DriftFeed,
     FeedbackTrial,
@@ -44,7 +60,7 @@ from .feedback import (
     fit_drift_monitor,
     summarize,
 )
-from .timeline import Timeline, Trial, draw_trials, phase_marker
+from .timeline import RunPlan, Timeline, Trial, draw_trials, phase_marker
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +70,24 @@ _IDLE = 0.01  # seconds between stream checks while waiting for the next phase
 
 class StreamStopped(RuntimeError):
     """The EEG stream went silent during a run."""
+
+
+class QuitRequested(KeyboardInterrupt):
+    """The operator pressed the quit key."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """A run ended by Ctrl-C, SIGTERM or the quit key, after its recording was finalised.
+
+    Attributes
+    ----------
+    results : dict
+        What :meth:`Session.run` returns, ``ended`` saying why (also saved as JSON).
+    """
+
+    def __init__(self, results: dict):
+        super().__init__(results["ended"])
+        self.results = results
 
 
 def session_folder(config: SessionConfig) -> Path:
@@ -108,6 +142,11 @@ class Session:
         Start a simulated subject streaming as ``[stream] name`` and obeying this session's
         markers; the dict holds :class:`~acquisition.SimulatedSource` keyword arguments
         (``n_channels``, ``seed``, ...). None reads an existing stream of that name.
+    plan : RunPlan | None
+        The screens around each run's trials (instructions, start, breaks); the default
+        :class:`~paradigms.timeline.RunPlan` when None.
+    progress : bool
+        Show a tqdm progress bar over each run's trials (on stderr).
 
     Notes
     -----
@@ -115,9 +154,17 @@ class Session:
     """
 
     def __init__(
-        self, config: SessionConfig, presenter=None, simulate: dict | None = None
+        self,
+        config: SessionConfig,
+        presenter=None,
+        simulate: dict | None = None,
+        plan: RunPlan | None = None,
+        progress: bool = False,
     ) -> None:
         self.config = config
+        self.plan = RunPlan() if plan is None else plan
+        self.progress = progress
+        self._pause_requested = False
         self.presenter = presenter if presenter is not None else HeadlessPresenter()
         self.simulate = simulate
         self.speed = config.paradigm.speed
@@ -152,7 +199,12 @@ class Session:
                 timeout=cfg.timeout,
                 silence_timeout=cfg.silence_timeout,
             )
-            self.receiver.start()
+            logger.info("Waiting for %s (up to %g s)…", self.receiver.description, cfg.timeout)
+            try:
+                self.receiver.start()
+            except TimeoutError as err:
+                visible = "; ".join(str(s) for s in list_streams(1.0)) or "none"
+                raise TimeoutError(f"{err} Visible LSL streams: {visible}") from err
             if self.source is not None and not self.outlet.wait_for_consumers(cfg.timeout):
                 raise TimeoutError(
                     f"The simulated subject did not connect to marker stream {cfg.markers!r}."
@@ -196,11 +248,20 @@ class Session:
             silences = [e for e in self.receiver.events if e.kind == "silence"]
             raise StreamStopped(silences[-1].detail if silences else "the stream fell silent")
 
+    def _take_requests(self) -> list[str]:
+        """The operator's requests from the presenter; quit ends the run at once."""
+        self.presenter.process_events()
+        requests = self.presenter.pop_requests()
+        if "quit" in requests:
+            raise QuitRequested("the quit key")
+        return requests
+
     def _wait_until(self, deadline: float, tick) -> None:
         """Wait until LSL time ``deadline``, calling ``tick(timeout)`` or idling meanwhile."""
         while True:
             self._check_stream()
-            self.presenter.process_events()
+            if "pause" in self._take_requests():
+                self._pause_requested = not self._pause_requested
             left = deadline - local_clock()
             if left <= 0:
                 return
@@ -208,6 +269,27 @@ class Session:
                 time.sleep(min(left, _IDLE))
             else:
                 tick(min(left, _IDLE))
+
+    def _message(self, screen: str, seconds: float, tick, text: str | None = None) -> None:
+        """Show a message screen for ``seconds`` of real time (scaled by the speed)."""
+        if seconds > 0:
+            self.presenter.show(screen, text=text)
+            self._wait_until(local_clock() + seconds / self.speed, tick)
+
+    def _pause(self, tick) -> None:
+        """Hold the run on the pause screen until the operator continues (P or Space)."""
+        self._pause_requested = False
+        self._push("run/pause", self.presenter.show("pause"))
+        logger.info("Paused: press P or Space on the window to continue.")
+        while True:
+            self._check_stream()
+            if {"pause", "continue"} & set(self._take_requests()):
+                break
+            if tick is None:
+                time.sleep(_IDLE)
+            else:
+                tick(_IDLE)
+        self._push("run/resume", self.presenter.show("blank"))
 
     def _trial(self, trial: Trial, timeline: Timeline, tick, on_phase) -> dict:
         start = local_clock()
@@ -289,19 +371,44 @@ class Session:
         )
         self._check_stream()
         recorder.start()
-        trials, ended = [], "completed"
+        logger.info("%s run %02d: %d trials -> %s", task, run, len(schedule), recorder.fname)
+        trials, ended, interrupted = [], "completed", False
+        bar = tqdm(
+            total=len(schedule),
+            desc=f"{task} run-{run:02d}",
+            unit="trial",
+            disable=not self.progress,
+        )
+        plan = self.plan
         try:
             self._push("run/start")
-            for trial, timeline in schedule:
+            self._message("instructions", plan.instructions, tick, INSTRUCTIONS.get(task))
+            self._message("start", plan.start, tick)
+            for k, (trial, timeline) in enumerate(schedule, start=1):
                 trials.append(self._trial(trial, timeline.scaled(self.speed), tick, on_phase))
+                bar.set_postfix_str(trial.condition, refresh=False)
+                bar.update()
+                if self._pause_requested:
+                    self._pause(tick)
+                elif plan.break_every and k % plan.break_every == 0 and k < len(schedule):
+                    self._push("run/break", self.presenter.show("break"))
+                    self._wait_until(local_clock() + plan.break_duration / self.speed, tick)
             self._push("run/end")
+            self.presenter.show("end")
         except StreamStopped as err:
             ended = f"stream stopped: {err}"
             logger.warning("Run %s-%02d ended early: %s", task, run, err)
+        except KeyboardInterrupt as err:
+            how = "the quit key" if isinstance(err, QuitRequested) else "Ctrl-C/SIGTERM"
+            ended, interrupted = f"interrupted by {how}", True
         finally:
+            bar.close()
             self._drain_markers()
-            fname = recorder.stop()
-        return {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
+            fname = recorder.stop(interrupted=interrupted)
+        results = {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
+        if interrupted:
+            raise RunInterrupted(results)
+        return results
 
     def _drain_markers(self) -> None:
         """Wait (bounded) until the marker receiver got every marker pushed, for the recorder."""
@@ -320,7 +427,8 @@ class Session:
         trials = draw_trials(
             self.config.class_markers, p.trials_per_class * len(p.classes), timeline, p.seed
         )
-        return _save(self.run("calibration", [(t, timeline) for t in trials]))
+        with _saved_if_interrupted():
+            return _save(self.run("calibration", [(t, timeline) for t in trials]))
 
     def universum(self, mode: str | None = None) -> dict:
         """A universum run: ``separate`` (universum trials only), ``interleaved`` (with
@@ -343,9 +451,10 @@ class Session:
         trials = mixed_trials(groups, timeline, p.seed + 1)
         if not trials:
             raise ValueError(f"The universum run ({mode}) has no trials; check the trial counts.")
-        results = self.run(
-            "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
-        )
+        with _saved_if_interrupted():
+            results = self.run(
+                "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
+            )
         return _save(results)
 
     def online(self, model, drift=None) -> dict:
@@ -409,6 +518,7 @@ class Session:
         online.open(decisions_path)
         # one decoder window is a small matrix: BLAS threads only add preemption to the
         # decoder's p99 (8 ms -> 52 ms with threads, measured on a loaded 2-core machine)
+        interrupted = None
         with threadpool_limits(limits=1, user_api="blas"):
             try:
                 results = self.run(
@@ -419,6 +529,8 @@ class Session:
                     metadata={"model": meta.to_dict()},
                     run=run,
                 )
+            except RunInterrupted as err:
+                results, interrupted = err.results, err
             finally:
                 online.finish()
                 online.close()
@@ -430,7 +542,10 @@ class Session:
         )
         if feed is not None:
             results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
-        return _save(results)
+        _save(results)
+        if interrupted is not None:
+            raise interrupted
+        return results
 
     def _calibration_data(self) -> list[np.ndarray]:
         """This session's calibration runs as (n_samples, n_channels) in the stream's layout."""
@@ -547,6 +662,7 @@ class _OnlineState:
     def _score(self, trial: FeedbackTrial) -> None:
         result = trial.result(self.classes)
         self.results.append(result)
+        self.session.presenter.set_result(result.hit)
         if result.predicted is not None:
             self.session._push(f"decision/{result.predicted}")
 
@@ -564,6 +680,17 @@ class _OnlineState:
             for entry in self.pending:
                 if entry[0].index == trial.index:
                     entry[2] = time
+
+
+@contextmanager
+def _saved_if_interrupted():
+    """Save an interrupted run's results beside its recording before letting the interrupt
+    go on."""
+    try:
+        yield
+    except RunInterrupted as err:
+        _save(err.results)
+        raise
 
 
 def _save(results: dict) -> dict:

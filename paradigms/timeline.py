@@ -11,7 +11,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SCREENS = ("blank", "fixation", "cue", "feedback")
+# Trial screens, then the run's message screens (instructions, start, pause, break, end).
+SCREENS = (
+    "blank",
+    "fixation",
+    "cue",
+    "feedback",
+    "instructions",
+    "start",
+    "pause",
+    "break",
+    "end",
+)
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,37 @@ class Timeline:
         return Timeline(
             phases, self.duration / speed, (self.pause[0] / speed, self.pause[1] / speed)
         )
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """The screens around a run's trials, in seconds of real time (scaled by the run's speed).
+
+    Parameters
+    ----------
+    instructions : float
+        The instructions screen before the first trial (0: none).
+    start : float
+        The "get ready" screen after it (0: none).
+    break_every : int
+        A break screen after every this many trials (0: no breaks); none after the last trial.
+    break_duration : float
+        Length of a break.
+    """
+
+    instructions: float = 4.0
+    start: float = 2.0
+    break_every: int = 0
+    break_duration: float = 15.0
+
+    def __post_init__(self):
+        for name in ("instructions", "start", "break_duration"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"RunPlan.{name} must be ≥ 0 s, got {getattr(self, name)!r}.")
+        if int(self.break_every) != self.break_every or self.break_every < 0:
+            raise ValueError(
+                f"RunPlan.break_every must be an integer ≥ 0, got {self.break_every!r}."
+            )
 
 
 def imagery_timeline(feedback: bool = False) -> Timeline:

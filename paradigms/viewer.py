@@ -195,7 +195,7 @@ class Scope:
         self.widget = pg.GraphicsLayoutWidget(title=f"bci-universum view: {receiver.description}")
         self.widget.resize(*size)
         self.traces = self.widget.addPlot(row=0, col=0)
-        self.traces.setLabel("bottom", "time", "s")
+        self.traces.setLabel("bottom", "time (s)")
         self.traces.hideAxis("left")
         self.traces.setMenuEnabled(False)
         self.traces.setMouseEnabled(x=False, y=False)
@@ -216,8 +216,8 @@ class Scope:
             self.labels.append(label)
         self.psd_plot = self.widget.addPlot(row=0, col=1)
         self.psd_plot.setLogMode(y=True)
-        self.psd_plot.setLabel("bottom", "frequency", "Hz")
-        self.psd_plot.setLabel("left", "PSD", "µV²/Hz")
+        self.psd_plot.setLabel("bottom", "frequency (Hz)")
+        self.psd_plot.setLabel("left", "PSD (µV²/Hz)")
         self.psd_plot.setXRange(0, min(self.sfreq / 2, 100.0))
         self.psd_curves = [
             self.psd_plot.plot(pen=pg.mkPen(pg.intColor(k, n_ch, maxValue=220)))
@@ -239,7 +239,7 @@ class Scope:
                 ("Escape", self.close),
             )
         ]
-        self._timer = QtCore.QTimer()
+        self._timer = QtCore.QTimer(self.widget)
         self._timer.setInterval(max(1, round(refresh * 1000)))
         self._timer.timeout.connect(self.update)
 
@@ -415,5 +415,8 @@ class Scope:
             self.grab(screenshot)
         self.receiver.unsubscribe(self._queue)
         self.widget.close()
+        # delete the Qt objects while the application lives: left to the interpreter's exit,
+        # PySide6 may free them in the wrong order and abort
+        self.widget.deleteLater()
         self._app.processEvents()
         self._app.quit()

@@ -346,6 +346,15 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
         self.column_universum_ = np.array(zero_in_universum, dtype=bool) & np.array(
             [_trains_on_universum(est) for est in self.estimators_], dtype=bool
         )
+        untrained = np.flatnonzero(np.any(M == 0, axis=0) & ~self.column_universum_)
+        if self.decoder == "l1" and untrained.size:
+            warnings.warn(
+                f"decoder='l1' charges zero-coded classes |h_j|, but columns "
+                f"{untrained.tolist()} were not trained with them as universum (no universum "
+                "cost or zero_as_universum=False); use decoder='auto' or 'hamming'.",
+                UserWarning,
+                stacklevel=2,
+            )
         return self
 
     def _column_scores(self, X) -> np.ndarray:

@@ -33,6 +33,8 @@ from pathlib import Path
 import mne
 import numpy as np
 
+from .units import UNIT_SCALES, VOLTAGE_TYPES, resolve_unit
+
 __all__ = [
     "UNIT_SCALES",
     "VOLTAGE_TYPES",
@@ -43,27 +45,6 @@ __all__ = [
 ]
 
 XDF_SUFFIXES = (".xdf", ".xdfz", ".xdf.gz")
-
-#: Units a channel may declare (XDF meta-data, LSL stream descriptions), with the factor that
-#: turns a value into SI units.
-UNIT_SCALES = {
-    "v": 1.0,
-    "volt": 1.0,
-    "volts": 1.0,
-    "mv": 1e-3,
-    "millivolt": 1e-3,
-    "millivolts": 1e-3,
-    "uv": 1e-6,
-    "µv": 1e-6,
-    "μv": 1e-6,
-    "microvolt": 1e-6,
-    "microvolts": 1e-6,
-    "nv": 1e-9,
-    "nanovolts": 1e-9,
-}
-
-#: MNE channel types whose data are voltages.
-VOLTAGE_TYPES = frozenset({"eeg", "eog", "emg", "ecg", "seeg", "ecog", "dbs", "bio"})
 
 
 def read_recording(
@@ -158,10 +139,32 @@ def read_recording(
     return raw
 
 
+#: Leading bytes of the formats a file may have been renamed from, for the error messages.
+_MAGIC = {
+    "FIF": (b"\x00\x00\x00\x64",),
+    "EDF": (b"0       ",),
+    "BDF": (b"\xffBIOSEMI",),
+    "GDF": (b"GDF",),
+    "XDF": (b"XDF:",),
+    "BCI2000": (b"HeaderLen=", b"BCI2000V="),
+}
+_SUFFIX_FORMAT = {".fif": "FIF", ".edf": "EDF", ".bdf": "BDF", ".gdf": "GDF", ".dat": "BCI2000"}
+
+
 def _unreadable(path: Path, err: Exception) -> ValueError:
+    with path.open("rb") as f:
+        head = f.read(16)
+    actual = next((fmt for fmt, magic in _MAGIC.items() if head.startswith(magic)), None)
+    expected = "XDF" if path.name.lower().endswith(XDF_SUFFIXES) else None
+    expected = expected or _SUFFIX_FORMAT.get(path.suffix.lower())
+    if actual is not None and actual != expected:
+        hint = f"its content is {actual}, not {expected or path.suffix}: was it renamed?"
+    else:
+        hint = "the file is truncated or corrupt"
+    detail = (str(err).splitlines() or [""])[0][:200]
     return ValueError(
-        f"Cannot read {path} ({path.stat().st_size} bytes): the file is truncated or corrupt "
-        f"(mne.io.read_raw: {type(err).__name__}: {err})."
+        f"Cannot read {path} ({path.stat().st_size} bytes): {hint} "
+        f"({type(err).__name__}: {detail})"
     )
 
 
@@ -240,6 +243,13 @@ def _bci2000_annotate(raw: mne.io.BaseRaw, path: Path, verbose) -> None:
     params = _bci2000_parameters(path, ("ChannelNames", "SourceChGain", "SourceChOffset"))
     eeg = [c for c in raw.ch_names if c != "STI 014"]
     n = len(eeg)
+    with path.open("rb") as f:
+        first = dict(re.findall(r"(\w+)=\s*(\S+)", f.readline().decode("ascii", "replace")))
+    value_bytes = {"int16": 2, "int32": 4, "float32": 4}[first.get("DataFormat", "int16")]
+    frame = n * value_bytes + int(first["StatevectorLen"])
+    leftover = path.stat().st_size - int(first["HeaderLen"]) - raw.n_times * frame
+    if leftover:
+        _warn_truncated(path, f"its last sample holds {leftover} of {frame} bytes", raw)
     gains, offsets = params.get("SourceChGain", []), params.get("SourceChOffset", [])
     if len(gains) == n:
         scales = []
@@ -290,7 +300,7 @@ def _read_xdf(path, stream, marker_streams, sfreq, verbose) -> mne.io.RawArray:
     try:
         streams, _ = pyxdf.load_xdf(str(path), verbose=False)
     except Exception as err:
-        raise ValueError(f"Cannot read {path} as XDF with pyxdf: {err}") from err
+        raise _unreadable(path, err) from err
     data_stream = _pick_data_stream(streams, stream, path)
     info_x = data_stream["info"]
     name = _field(info_x, "name")
@@ -372,7 +382,11 @@ def _pick_data_stream(streams: list[dict], name: str | None, path: Path) -> dict
         )
     non_empty = [s for s in regular if len(s["time_stamps"]) > 0]
     if not non_empty:
-        raise ValueError(f"Every numeric stream of {path} is empty (streams: {summary}).")
+        unclosed = any("footer" not in s for s in streams)
+        raise ValueError(
+            f"Every numeric stream of {path} is empty (streams: {summary})"
+            + ("; the file is truncated (no stream footer)." if unclosed else ".")
+        )
     return non_empty[0]
 
 
@@ -395,13 +409,19 @@ def _xdf_channels(info: dict, n_channels: int) -> tuple[list[str], list[str], np
         label = _field(ch, "label") or str(k)
         kind = _field(ch, "type").lower() or default_type
         kind = kind if kind in known else "misc"
-        unit = _field(ch, "unit").strip().lower()
-        if unit in UNIT_SCALES:
-            scale = UNIT_SCALES[unit]
-        elif kind in VOLTAGE_TYPES:
-            scale = 1e-6  # the XDF meta-data convention for EEG is microvolts
+        unit = resolve_unit(_field(ch, "unit"), kind)
+        if unit.known and unit.name != "n/a":
+            scale = unit.scale
         else:
-            scale = 1.0
+            # the XDF meta-data convention for EEG is microvolts
+            scale = 1e-6 if kind in VOLTAGE_TYPES else 1.0
+            if not unit.known:
+                warnings.warn(
+                    f"Channel {label!r} of XDF stream {_field(info, 'name')!r} declares the "
+                    f"unknown unit {unit.declared!r}; read with a factor of {scale:g}.",
+                    RuntimeWarning,
+                    stacklevel=4,
+                )
         names.append(label)
         types.append(kind)
         scales.append(scale)

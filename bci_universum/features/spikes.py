@@ -25,6 +25,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+#: Seconds per bin of the V1 orientation decoding (the thesis: 10 bins over an 0.8 s window);
+#: the binner, the simulated spike stream and ``bci-universum spikes`` all use it.
+SPIKE_BIN_WIDTH = 0.08
+
 
 def _check_bin_width(bin_width: float) -> float:
     bin_width = float(bin_width)
@@ -280,7 +284,11 @@ class SpikeBinner(TransformerMixin, BaseEstimator):
     """
 
     def __init__(
-        self, bin_width: float = 0.08, tmin: float = 0.0, tmax: float = 0.8, flatten: bool = True
+        self,
+        bin_width: float = SPIKE_BIN_WIDTH,
+        tmin: float = 0.0,
+        tmax: float = 0.8,
+        flatten: bool = True,
     ):
         self.bin_width = bin_width
         self.tmin = tmin

@@ -42,6 +42,7 @@ from bci_universum.features.spike_kernels import (
     count_rbf_kernel,
     spikernel,
 )
+from bci_universum.features.spikes import SPIKE_BIN_WIDTH
 from bci_universum.solvers.kernels import resolve_gamma
 
 
@@ -360,7 +361,7 @@ def decode_simulated_v1(random_state: int = 0, **kwargs) -> list[dict]:
     from bci_universum.simulation.spikes import simulate_v1_population
 
     trains = simulate_v1_population(random_state=random_state)
-    return run_spike_decoding(trains.bin(0.08), trains.labels, period=180.0, **kwargs)
+    return run_spike_decoding(trains.bin(SPIKE_BIN_WIDTH), trains.labels, period=180.0, **kwargs)
 
 
 def decode_m1_reaching(

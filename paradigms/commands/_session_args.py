@@ -30,6 +30,16 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         "--display", action="store_true", help="show the paradigm in a window (default: headless)"
     )
     parser.add_argument(
+        "--fullscreen", action="store_true", help="show the window full screen (implies --display)"
+    )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        help="save the first sight of each screen as a PNG in DIR (implies --display; "
+        "offscreen when there is no screen)",
+    )
+    parser.add_argument(
         "--source",
         help=f"'{SIMULATE}' for the simulated subject, or the name of the LSL EEG stream "
         "(default: [stream] name)",
@@ -42,7 +52,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
 
 def config_from_args(args):
     """The session config: file, then ``--set``, then ``--speed``/``--output``/``--source``."""
-    from paradigms.config import load_config
+    from paradigms.config import load_session_config
 
     overrides = list(args.overrides)
     if args.speed is not None:
@@ -51,7 +61,7 @@ def config_from_args(args):
         overrides.append(f"session.output={str(args.output)!r}")
     if args.source not in (None, SIMULATE):
         overrides.append(f"stream.name={args.source!r}")
-    return load_config(args.config, overrides)
+    return load_session_config(args.config, overrides)
 
 
 @contextmanager
@@ -63,16 +73,28 @@ def open_session(args, config):
     simulate = None
     if args.source == SIMULATE:
         simulate = {"n_channels": args.sim_channels, "seed": args.sim_seed}
-    presenter = make_presenter(display=args.display)
+    presenter = make_presenter(**presenter_arguments(args))
     try:
-        with Session(config, presenter=presenter, simulate=simulate) as session:
+        with Session(config, presenter=presenter, simulate=simulate, progress=True) as session:
             yield session
     finally:
         presenter.close()
 
 
+def presenter_arguments(args) -> dict:
+    """:func:`~paradigms.display.make_presenter` arguments from ``--display``,
+    ``--fullscreen`` and ``--screenshots`` (a window is drawn offscreen without a screen)."""
+    import os
+
+    if args.screenshots is None and not args.fullscreen and not args.display:
+        return {"display": False}
+    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    return {"display": True, "fullscreen": args.fullscreen, "screenshots": args.screenshots}
+
+
 def describe_run(results: dict) -> str:
-    """One line about a finished run."""
+    """One line about a finished (or interrupted) run."""
     n = len(results["trials"])
     return (
         f"{results['task']} run {results['run']:02d}: {n} trials, {results['ended']} "

@@ -2,10 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import signal
-import threading
-from pathlib import Path
+import sys
+
+from ._until_stopped import run_until_stopped
+
+MARKER_MAP_HELP = (
+    "preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'"
+)
+
+
+def add_voltage_unit(parser) -> None:
+    parser.add_argument(
+        "--voltage-unit",
+        choices=("microvolts", "volts"),
+        default="microvolts",
+        help="unit of the EEG channels on the stream: microvolts (default, the LSL "
+        "convention) or volts (MNE's, for mne-lsl StreamLSL readers)",
+    )
 
 
 def add_parser(stream_subparsers) -> None:
@@ -26,10 +39,21 @@ def add_parser(stream_subparsers) -> None:
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     p.add_argument(
         "--marker-map",
-        help="preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'",
+        help=MARKER_MAP_HELP,
+    )
+    add_voltage_unit(p)
+    p.add_argument(
+        "--wait-for",
+        choices=("data", "markers", "both", "none"),
+        help="consumers to wait for before the first sample (default: the data stream, and the "
+        "marker stream when the recording has markers)",
     )
     p.add_argument(
-        "--timeout", type=float, default=30.0, help="seconds to wait for a consumer (no pacing)"
+        "--timeout",
+        type=float,
+        default=30.0,
+        help="seconds to wait for the consumers to connect, and at the end for them to have "
+        "every sample (default 30)",
     )
     p.add_argument(
         "--lsl-mode",
@@ -40,34 +64,15 @@ def add_parser(stream_subparsers) -> None:
     p.set_defaults(func=run_replay)
 
 
-def parse_marker_map(text: str | None) -> str | dict | None:
-    """A preset name, the mapping in a JSON file, or ``'A=B,C=D'`` pairs."""
-    from acquisition.player import MARKER_MAPS
-
-    if text is None or text in MARKER_MAPS:
-        return text
-    path = Path(text)
-    if path.suffix.lower() == ".json":
-        if not path.is_file():
-            raise FileNotFoundError(f"Marker map file not found: {path}")
-        try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"Marker map file {path} is not valid JSON: {err}") from err
-    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
-    if not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
-        raise ValueError(
-            f"--marker-map {text!r} is neither a preset ({', '.join(sorted(MARKER_MAPS))}), "
-            "a .json file nor 'description=marker' pairs separated by commas."
-        )
-    return {key.strip(): value.strip() for key, value in pairs}
+_WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
 
 
 def run_replay(args) -> int:
     from acquisition.lsl_config import configure_lsl
+    from acquisition.markers import resolve_marker_map
     from acquisition.player import Player
 
-    marker_map = parse_marker_map(args.marker_map)
+    marker_map = resolve_marker_map(args.marker_map)
     configure_lsl(args.lsl_mode)
     player = Player(
         args.file,
@@ -80,26 +85,32 @@ def run_replay(args) -> int:
         marker_map=marker_map,
         consumer_timeout=args.timeout,
         verbose="warning",
+        voltage_unit=args.voltage_unit,
     )
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        player.start()
-        raw = player.raw
+    wait_for = args.wait_for or ("both" if player.marker_texts else "data")
+    player.wait_for_consumers = _WAIT_FOR[wait_for]
+    raw = player.raw
+    with player:
         print(
             f"Replaying {args.file} ({len(raw.ch_names)} ch, {raw.info['sfreq']:g} Hz, "
             f"{raw.n_times / raw.info['sfreq']:.1f} s, {len(player.marker_texts)} markers) as "
             f"{player.name!r} and {player.name + '-markers'!r}"
-            + (" without pacing" if args.no_pacing else f" at {args.speed:g}x"),
+            + (" without pacing" if args.no_pacing else f" at {args.speed:g}x")
+            + (f", once {wait_for} consumer(s) connected" if wait_for != "none" else ""),
             flush=True,
         )
-        try:
-            while not stop.is_set() and not player.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        player.stop()
-    print(f"Pushed {player.n_pushed} samples and {player.n_markers_pushed} markers.")
+        ended = run_until_stopped(lambda: not player.running)
+        player.wait(0)  # the replay's own error, e.g. no consumer in time
+        pushed = f"{player.n_pushed} samples and {player.n_markers_pushed} markers"
+        print(f"Pushed {pushed}.", flush=True)
+        if ended == "done":
+            # liblsl drops what is in transit when an outlet closes
+            left = run_until_stopped(lambda: not player.busy_streams(), args.timeout)
+            busy = player.busy_streams()
+            if left != "done" and busy:
+                print(
+                    f"Closing {busy} with consumers still connected after {args.timeout:g} s: "
+                    "samples they have not received yet are lost.",
+                    file=sys.stderr,
+                )
     return 0

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import signal
-import threading
-import time
+from . import _stream_replay
+from ._until_stopped import run_until_stopped
 
 
 def add_parser(stream_subparsers) -> None:
@@ -21,6 +20,7 @@ def add_parser(stream_subparsers) -> None:
     )
     p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
+    _stream_replay.add_voltage_unit(p)
     p.add_argument(
         "--duration", type=float, help="seconds to stream (default: until Ctrl-C / SIGTERM)"
     )
@@ -51,29 +51,16 @@ def run_simulate(args) -> int:
         speed=args.speed,
         counter=args.counter,
         timeout=args.timeout,
+        voltage_unit=args.voltage_unit,
     )
     configure_lsl(args.lsl_mode)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
-        source.start()
+    with source:
         print(
             f"Streaming a simulated subject as {args.name!r} ({args.channels} ch, "
             f"{args.sfreq:g} Hz, seed {args.seed})"
             + (f", obeying markers of {args.markers_from!r}" if args.markers_from else ""),
             flush=True,
         )
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        try:
-            while not stop.is_set():
-                left = 0.2 if deadline is None else min(0.2, deadline - time.monotonic())
-                if left <= 0:
-                    break
-                stop.wait(left)
-        except KeyboardInterrupt:
-            pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        source.stop()
+        run_until_stopped(lambda: not source.running, args.duration)
     print(f"Pushed {source.n_pushed} samples; {len(source.switches)} state changes.")
     return 0

@@ -15,12 +15,34 @@ def add_parser(subparsers) -> None:
         ),
     )
     add_session_arguments(parser)
+    parser.add_argument(
+        "--quality-seconds",
+        type=float,
+        default=5.0,
+        help="seconds of the stream whose quality is checked before the run (5; 0: no check)",
+    )
+    parser.add_argument(
+        "--line-freq", type=float, default=50.0, help="mains frequency for the check (50 Hz)"
+    )
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    import logging
+
+    from bci_universum.quality import QualityThresholds
+    from paradigms.viewer import stream_quality
+
+    if args.quality_seconds and args.quality_seconds < 1:
+        raise ValueError(f"--quality-seconds must be 0 or at least 1, got {args.quality_seconds}.")
+    thresholds = QualityThresholds(line_freq=args.line_freq)
     config = config_from_args(args)
     with open_session(args, config) as session:
+        if args.quality_seconds:
+            # seconds of data: a simulated subject at --speed delivers them faster
+            report = stream_quality(session.receiver, args.quality_seconds, thresholds)
+            log = logging.getLogger("paradigms.commands.calibrate")
+            log.log(logging.INFO if report.ok else logging.WARNING, report.summary())
         results = session.calibration()
     print(describe_run(results))
     return 0

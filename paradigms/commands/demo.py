@@ -70,10 +70,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args, output: Path, model_path: Path | None) -> None:
     from acquisition.lsl_config import configure_lsl
-    from paradigms.config import load_config
+    from paradigms.config import load_session_config
 
     n = args.trials
-    config = load_config(
+    config = load_session_config(
         None,
         [
             f"session.output={str(output)!r}",

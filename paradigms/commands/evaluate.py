@@ -52,11 +52,11 @@ def run(args) -> int:
     from bci_universum.evaluation import evaluate
     from bci_universum.evaluation_report import write_report
 
-    from ..evaluation_config import BASELINES_NONE_ONLY, load_config
+    from ..evaluation_config import BASELINES_NONE_ONLY, load_evaluation_config
 
     if args.scheduler is not None and args.backend not in (None, "dask"):
         raise ValueError("--scheduler needs --backend dask.")
-    config = load_config(
+    config = load_evaluation_config(
         args.config,
         quick=args.quick,
         n_jobs=args.n_jobs,

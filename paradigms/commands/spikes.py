@@ -11,10 +11,8 @@ to its cue.
 from __future__ import annotations
 
 import queue
-import signal
-import threading
-import time
 
+from ._until_stopped import run_until_stopped
 from .stream import _add_lsl_mode
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
@@ -76,27 +74,15 @@ def run_stream(args) -> int:
     else:
         source = SpikeCountSource.from_m1(args.m1_file, **options)
     configure_lsl(args.lsl_mode)
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     n_trials, n_neurons, n_bins = source.counts.shape
-    try:
-        source.start()
+    with source:
         print(
             f"Streaming {n_trials} trials of {n_neurons} neurons x {n_bins} bins of "
             f"{source.bin_width * 1000:g} ms ({args.source}) as {args.name!r} and "
             f"{args.name + '-markers'!r} at {args.speed:g}x",
             flush=True,
         )
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        try:
-            while not stop.is_set() and not source.wait(0.2):
-                if deadline is not None and time.monotonic() > deadline:
-                    break
-        except KeyboardInterrupt:
-            pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        source.stop()
+        run_until_stopped(lambda: not source.running, args.duration)
     print(f"Pushed {source.n_pushed} bins and {source.n_markers_pushed} markers.")
     return 0
 
@@ -111,6 +97,7 @@ def _fit_decoder(kernel: str, seed: int):
 
     from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
     from bci_universum.features.spike_kernels import SpikeKernel
+    from bci_universum.features.spikes import SPIKE_BIN_WIDTH
     from bci_universum.simulation.spikes import simulate_v1_population
 
     trains = simulate_v1_population(random_state=seed + 1, population_state=seed)
@@ -119,7 +106,7 @@ def _fit_decoder(kernel: str, seed: int):
     pipeline = make_pipeline(
         SpikeKernel(kernel, kernel_params=KERNEL_PARAMS[kernel]), ECOCUniversumClassifier(svm)
     )
-    pipeline.fit(trains.bin(0.08), np.searchsorted(orientations, trains.labels))
+    pipeline.fit(trains.bin(SPIKE_BIN_WIDTH), np.searchsorted(orientations, trains.labels))
     return pipeline, orientations
 
 

@@ -8,9 +8,7 @@ keeps everything on this machine (tests and the demo).
 
 from __future__ import annotations
 
-import signal
-import threading
-import time
+from ._until_stopped import run_until_stopped
 
 
 def _add_lsl_mode(parser) -> None:
@@ -44,6 +42,11 @@ def add_parser(subparsers) -> None:
     p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
+    p.add_argument(
+        "--marker-map",
+        help="rename the recorded markers (e.g. T0/T1/T2 to universum/rest, cue/left, "
+        f"cue/right): {_stream_replay.MARKER_MAP_HELP}",
+    )
     p.add_argument("--folder", required=True, help="folder of the recording")
     p.add_argument("--subject", default="01")
     p.add_argument("--session", default="01")
@@ -54,6 +57,17 @@ def add_parser(subparsers) -> None:
         "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
     )
     p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the streams")
+    p.add_argument(
+        "--silence-timeout",
+        type=float,
+        default=5.0,
+        help="seconds without data before a silence is reported (default 5)",
+    )
+    p.add_argument(
+        "--stop-on-silence",
+        action="store_true",
+        help="stop and write the recording once the data stream falls silent (end of a replay)",
+    )
     _add_lsl_mode(p)
     p.set_defaults(func=run_record)
 
@@ -81,7 +95,7 @@ def run_list(args) -> int:
 
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import MarkerReceiver
+    from acquisition.markers import MarkerReceiver, resolve_marker_map
     from acquisition.receiver import StreamReceiver
     from acquisition.recorder import Recorder
 
@@ -89,14 +103,26 @@ def run_record(args) -> int:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"--duration must be positive, got {args.duration}.")
+    if not args.silence_timeout > 0:
+        raise ValueError(f"--silence-timeout must be positive, got {args.silence_timeout}.")
+    marker_map = resolve_marker_map(args.marker_map)
+    if marker_map and args.markers is None and args.marker_source_id is None:
+        raise ValueError("--marker-map needs a marker stream (--markers or --marker-source-id).")
     configure_lsl(args.lsl_mode)
     receiver = StreamReceiver(
-        args.stream, source_id=args.source_id, stype=args.stype, timeout=args.timeout
+        args.stream,
+        source_id=args.source_id,
+        stype=args.stype,
+        timeout=args.timeout,
+        silence_timeout=args.silence_timeout,
     )
     markers = None
     if args.markers is not None or args.marker_source_id is not None:
         markers = MarkerReceiver(
-            args.markers, source_id=args.marker_source_id, timeout=args.timeout
+            args.markers,
+            source_id=args.marker_source_id,
+            timeout=args.timeout,
+            marker_map=marker_map,
         )
     recorder = Recorder(
         receiver,
@@ -108,29 +134,21 @@ def run_record(args) -> int:
         run=args.run,
         paradigm=args.paradigm,
     )
-    stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    recorder.start()
+    print(
+        f"Recording {receiver.description}"
+        + (f" and {markers.description}" if markers else " (no marker stream)")
+        + f" into {recorder.partial}",
+        flush=True,
+    )
     try:
-        recorder.start()
-        print(
-            f"Recording {receiver.description}"
-            + (f" and {markers.description}" if markers else " (no marker stream)")
-            + f" into {recorder.partial}",
-            flush=True,
+        ended = (
+            (lambda: receiver.n_samples > 0 and receiver.silent) if args.stop_on_silence else None
         )
-        deadline = None if args.duration is None else time.monotonic() + args.duration
-        try:
-            while not stop.is_set():
-                left = 0.5 if deadline is None else min(0.5, deadline - time.monotonic())
-                if left <= 0:
-                    break
-                stop.wait(left)
-        except KeyboardInterrupt:
-            pass
-        fname = recorder.stop()
+        run_until_stopped(ended, args.duration)
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
+        fname = recorder.stop()
+    lost = sum(e.n_samples for e in receiver.events if e.kind in ("gap", "counter_reset"))
     print(
         f"Wrote {fname}: {recorder.n_samples} samples, {recorder.n_markers} markers, "
         f"{lost} samples lost."

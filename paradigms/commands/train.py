@@ -45,12 +45,12 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from ..config import load_config
+    from ..config import load_session_config
     from ..training import train_model
 
     result = train_model(
         args.recordings,
-        load_config(args.config),
+        load_session_config(args.config),
         output=args.output,
         pipeline=args.pipeline,
         use_universum=not args.no_universum,

@@ -9,8 +9,8 @@ import numpy as np
 import pylsl
 import pytest
 
-from acquisition.markers import MarkerReceiver
-from acquisition.player import MARKER_MAPS, Player, map_marker
+from acquisition.markers import MARKER_MAPS, MarkerReceiver, map_marker, resolve_marker_map
+from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
@@ -386,27 +386,26 @@ def test_cli_replay(tmp_path, capsys):
     fname = _fif(tmp_path, n_times=500)
     name = f"cli-{uuid4().hex}"
     argv = [str(fname), "--speed", "50", "--name", name, "--lsl-mode", "loopback"]
+    argv += ["--wait-for", "none"]
     assert _replay_cli([*argv, "--marker-map", "T1=cue/right,run/end=run/stop"]) == 0
     out = capsys.readouterr().out
     assert f"as {name!r}" in out and "Pushed 500 samples and 4 markers." in out
 
 
 def test_cli_replay_bad_input(tmp_path):
-    from paradigms.commands._stream_replay import parse_marker_map
-
     with pytest.raises(FileNotFoundError, match=r"nothing\.edf"):
         _replay_cli([str(tmp_path / "nothing.edf"), "--lsl-mode", "loopback"])
-    assert parse_marker_map("bci4als") == "bci4als"
-    assert parse_marker_map("T0=universum/rest, T1=cue/left") == {
+    assert resolve_marker_map("bci4als") == MARKER_MAPS["bci4als"]
+    assert resolve_marker_map("T0=universum/rest, T1=cue/left") == {
         "T0": "universum/rest",
         "T1": "cue/left",
     }
     with pytest.raises(ValueError, match="neither a preset"):
-        parse_marker_map("nonsense")
+        resolve_marker_map("nonsense")
     with pytest.raises(FileNotFoundError, match=r"map\.json"):
-        parse_marker_map(str(tmp_path / "map.json"))
+        resolve_marker_map(str(tmp_path / "map.json"))
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
-        parse_marker_map(str(tmp_path / "bad.json"))
+        resolve_marker_map(str(tmp_path / "bad.json"))
     with pytest.raises(ValueError, match="speed"):
         _replay_cli([str(_fif(tmp_path)), "--speed", "0", "--lsl-mode", "loopback"])

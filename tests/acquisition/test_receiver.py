@@ -59,13 +59,14 @@ def test_counter_gap_and_outlet_restart_are_reported_and_recovered():
     receiver = _receiver(info, silence_timeout=0.3).start()
     try:
         assert outlet.wait_for_consumers(5.0)
-        outlet.push_chunk(counter_chunk(0, 100, n_eeg))
+        t0 = pylsl.local_clock() - 99 / sfreq  # stamp of counter 0: the source's clock
+        outlet.push_chunk(counter_chunk(0, 100, n_eeg), t0 + 99 / sfreq)
         wait_until(lambda: receiver.n_samples == 100, what="first 100 samples")
-        del outlet  # the source disappears...
+        del outlet  # the source disappears (network outage) but keeps counting...
         wait_until(lambda: receiver.silent, what="silence detection")
         with pytest.raises(StreamSilenceError, match=info.name()):
             receiver.get_window(0.1)
-        # ... and comes back with the same source_id, 50 samples later
+        # ... and comes back with the same source_id
         outlet = pylsl.StreamOutlet(
             make_stream_info(
                 info.name(),
@@ -76,15 +77,54 @@ def test_counter_gap_and_outlet_restart_are_reported_and_recovered():
             )
         )
         assert outlet.wait_for_consumers(15.0)
-        outlet.push_chunk(counter_chunk(150, 100, n_eeg))
+        resume = round((pylsl.local_clock() - t0) * sfreq)
+        outlet.push_chunk(counter_chunk(resume, 100, n_eeg), t0 + (resume + 99) / sfreq)
         wait_until(lambda: receiver.n_samples == 200, timeout=15.0, what="resumed samples")
         kinds = [e.kind for e in receiver.events]
         assert kinds == ["silence", "resumed", "gap"]
-        assert receiver.events[-1].n_samples == 50
+        assert receiver.events[-1].n_samples == resume - 100
         data, _ = receiver.get_window()
-        np.testing.assert_array_equal(data[-1], np.r_[np.arange(100), np.arange(150, 250)])
+        np.testing.assert_array_equal(
+            data[-1], np.r_[np.arange(100), np.arange(resume, resume + 100)]
+        )
         assert [e.kind for e in receiver.pop_events()] == kinds
         assert receiver.pop_events() == []
+    finally:
+        receiver.stop()
+    del outlet
+
+
+def test_restarted_source_reports_exactly_the_samples_it_missed():
+    """A source restarts counting from 0 and streams before the inlet has reconnected."""
+    sfreq, n_eeg = 250.0, 2
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = _receiver(info, silence_timeout=0.3).start()
+    try:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 100, n_eeg))
+        wait_until(lambda: receiver.n_samples == 100, what="first 100 samples")
+        del outlet
+        wait_until(lambda: receiver.silent, what="silence detection")
+        outlet = pylsl.StreamOutlet(
+            counter_stream_info(n_eeg, sfreq, info.name(), info.source_id())
+        )
+        pushed = 0  # like an amplifier: 10 samples every 40 ms, consumers or not
+        deadline = time.monotonic() + 20.0
+        while receiver.n_samples < 100 + 50:
+            assert time.monotonic() < deadline, "the receiver never reconnected"
+            outlet.push_chunk(counter_chunk(pushed, 10, n_eeg))
+            pushed += 10
+            time.sleep(0.04)
+        wait_until(lambda: receiver.get_window()[0][-1, -1] == pushed - 1, what="the last sample")
+        reset = [e for e in receiver.events if e.kind == "counter_reset"]
+        assert len(reset) == 1, receiver.events
+        missed = reset[0].n_samples
+        assert missed > 0  # liblsl needs a while to reconnect; the new source went on meanwhile
+        assert receiver.n_samples - 100 + missed == pushed
+        data, _ = receiver.get_window()
+        np.testing.assert_array_equal(data[-1], np.r_[np.arange(100), np.arange(missed, pushed)])
+        assert f"its first {missed} sample(s) missed" in reset[0].detail
     finally:
         receiver.stop()
     del outlet

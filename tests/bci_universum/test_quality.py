@@ -152,7 +152,7 @@ def test_bad_thresholds():
 def test_real_recording_unconnected_electrodes(data_dir):
     """The OpenBCI runs of bci4als/assaf leave electrodes 14-16 unconnected; MNE's own
     amplitude annotator finds the same flat channels."""
-    from acquisition.readers import read_recording
+    from bci_universum.datasets import read_recording
 
     raw = read_recording(data_dir / "bci4als/assaf/Test1/EEG.xdf", verbose="error")
     raw.crop(60, 70)
@@ -166,3 +166,16 @@ def test_real_recording_unconnected_electrodes(data_dir):
     # the connected channels carry signal: none is flat, clipped or non-finite
     for name in raw.ch_names[:13]:
         assert not {"flat", "clipped", "nonfinite"} & set(report.bad_channels.get(name, []))
+
+
+def test_variance_needs_both_the_z_score_and_the_ratio():
+    """On identical channels the MAD is tiny: a 1.5× channel has a huge z but is in range;
+    a 4× channel is out of range."""
+    rng = np.random.default_rng(7)
+    data = 10 * UV * rng.standard_normal((10, 2500))
+    data[3] *= 1.5
+    data[6] *= 4.0
+    report = assess_quality(data, SFREQ)
+    assert report.metrics["variance_z"][3] > 5
+    assert list(report.bad_channels) == ["6"]
+    assert report.bad_channels["6"] == ["variance"]

@@ -1,9 +1,12 @@
 """Span estimate of the MU-SVM leave-one-out error and SpanBoundSearch (notes §2.8–2.9, §5)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from cvxopt import matrix, solvers
 from sklearn.datasets import load_digits
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.svm import SVC
 
@@ -170,25 +173,34 @@ def test_span_is_a_lower_estimate_of_the_leave_one_out_change_for_three_classes(
         assert span_sq >= 0.8 * loo_span
 
 
-def test_bound_properties():
+@pytest.mark.parametrize("method", ["estimate", "paper"])
+def test_bound_properties(method):
     X, y = _hdlss(3)
     n = int(np.sum(y != UNIVERSUM))
-    res = span_bound(MulticlassUniversumSVC(C=1.0, delta=0.05, **TIGHT).fit(X, y), X, y)
+    clf = MulticlassUniversumSVC(C=1.0, delta=0.05, **TIGHT).fit(X, y)
+    res = span_bound(clf, X, y, method=method)
+    assert res.method == method
     assert res.bound == (res.count_type1 + res.count_type2) / n
-    assert res.count_type2 == np.count_nonzero(res.type2 < n)
-    # E8: when every labelled trial is bounded the estimate is exactly 1
+    assert res.count_type2 <= np.count_nonzero(res.type2 < n)
     tiny = MulticlassUniversumSVC(C=1e-5, delta=0.05, **TIGHT).fit(X, y)
-    res_tiny = span_bound(tiny, X, y)
-    assert res_tiny.bound == 1.0 and res_tiny.count_type2 == n
+    res_tiny = span_bound(tiny, X, y, method=method)
+    assert np.all(res_tiny.type2 < n) and np.count_nonzero(res_tiny.type2 < n) == n
+    if method == "paper":
+        # E8: every labelled trial bounded, so every one counts: exactly 1
+        assert res.count_type2 == np.count_nonzero(res.type2 < n)
+        assert res_tiny.bound == 1.0 and res_tiny.count_type2 == n
+    else:
+        # the estimate looks at each bounded trial's predicted leave-one-out scores instead
+        assert np.all(np.isfinite(res_tiny.span_sq))
+        assert res_tiny.bound < 1.0
     # m = 0: the Crammer–Singer estimate, same counting
     lab = y != UNIVERSUM
     plain = MulticlassUniversumSVC(C=1.0, **TIGHT).fit(X[lab], y[lab])
-    res_plain = span_bound(plain, X[lab], y[lab])
+    res_plain = span_bound(plain, X[lab], y[lab], method=method)
     assert res_plain.n_labelled == n and np.all(res_plain.type1 < n)
     # E10: with a tight solve the estimate does not depend on the support-vector tolerance
-    fitted = MulticlassUniversumSVC(C=1.0, delta=0.05, **TIGHT).fit(X, y)
-    bounds = {span_bound(fitted, X, y, sv_tol=tol).bound for tol in (1e-7, 1e-6, 1e-5, 1e-4)}
-    assert len(bounds) == 1
+    tols = (1e-7, 1e-6, 1e-5, 1e-4)
+    assert len({span_bound(clf, X, y, sv_tol=t, method=method).bound for t in tols}) == 1
 
 
 def test_precomputed_kernel_gives_the_same_bound():
@@ -204,7 +216,8 @@ def test_precomputed_kernel_gives_the_same_bound():
 def test_span_bound_search_interface_and_ties():
     X, y = _hdlss(5)
     grid = {"C": [1e-5, 1e-4, 1.0], "delta": [0.0, 0.1]}
-    search = SpanBoundSearch(MulticlassUniversumSVC(tol=1e-8, random_state=0), grid).fit(X, y)
+    base = MulticlassUniversumSVC(tol=1e-8, random_state=0)
+    search = SpanBoundSearch(base, grid, method="paper").fit(X, y)
     bounds = search.cv_results_["bound"]
     assert search.best_bound_ == bounds.min() == bounds[search.best_index_]
     # exact ties (the all-bounded C values give 1.0): the first grid point wins
@@ -262,3 +275,113 @@ def test_bad_input():
         span_bound(clf, X[::-1], y[::-1])
     with pytest.raises(ValueError, match="param_grid is empty"):
         SpanBoundSearch(clf, []).fit(X, y)
+
+
+def _random_problem(seed):
+    """2–4 Gaussian classes in few dimensions, a few universum trials near their centre.
+
+    Few dimensions make margin vectors outnumber the feature dimensions (the degenerate spans
+    of the issue); C and, for RBF, γ are drawn at random."""
+    rng = np.random.default_rng(1000 + seed)
+    L = 2 + seed % 3
+    kernel = ("linear", "rbf")[(seed // 3) % 2]
+    n_per = int(rng.integers(5, 9))
+    d = int(rng.integers(2, 8))
+    y = np.repeat(np.arange(L), n_per)
+    means = rng.uniform(0.5, 2.5) * rng.normal(size=(L, d))
+    m = int(rng.integers(0, 7))
+    Z = 0.5 * rng.normal(size=(m, d)) + means.mean(axis=0)
+    X = np.concatenate([rng.normal(size=(y.size, d)) + means[y], Z])
+    params = {"kernel": kernel, "delta": 0.05, "tol": 1e-7, "max_iter": 50_000, "random_state": 0}
+    if kernel == "rbf":
+        params["gamma"] = float(10 ** rng.uniform(-1.5, 0.5))
+    return X, np.concatenate([y, np.full(m, UNIVERSUM)]), params
+
+
+def _leave_one_out_error(X, y, params) -> float:
+    """Refit without each labelled trial (universum kept, notes §2.8); fraction misclassified."""
+    labelled = np.flatnonzero(y != UNIVERSUM)
+    wrong = 0
+    for t in labelled:
+        keep = np.arange(y.size) != t
+        clf = MulticlassUniversumSVC(**params).fit(X[keep], y[keep])
+        wrong += clf.predict(X[t : t + 1])[0] != y[t]
+    return wrong / labelled.size
+
+
+def test_degenerate_margin_vectors_get_the_active_set_span():
+    """Issue: three classes in 5 dimensions, 8 labelled margin vectors, each in the span of
+    the others (d_t² = 0): the paper's rule never counts them and estimates 0 where refitted
+    leave-one-out misclassifies 6 of 21; the active-set span of the default follows it."""
+    rng = np.random.default_rng(10)
+    y = np.repeat(np.arange(3), 7)
+    X = rng.normal(size=(y.size, 5)) + 1.5 * rng.normal(size=(3, 5))[y]
+    params = {"C": 3.0, "tol": 1e-9, "max_iter": 100_000, "random_state": 0}
+    clf = MulticlassUniversumSVC(**params).fit(X, y)
+    paper = span_bound(clf, X, y, method="paper")
+    estimate = span_bound(clf, X, y)
+    loo = _leave_one_out_error(X, y, params)
+    train1 = paper.type1[paper.type1 < paper.n_labelled]
+    assert train1.size > X.shape[1]
+    np.testing.assert_array_equal(estimate.degenerate, train1)
+    np.testing.assert_allclose(paper.span_sq[train1], 0.0, atol=1e-10)
+    assert np.all(estimate.span_sq[train1] > 1e-3)
+    assert paper.bound == 0.0 and loo > 0.25
+    assert abs(estimate.bound - loo) <= 0.1
+
+
+@pytest.mark.slow
+def test_span_estimate_tracks_leave_one_out(capsys):
+    """Issue: on 30 random problems (2–4 classes, linear and RBF, C ∈ {0.1, 1, 10}) the default
+    estimate tracks refitted leave-one-out error, and selecting C by it picks, on average, a
+    model within one standard error of the leave-one-out choice."""
+    grid = (0.1, 1.0, 10.0)
+    rows = []  # (n_classes, kernel, n_labelled, loo per C, estimate per C, paper per C)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for seed in range(30):
+            X, y, params = _random_problem(seed)
+            loo, est, paper = [], [], []
+            for C in grid:
+                clf = MulticlassUniversumSVC(C=C, **params).fit(X, y)
+                est.append(span_bound(clf, X, y).bound)
+                paper.append(span_bound(clf, X, y, method="paper").bound)
+                loo.append(_leave_one_out_error(X, y, {**params, "C": C}))
+            n = int(np.sum(y != UNIVERSUM))
+            rows.append((2 + seed % 3, params["kernel"], n, loo, est, paper))
+    L = np.array([r[0] for r in rows])
+    n = np.array([r[2] for r in rows])
+    loo, est, paper = (np.array([r[k] for r in rows]) for k in (3, 4, 5))
+    gap, gap_paper = np.abs(est - loo), np.abs(paper - loo)
+    # model selection: LOO error of the model the estimate picks vs the best on the grid,
+    # against the binomial standard error of that best LOO error (Agresti–Coull centre)
+    best = loo.min(axis=1)
+    picked = loo[np.arange(len(rows)), np.argmin(est, axis=1)]
+    picked_paper = loo[np.arange(len(rows)), np.argmin(paper, axis=1)]
+    p = (best * n + 1) / (n + 2)
+    se = np.sqrt(p * (1 - p) / n)
+    with capsys.disabled():
+        print(
+            f"\nspan vs leave-one-out, {gap.size} fits: mean |gap| estimate {gap.mean():.3f} "
+            f"(k >= 3: {gap[L >= 3].mean():.3f}), paper {gap_paper.mean():.3f} "
+            f"(k >= 3: {gap_paper[L >= 3].mean():.3f}); selection excess "
+            f"{(picked - best).mean():.3f} (paper {(picked_paper - best).mean():.3f}) "
+            f"vs mean SE {se.mean():.3f}"
+        )
+    assert gap.mean() <= 0.10 and gap[L >= 3].mean() <= 0.12
+    assert gap.mean() < 0.5 * gap_paper.mean()
+    assert (picked - best).mean() <= se.mean()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [({"method": "loo"}, "method"), ({"sv_tol": 0.7}, "sv_tol"), ({"n_jobs": "all"}, "n_jobs")],
+)
+def test_span_bound_search_rejects_bad_parameters_before_fitting(kwargs, name):
+    X, y = _hdlss(6)
+    search = SpanBoundSearch(MulticlassUniversumSVC(), {"C": [1.0]}, **kwargs)
+    with pytest.raises(ValueError, match=f"The '{name}' parameter of SpanBoundSearch"):
+        search.fit(X, y)
+    assert not hasattr(search, "cv_results_")
+    with pytest.raises(ValueError, match="method must be one of"):
+        span_bound(MulticlassUniversumSVC().fit(X, y), X, y, method="loo")

@@ -2,7 +2,7 @@
 
 from uuid import uuid4
 
-from paradigms.config import load_config
+from paradigms.config import load_session_config
 
 
 def fast_config(output, speed=5.0, **overrides):
@@ -19,4 +19,4 @@ def fast_config(output, speed=5.0, **overrides):
         "timeline.pause": [1.0, 1.5],
         **overrides,
     }
-    return load_config(None, [f"{k}={v!r}" for k, v in settings.items()])
+    return load_session_config(None, [f"{k}={v!r}" for k, v in settings.items()])

@@ -1,10 +1,10 @@
 import pytest
 
-from paradigms.config import SessionConfig, load_config
+from paradigms.config import SessionConfig, load_session_config
 
 
 def test_defaults_give_the_thesis_timeline():
-    cfg = load_config(None)
+    cfg = load_session_config(None)
     assert cfg.class_markers == ("cue/left", "cue/right")
     assert cfg.universum_markers == ("universum/rest",)
     tl = cfg.timeline_object()
@@ -19,7 +19,7 @@ def test_file_overrides(tmp_path):
         '[session]\nsubject = "07"\n[paradigm]\nclasses = ["left", "right", "feet"]\n'
         "trials_per_class = 5\nspeed = 4\n[timeline]\nend = 8\npause = [1, 1]\n"
     )
-    cfg = load_config(f)
+    cfg = load_session_config(f)
     assert cfg.session.subject == "07"
     assert cfg.paradigm.classes == ["left", "right", "feet"]
     assert cfg.paradigm.speed == 4.0 and isinstance(cfg.paradigm.speed, float)
@@ -30,11 +30,11 @@ def test_file_overrides(tmp_path):
 @pytest.mark.parametrize(
     ("text", "match"),
     [
-        ("[paradigm]\nclases = []\n", r"Unknown key \[paradigm\] clases"),
+        ("[paradigm]\nclases = []\n", r"bad\.toml: Unknown key\(s\) \['clases'\] in \[paradigm\]"),
         ("[nonsense]\na = 1\n", "Unknown section"),
         (
             '[paradigm]\ntrials_per_class = "ten"\n',
-            r"\[paradigm\] trials_per_class must be of type int",
+            r"bad\.toml: \[paradigm\] trials_per_class must be int, got 'ten'",
         ),
         ("[paradigm]\nclasses = []\n", "classes must be distinct"),
         ('[paradigm]\nclasses = ["a", "a"]\n', "classes must be distinct"),
@@ -42,7 +42,10 @@ def test_file_overrides(tmp_path):
         ('[session]\nlsl_mode = "wan"\n', "lsl_mode"),
         ("[pipeline]\nband = [30, 8]\n", r"\[pipeline\] band"),
         ("[pipeline]\nwindow = [0.5]\n", r"\[pipeline\] window must be \[low, high\]"),
-        ("[timeline]\ncue = 10\n", "not before the trial ends"),
+        ("[timeline]\ncue = 10\n", r"\[timeline\] cue \(10\.0 s\) must start before .*end = 9\.0"),
+        ("[timeline]\ncue = 1\n", r"\[timeline\] cue \(1\.0 s\) starts before fixation"),
+        ("[timeline]\ncue_duration = 6\n", r"\[timeline\] cue \+ cue_duration \(9\.0 s\)"),
+        ("[timeline]\nfixation = -1\n", r"\[timeline\] fixation must be ≥ 0"),
         ("[paradigm\n", "not valid TOML"),
     ],
 )
@@ -50,10 +53,10 @@ def test_bad_files(tmp_path, text, match):
     f = tmp_path / "bad.toml"
     f.write_text(text)
     with pytest.raises(ValueError, match=match):
-        load_config(f)
+        load_session_config(f)
 
 
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        load_config(tmp_path / "nope.toml")
+        load_session_config(tmp_path / "nope.toml")
     assert isinstance(SessionConfig(), SessionConfig)

@@ -92,8 +92,8 @@ class _GrabbingPresenter(QtPresenter):
         self.times = []
         super().__init__(**kwargs)
 
-    def show(self, screen, condition=None):
-        t = super().show(screen, condition)
+    def show(self, screen, condition=None, text=None):
+        t = super().show(screen, condition, text)
         self.shots.append((screen, condition, self.grab()))
         self.times.append((screen, condition, t))
         return t
@@ -138,3 +138,74 @@ def test_session_screens_render_offscreen(tmp_path):
     assert [m.text for m in cue_markers] == ["cue/left", "universum/rest"]
     np.testing.assert_allclose([m.timestamp for m in cue_markers], cue_times, atol=2e-3)
     assert [t["onsets"]["cue"] for t in results["trials"]] == cue_times
+
+
+def _yellow(img):
+    return (img[..., 0] > 60) & (img[..., 1] > 50) & (img[..., 2] < 40)
+
+
+def _text(item):
+    return item.textItem.toPlainText()
+
+
+def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
+    p = QtPresenter(size=(400, 300), screenshots=tmp_path)
+    try:
+        items = p.items
+        p.show("feedback", "cue/right")
+        assert items["target"].isVisible() and items["target"].opts["x"][0] == pytest.approx(0.9)
+        assert items["centre"].isVisible() and items["arrow"].isVisible()
+        assert all(line.isVisible() for line in items["cross"])
+        img = p.grab()
+        w = img.shape[1]
+        target = _yellow(img)
+        assert target[:, w // 2 :].sum() > 20 and target[:, : w // 2].sum() == 0
+        assert _red(img)[:, w // 2 :].sum() > 5 * _red(img)[:, : w // 2].sum()  # the cue stays
+        p.set_feedback(0.6)
+        assert not (tmp_path / "feedback-right.png").exists()  # saved as the trial ends
+        p.show("blank")
+        assert (tmp_path / "feedback-right.png").is_file()
+        p.set_result(True)
+        assert _text(items["result"]) == "✓ hit" and _text(items["score"]) == "score 1/1"
+        assert _green(p.grab()).sum() > 50
+        p.show("feedback", "cue/left")
+        assert items["target"].opts["x"][0] == pytest.approx(-0.9)
+        assert _text(items["result"]) == ""  # the mark goes with the next trial
+        p.show("blank")
+        p.set_result(False)
+        assert _text(items["result"]) == "✗ miss" and _text(items["score"]) == "score 1/2"
+        assert _red(p.grab()).sum() > 50
+        assert p.score == (1, 2)
+
+        for screen in ("instructions", "start", "pause", "break", "end"):
+            p.show(screen)
+            assert _text(items["message"]) and (p.grab().max(axis=2) > 100).mean() > 0.002
+        p.show("instructions", text="Press nothing.")
+        assert _text(items["message"]) == "Press nothing."
+        p.show("fixation")
+        assert _text(items["message"]) == ""
+        saved = sorted(f.name for f in tmp_path.glob("*.png"))
+        screens = ["instructions", "start", "pause", "break", "end", "fixation"]
+        results = ["feedback-right", "feedback-left", "result-hit", "result-miss"]
+        assert saved == sorted(f"{name}.png" for name in screens + results)
+    finally:
+        p.close()
+
+
+def test_operator_keys_become_requests():
+    from pyqtgraph.Qt import QtCore, QtTest
+
+    p = QtPresenter(size=(200, 150))
+    try:
+        for key in (QtCore.Qt.Key.Key_P, QtCore.Qt.Key.Key_Space, QtCore.Qt.Key.Key_Q):
+            QtTest.QTest.keyClick(p.widget, key)
+        p.process_events()
+        assert p.pop_requests() == ["pause", "continue", "quit"]
+        assert p.pop_requests() == []
+    finally:
+        p.close()
+    headless = HeadlessPresenter()
+    headless.press("pause")
+    assert headless.pop_requests() == ["pause"]
+    with pytest.raises(ValueError, match="Unknown request"):
+        headless.press("stop")

@@ -12,7 +12,7 @@ import pytest
 import bci_universum.evaluation as engine
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
-from paradigms.evaluation_config import load_config
+from paradigms.evaluation_config import load_evaluation_config
 from tests.bci_universum.test_evaluation_report import assert_png_panels
 
 CONFIGS = Path(__file__).resolve().parents[2] / "paradigms" / "configs"
@@ -177,7 +177,7 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
 def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, match, capsys):
     config = _config(tmp_path, recordings, **fields)
     with pytest.raises(ValueError, match=match):
-        load_config(config).prepare()
+        load_evaluation_config(config).prepare()
     assert main(["evaluate", str(config), "--no-progress"]) == 1
     assert "error" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
@@ -199,7 +199,7 @@ def test_malformed_files(tmp_path, recordings, no_fit, edit, error, match):
     config = _config(tmp_path, recordings)
     config.write_text(config.read_text().replace(*edit))
     with pytest.raises(error, match=match):
-        load_config(config).prepare()
+        load_evaluation_config(config).prepare()
 
 
 def test_missing_marker_names_the_file(tmp_path, recordings, no_fit):
@@ -210,22 +210,24 @@ def test_missing_marker_names_the_file(tmp_path, recordings, no_fit):
     )
     config.write_text(text)
     with pytest.raises(ValueError, match=r"run-01_raw.fif.*'cue/up'"):
-        load_config(config).prepare()
+        load_evaluation_config(config).prepare()
 
 
 def test_quick_and_command_line_overrides(tmp_path, recordings):
     config = _config(tmp_path, recordings, n_splits=10)
-    quick = load_config(config, quick=True, n_jobs=2, backend="joblib", output=tmp_path / "q")
+    quick = load_evaluation_config(
+        config, quick=True, n_jobs=2, backend="joblib", output=tmp_path / "q"
+    )
     assert quick.protocols[0].options["n_splits"] == 3
     assert quick.grid == {"C": (1.0, 10.0), "C_universum": (0.0, 1.0), "epsilon": (0.1,)}
     assert (quick.n_jobs, quick.backend, quick.output) == (2, "joblib", tmp_path / "q")
-    assert load_config(config).protocols[0].options["n_splits"] == 10
+    assert load_evaluation_config(config).protocols[0].options["n_splits"] == 10
 
 
 @pytest.mark.parametrize("name", ["eegmmidb_s001.toml", "bci4als.toml"])
 def test_example_configs_are_valid(name, monkeypatch, tmp_path):
     monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(tmp_path))
-    config = load_config(CONFIGS / name)
+    config = load_evaluation_config(CONFIGS / name)
     assert {"csp_lda", "csp_usvm", "ts_lr", "thesis"} <= set(config.pipelines)
     assert [p.name for p in config.protocols] == ["within-session", "cross-run", "learning-curve"]
 
@@ -234,7 +236,7 @@ def test_example_configs_are_valid(name, monkeypatch, tmp_path):
 @pytest.mark.parametrize("name", ["eegmmidb_s001.toml", "bci4als.toml"])
 def test_example_configs_plan_on_the_real_data(name, data_dir, monkeypatch, no_fit):
     monkeypatch.setenv("BCI_UNIVERSUM_DATA", str(data_dir))
-    data, protocols = load_config(CONFIGS / name).prepare()
+    data, protocols = load_evaluation_config(CONFIGS / name).prepare()
     assert len(data) == 1 and len(protocols) == 3
 
 

@@ -1,6 +1,10 @@
 """Sessions on loopback LSL with the simulated subject: calibration, universum, online."""
 
 import json
+import re
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,8 +15,9 @@ import pytest
 
 from acquisition.recorder import bids_basename
 from bci_universum.drift import DriftMonitor
-from paradigms.session import Session, mixed_trials, next_run
-from paradigms.timeline import imagery_timeline
+from paradigms.display import MESSAGES, HeadlessPresenter
+from paradigms.session import RunInterrupted, Session, mixed_trials, next_run
+from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
 
 from .session_helpers import fast_config
@@ -215,3 +220,133 @@ def test_next_run_never_reuses_a_number(tmp_path):
     (tmp_path / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
     (tmp_path / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
     assert next_run(tmp_path, "01", "01", "online") == 4
+
+
+class _Operator(HeadlessPresenter):
+    """A headless presenter whose operator presses a key when a given screen first shows."""
+
+    def __init__(self, presses):
+        super().__init__()
+        self.presses = dict(presses)  # (screen, n-th time shown) -> request
+        self._seen = {}
+
+    def show(self, screen, condition=None, text=None):
+        t = super().show(screen, condition, text)
+        self._seen[screen] = self._seen.get(screen, 0) + 1
+        request = self.presses.pop((screen, self._seen[screen]), None)
+        if request is not None:
+            self.press(request)
+        return t
+
+
+@pytest.mark.lsl
+def test_pause_and_break_screens_follow_the_plan(tmp_path):
+    config = fast_config(tmp_path, speed=10.0, **{"paradigm.trials_per_class": 2})
+    plan = RunPlan(instructions=1.0, start=1.0, break_every=2, break_duration=2.0)
+    # P during the first cue pauses after that trial; Space on the pause screen continues
+    operator = _Operator({("cue", 1): "pause", ("pause", 1): "continue"})
+    with Session(config, presenter=operator, simulate=SIM, plan=plan) as session:
+        results = session.calibration()
+    screens = [screen for _, screen, _ in operator.history]
+    messages = [s for s in screens if s not in ("blank", "fixation", "cue")]
+    assert messages == ["instructions", "start", "pause", "break", "end"]
+    # the pause follows trial 1 (asked during its cue), the break trial 2, none the last
+    assert screens[: screens.index("pause")].count("cue") == 1
+    assert screens[: screens.index("break")].count("cue") == 2
+    assert operator.text == MESSAGES["end"]
+    assert results["ended"] == "completed" and len(results["trials"]) == 4
+    descriptions, _ = _annotations(results["fname"])
+    order = [d for d in descriptions if d.startswith("run/")]
+    assert order == ["run/start", "run/pause", "run/resume", "run/break", "run/end"]
+    sidecar = json.loads(Path(results["fname"].replace("_raw.fif", "_raw.json")).read_text())
+    assert sidecar["interrupted"] is False
+
+
+@pytest.mark.lsl
+def test_quit_key_finalises_the_run_marked_interrupted(tmp_path):
+    config = fast_config(tmp_path, speed=10.0, **{"paradigm.trials_per_class": 2})
+    operator = _Operator({("cue", 2): "quit"})
+    plan = RunPlan(instructions=0.0, start=0.0)
+    with (
+        Session(config, presenter=operator, simulate=SIM, plan=plan) as session,
+        pytest.raises(RunInterrupted) as caught,
+    ):
+        session.calibration()
+    results = caught.value.results
+    assert results["ended"] == "interrupted by the quit key"
+    assert len(results["trials"]) == 1
+    sidecar = json.loads(Path(results["fname"].replace("_raw.fif", "_raw.json")).read_text())
+    assert sidecar["interrupted"] is True
+    saved = json.loads(Path(results["results_file"]).read_text())
+    assert saved["ended"] == results["ended"]
+    descriptions, _ = _annotations(results["fname"])
+    assert descriptions.count("trial/end") == 1 and "run/end" not in descriptions
+    assert descriptions.count(results["trials"][0]["condition"]) >= 1
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+def _read_until(stream, pattern, timeout):
+    """Read a subprocess pipe in a thread until ``pattern`` appears; return what was read."""
+    seen = []
+    found = threading.Event()
+
+    def reader():
+        for chunk in iter(lambda: stream.read(1), ""):
+            seen.append(chunk)
+            if re.search(pattern, "".join(seen[-400:])):
+                found.set()
+        found.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    if not found.wait(timeout):
+        raise AssertionError(f"{pattern!r} not seen within {timeout} s: {''.join(seen)}")
+    return seen
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
+    config = fast_config(tmp_path)
+    argv = [sys.executable, "-m", "paradigms", "calibrate", "--source", "simulate"]
+    argv += ["--sim-channels", "4", "--quality-seconds", "0", "--speed", "5"]
+    for key in ("session.output", "stream.name", "stream.markers"):
+        section, field = key.split(".")
+        argv += ["--set", f"{key}={getattr(getattr(config, section), field)!r}"]
+    argv += ["--set", "paradigm.trials_per_class=4", "--set", "timeline.pause=[1.0, 1.5]"]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=0
+    )
+    try:
+        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        proc.send_signal(signum)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    err = "".join(seen) + proc.stderr.read()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    fname = re.search(r"interrupted; (\d+) trial\(s\) recorded in (\S+) \(sidecar", err)
+    assert fname, err
+    assert 1 <= int(fname.group(1)) < 8
+    sidecar = json.loads(Path(fname.group(2).replace("_raw.fif", "_raw.json")).read_text())
+    assert sidecar["interrupted"] is True
+    descriptions, _ = _annotations(fname.group(2))
+    assert descriptions.count("trial/end") >= int(fname.group(1))
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+def test_missing_stream_error_lists_the_visible_streams(tmp_path, caplog):
+    from acquisition.streams import make_stream_info
+
+    config = fast_config(tmp_path, **{"stream.timeout": 1.0})
+    other = pylsl.StreamOutlet(make_stream_info(f"visible-{config.stream.markers}", ["C3"], 100.0))
+    caplog.set_level("INFO", logger="paradigms.session")
+    with pytest.raises(TimeoutError, match=r"Visible LSL streams: .*'visible-") as caught:
+        Session(config).__enter__()
+    assert config.stream.name in str(caught.value)
+    assert f"Waiting for LSL stream name='{config.stream.name}'" in caplog.text
+    del other
+    assert not list(tmp_path.rglob("*.fif"))

@@ -14,7 +14,10 @@ from .session_helpers import fast_config
     [
         (["calibrate", "--set", "paradigm.universum_mode=sometimes"], "universum_mode must be"),
         (["calibrate", "--set", "nonsense"], "not of the form section.key=value"),
-        (["calibrate", "--set", "paradigm.trials=3"], r"Unknown key \[paradigm\] trials"),
+        (
+            ["calibrate", "--set", "paradigm.trials=3"],
+            r"Unknown key\(s\) \[.trials.\] in \[paradigm\]",
+        ),
         (["record-universum", "--speed", "-1"], "speed must be positive"),
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),

@@ -165,3 +165,87 @@ def test_record_refuses_to_overwrite(tmp_path, capsys):
     assert main([*argv, "--lsl-mode", "loopback", "--duration", "1"]) == 1
     assert "refusing to overwrite" in capsys.readouterr().err
     del outlet
+
+
+def _cli(*argv):
+    cmd = [sys.executable, "-m", "paradigms", "stream", *map(str, argv), "--lsl-mode", "loopback"]
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
+def _finish(proc, timeout=120):
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    return out, err
+
+
+def _replay_and_record(fname, folder, marker_map):
+    """``stream record --stop-on-silence`` and ``stream replay --no-pacing`` as two processes."""
+    name = f"rt-{uuid4().hex}"
+    recorder = _cli(
+        "record", "--stream", name, "--markers", f"{name}-markers", "--folder", folder,
+        "--timeout", 60, "--stop-on-silence", "--silence-timeout", 1.0,
+    )  # fmt: skip
+    replay = _cli(
+        "replay", fname, "--no-pacing", "--counter", "--name", name, "--marker-map", marker_map,
+        "--timeout", 60,
+    )  # fmt: skip
+    replayed, _ = _finish(replay)
+    recorded, _ = _finish(recorder)
+    return replayed, recorded
+
+
+def _check_round_trip(fname, folder, marker_map):
+    from acquisition.markers import resolve_marker_map
+    from bci_universum.datasets import read_recording
+    from tests.acquisition.test_player import check_recorded, expected_samples
+
+    raw = read_recording(fname, verbose="error")
+    replayed, recorded = _replay_and_record(fname, folder, marker_map)
+    n_markers = len(raw.annotations)
+    assert f"Pushed {raw.n_times} samples and {n_markers} markers." in replayed
+    assert f": {raw.n_times} samples, {n_markers} markers, 0 samples lost." in recorded
+    back = mne.io.read_raw_fif(next(folder.glob("*_raw.fif")), preload=True, verbose="error")
+    mapping = resolve_marker_map(marker_map)
+    player = type("Replayed", (), {"marker_map": mapping})
+    check_recorded(raw, player, back)  # every sample, every marker within one sample
+    scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
+    on_disk = (back.get_data(picks=raw.ch_names).T * scale).astype(np.float32)
+    np.testing.assert_array_equal(on_disk, expected_samples(raw))  # bit-exact in float32
+
+
+def test_cli_round_trip_of_a_gdf_file(tmp_path):
+    from tests.acquisition.gdf import write_gdf
+
+    rng = np.random.default_rng(5)
+    sfreq, n_times = 250.0, 7500
+    events = [(s, (769, 770, 783)[k % 3]) for k, s in enumerate(range(0, n_times, 40))]
+    fname = tmp_path / "imagery.gdf"
+    write_gdf(fname, rng.standard_normal((8, n_times)) * 20, [f"E{k}" for k in range(8)], sfreq,
+              events)  # fmt: skip
+    _check_round_trip(fname, tmp_path / "rec", "769=cue/left,770=cue/right,783=universum/rest")
+
+
+@pytest.mark.filterwarnings("ignore:Encountered data in 'double' format")
+def test_cli_round_trip_of_an_eeglab_set(tmp_path):
+    pytest.importorskip("eeglabio")
+    rng = np.random.default_rng(6)
+    raw = mne.io.RawArray(
+        rng.standard_normal((6, 5000)) * 2e-5, mne.create_info(6, 200.0, "eeg"), verbose=False
+    )
+    onsets = np.arange(0, 25.0, 0.35)
+    raw.set_annotations(mne.Annotations(onsets, 0.0, ["cue/left", "cue/right"] * 36))
+    fname = tmp_path / "imagery.set"
+    mne.export.export_raw(fname, raw, fmt="eeglab", verbose=False)
+    _check_round_trip(fname, tmp_path / "rec", "cue/left=cue/left")
+
+
+@pytest.mark.data
+def test_cli_round_trip_of_a_labrecorder_xdf(data_dir, tmp_path):
+    _check_round_trip(data_dir / "bci4als/assaf/Test1/EEG.xdf", tmp_path / "rec", "bci4als")

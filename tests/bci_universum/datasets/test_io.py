@@ -1,6 +1,5 @@
 """read_recording: MNE formats, XDF (tricky files, real BCI4ALS runs), clear errors."""
 
-import struct
 import warnings
 
 import mne
@@ -11,100 +10,10 @@ from scipy.io import loadmat
 
 from bci_universum.datasets import epochs_from_raw, read_recording, run_label, subject_label
 
+from .writers import stream_header as _header
+from .writers import write_bci2000, write_xdf
+
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
-
-
-def write_xdf(path, streams, footer=True):
-    """Write a small XDF file: ``streams`` is a list of (header dict, stamps, values).
-
-    ``footer=False`` leaves out the stream footers, as in a file whose recorder never closed it.
-    """
-
-    def chunk(tag, content):
-        length = len(content) + 2
-        return bytes([8]) + struct.pack("<Q", length) + struct.pack("<H", tag) + content
-
-    def varlen(n):
-        return bytes([4]) + struct.pack("<I", n)
-
-    out = b"XDF:" + chunk(1, b'<?xml version="1.0"?><info><version>1.0</version></info>')
-    for sid, (header, stamps, values) in enumerate(streams, start=1):
-        xml = "<?xml version='1.0'?><info>" + "".join(f"<{k}>{v}</{k}>" for k, v in header.items())
-        out += chunk(2, struct.pack("<I", sid) + (xml + "</info>").encode())
-        if len(stamps):
-            body = struct.pack("<I", sid) + varlen(len(stamps))
-            for stamp, value in zip(stamps, values, strict=True):
-                body += bytes([8]) + struct.pack("<d", stamp)
-                if header["channel_format"] == "string":
-                    for text in value:
-                        body += varlen(len(text.encode())) + text.encode()
-                else:
-                    body += np.asarray(value, dtype="<f4").tobytes()
-            out += chunk(3, body)
-        footer_xml = (
-            f"<?xml version='1.0'?><info><first_timestamp>{stamps[0] if len(stamps) else 0}"
-            f"</first_timestamp><last_timestamp>{stamps[-1] if len(stamps) else 0}"
-            f"</last_timestamp><sample_count>{len(stamps)}</sample_count></info>"
-        )
-        if footer:
-            out += chunk(6, struct.pack("<I", sid) + footer_xml.encode())
-    path.write_bytes(out)
-    return path
-
-
-def write_bci2000(path, counts, stimulus_code, sfreq, names, gains=None, offsets=None):
-    """Write a BCI2000 ``.dat`` file (format 1.1, int16 data, states Running + StimulusCode).
-
-    ``counts`` is (n_samples, n_channels) in A/D units; ``gains`` may carry a unit
-    (``"0.1muV"``). Follows the BCI2000 file format documentation: a text header of
-    ``HeaderLen`` bytes (state vector and parameter definitions), then per sample the channels'
-    values followed by the state vector bytes.
-    """
-    n_ch = counts.shape[1]
-    states = "Running 1 0 0 0\r\nStimulusCode 8 0 1 0\r\n"
-    params = [
-        f"Source:Signal%20Properties:DataIOFilter int SourceCh= {n_ch} 16 1 % // channels",
-        f"Source:Signal%20Properties:DataIOFilter float SamplingRate= {sfreq:g}Hz 256Hz 1 % //",
-        "Source:Signal%20Properties:DataIOFilter list ChannelNames= "
-        f"{n_ch} {' '.join(names)} // names",
-    ]
-    if gains is not None:
-        params.append(
-            "Source:Signal%20Properties:DataIOFilter floatlist SourceChGain= "
-            f"{n_ch} {' '.join(map(str, gains))} 0.033 % % // A/D units to muV"
-        )
-    if offsets is not None:
-        params.append(
-            "Source:Signal%20Properties:DataIOFilter floatlist SourceChOffset= "
-            f"{n_ch} {' '.join(map(str, offsets))} 0 % % // offsets"
-        )
-    body = (
-        "[ State Vector Definition ] \r\n"
-        + states
-        + "[ Parameter Definition ] \r\n"
-        + "".join(p + "\r\n" for p in params)
-        + "\r\n"
-    )
-    first = "BCI2000V= 1.1 HeaderLen= {:>6} SourceCh= {} StatevectorLen= 2 DataFormat= int16\r\n"
-    length = len(first.format(0, n_ch)) + len(body)
-    header = (first.format(length, n_ch) + body).encode()
-    frames = b"".join(
-        np.asarray(row, dtype="<i2").tobytes() + bytes([1, int(code)])
-        for row, code in zip(counts, stimulus_code, strict=True)
-    )
-    path.write_bytes(header + frames)
-    return path
-
-
-def _header(name, stype, n_ch, srate, fmt):
-    return {
-        "name": name,
-        "type": stype,
-        "channel_count": n_ch,
-        "nominal_srate": srate,
-        "channel_format": fmt,
-        "source_id": name,
-    }
 
 
 def test_fif_round_trip(tmp_path):
@@ -234,11 +143,11 @@ def test_unknown_and_corrupt_formats(tmp_path):
         read_recording(unknown)
     bad_edf = tmp_path / "broken.edf"
     bad_edf.write_bytes(b"not an edf file at all")
-    with pytest.raises(ValueError, match=r"broken\.edf.*mne\.io\.read_raw"):
+    with pytest.raises(ValueError, match=r"broken\.edf .*truncated or corrupt.*Bad EDF"):
         read_recording(bad_edf)
     bad_xdf = tmp_path / "broken.xdf"
     bad_xdf.write_bytes(b"nonsense")
-    with pytest.raises(ValueError, match=r"broken\.xdf as XDF"):
+    with pytest.raises(ValueError, match=r"broken\.xdf .*truncated or corrupt"):
         read_recording(bad_xdf)
     with pytest.raises(ValueError, match="select streams of an XDF"):
         read_recording(bad_edf, stream="EEG")
@@ -326,6 +235,13 @@ def test_bci2000_without_gains_warns_and_bad_gain_is_named(tmp_path):
     )
     with pytest.raises(ValueError, match=r"bad_gain\.dat.*SourceChGain value 'x'"):
         read_recording(bad)
+    whole = write_bci2000(
+        tmp_path / "whole.dat", counts, code, 100, ["a", "b", "c"], gains=[1, 1, 1]
+    )
+    cut = tmp_path / "cut.dat"
+    cut.write_bytes(whole.read_bytes()[:-5])  # 3 int16 + 2 state bytes per sample
+    with pytest.warns(RuntimeWarning, match=r"cut\.dat is truncated .*3 of 8 bytes.*399 samples"):
+        assert read_recording(cut).n_times == 399
 
 
 def _fif_and_edf(tmp_path, seconds=30):

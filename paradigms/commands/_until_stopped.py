@@ -1,0 +1,45 @@
+"""Block a command until its work is done, a duration has passed, SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable
+
+
+def run_until_stopped(
+    done: Callable[[], bool] | None = None, duration: float | None = None, poll: float = 0.2
+) -> str:
+    """Wait until ``done()`` is true, ``duration`` seconds have passed, SIGTERM or Ctrl-C.
+
+    Parameters
+    ----------
+    done : callable | None
+        Polled every ``poll`` seconds; None waits for the other conditions only.
+    duration : float | None
+        Seconds to wait at most; None for no limit.
+    poll : float
+        Seconds between checks.
+
+    Returns
+    -------
+    reason : str
+        ``"done"``, ``"duration"``, ``"terminated"`` (SIGTERM) or ``"interrupted"`` (Ctrl-C).
+    """
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    deadline = None if duration is None else time.monotonic() + duration
+    try:
+        while not stop.is_set():
+            if done is not None and done():
+                return "done"
+            left = poll if deadline is None else min(poll, deadline - time.monotonic())
+            if left <= 0:
+                return "duration"
+            stop.wait(left)
+        return "terminated"
+    except KeyboardInterrupt:
+        return "interrupted"
+    finally:
+        signal.signal(signal.SIGTERM, previous)
