@@ -7,7 +7,7 @@ import numpy as np
 import pylsl
 import pytest
 
-from acquisition._inlet_thread import InletThread, processing_flags_code
+from acquisition._inlet_thread import InletThread, processing_flags_code, start_together
 
 from .lsl_helpers import wait_until
 
@@ -40,14 +40,16 @@ class _Collector(InletThread):
             raise ValueError(self.reject)
         self.n_channels = info.channel_count()
 
-    def _pull(self, inlet):
+    def _pull(self, inlet, timeout):
         self.threads.add(threading.get_ident())
-        sample, _ = inlet.pull_sample(timeout=0.05)
-        if sample is not None:
-            with self._lock:
-                self.samples.append(sample)
-            if self.fail_after is not None and len(self.samples) >= self.fail_after:
-                raise RuntimeError("pull failed")
+        sample, _ = inlet.pull_sample(timeout=timeout)
+        if sample is None:
+            return 0
+        with self._lock:
+            self.samples.append(sample)
+        if self.fail_after is not None and len(self.samples) >= self.fail_after:
+            raise RuntimeError("pull failed")
+        return 1
 
 
 def _outlet():
@@ -102,6 +104,23 @@ def test_start_reports_what_went_wrong():
         wait_until(lambda: not failing.running, what="the failing pull to end the thread")
     assert isinstance(failing._error, RuntimeError)
     del outlet
+
+
+@pytest.mark.lsl
+def test_start_together_starts_all_or_none():
+    outlets = [_outlet() for _ in range(2)]
+    workers = [_Collector(source_id) for _, source_id in outlets]
+    start_together(workers)
+    try:
+        assert all(w.running for w in workers)
+        assert [w.info.source_id() for w in workers] == [sid for _, sid in outlets]
+    finally:
+        for w in workers:
+            w.stop()
+    present = _Collector(outlets[0][1])
+    with pytest.raises(TimeoutError, match="absent-"):
+        start_together([present, _Collector(f"absent-{uuid4().hex}", timeout=0.3)])
+    assert not present.running
 
 
 def test_bad_parameters():
