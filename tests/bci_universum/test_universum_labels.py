@@ -24,7 +24,7 @@ def test_split_universum_keeps_order_and_rejects_length_mismatch():
     assert X_lab[:, 0].tolist() == [0, 4, 8]
     assert y_lab.tolist() == [1, 0, 1]
     assert X_u[:, 0].tolist() == [2, 6]
-    with pytest.raises(ValueError, match="inconsistent numbers of trials"):
+    with pytest.raises(ValueError, match="inconsistent numbers of trials: 5 and 3"):
         split_universum(X, y[:3])
 
 
