@@ -62,6 +62,7 @@ def test_warm_start_within_the_box_and_on_the_equality():
     for alpha, ok in (([0.5, 0.5 - 0.9 * tol, 0, 0], True), ([0.5, 0.5 - 1.1 * tol, 0, 0], False)):
         _check_equality(Y, upper, alpha, ok)
     _check_equality([1.0], [1.0], [0.9e-10], True)  # one variable: n counts as 1
+    _check_equality([1.0], [1.0], [1e-10], True)  # the tolerance itself is accepted
     _check_equality([1.0], [1.0], [1.1e-10], False)
     # without the equality any point of the box is a warm start
     alpha = check_box_qp(Y, -ONES, upper, 4, alpha0=[1.0, 0.0, 0.0, 0.0], equality=False)[4]
