@@ -92,3 +92,19 @@ def test_binary_classifiers_declare_themselves_binary():
         assert estimator.__sklearn_tags__().classifier_tags.multi_class is False
     for estimator in MULTICLASS:
         assert estimator.__sklearn_tags__().classifier_tags.multi_class is True
+
+
+def test_a_zero_decision_predicts_the_first_class():
+    X, y = _data(2)
+    clf = UniversumSVC(kernel="linear", fit_intercept=False).fit(X, y)
+    zero = np.zeros((1, X.shape[1]))
+    assert clf.decision_function(zero)[0] == 0.0
+    assert clf.predict(zero)[0] == clf.classes_[0] == 0
+
+
+def test_all_universum_error_names_the_label():
+    X, y = _data(2)
+    with pytest.raises(ValueError, match="universum label sentinel; at least two labelled"):
+        UniversumSVC().fit(X, np.full(len(y), UNIVERSUM))
+    with pytest.raises(ValueError, match="universum label 9; at least two labelled"):
+        UniversumSVC(universum_label=9).fit(X, np.full(len(y), 9))
