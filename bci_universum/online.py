@@ -74,7 +74,13 @@ class Decision:
     label: object = None
 
 
-def design_bandpass(sfreq: float, band: tuple[float, float] | None, order: int = 4) -> np.ndarray:
+#: Butterworth order of the causal band-pass of every registry pipeline (per band edge).
+FILTER_ORDER = 4
+
+
+def design_bandpass(
+    sfreq: float, band: tuple[float, float] | None, order: int = FILTER_ORDER
+) -> np.ndarray:
     """Butterworth band-pass (or low/high-pass) as second-order sections.
 
     Parameters
@@ -307,7 +313,7 @@ class OnlineDecoder:
         window: float = 1.0,
         update_rate: float = 16.0,
         band: tuple[float, float] | None = (8.0, 30.0),
-        filter_order: int = 4,
+        filter_order: int = FILTER_ORDER,
         smoothing: float = 0.0,
     ):
         if not sfreq > 0:
@@ -331,6 +337,12 @@ class OnlineDecoder:
         self.sos = design_bandpass(self.sfreq, band, filter_order)
         self._path = trial_decision_path(pipeline)
         self._label = label_rule(pipeline)
+        steps = _pipeline_steps(pipeline)
+        self._adaptive = [
+            ([_trial_transform(s) for s in steps[:i]], step.update)
+            for i, step in enumerate(steps)
+            if callable(getattr(step, "update", None))
+        ]
         self.n_values = self._check_path()
         self.reset()
 
@@ -456,6 +468,36 @@ class OnlineDecoder:
             return None
         return self._window()
 
+    def adapt_to_rest(self, window: np.ndarray | None = None) -> bool:
+        """Fold a rest window of the current run into the pipeline's adaptive steps.
+
+        Steps with an ``update(x)`` method (e.g.
+        :class:`~bci_universum.features.Recentring`, whose rest reference re-centres the
+        following windows) receive the window as the steps before them transform it. Call it
+        at the end of each rest (universum) period of a feedback run; decisions are not
+        affected until then, and the decision path stays as lean as before.
+
+        Parameters
+        ----------
+        window : ndarray of shape (n_channels, window_len) or None
+            A filtered rest window; ``None`` takes :meth:`current_window`.
+
+        Returns
+        -------
+        adapted : bool
+            False when the pipeline has no adaptive step or no clean window is available.
+        """
+        if window is None:
+            window = self.current_window()
+        if window is None or not self._adaptive:
+            return False
+        for transforms, update in self._adaptive:
+            x = np.array(window, dtype=np.float64)
+            for transform in transforms:
+                x = transform(x)
+            update(x)
+        return True
+
     def _decide(self, sample_index: int) -> Decision:
         timestamp = float(self._times[self._end - 1])
         bad = self._bad[self._end - self.window_len : self._end]
@@ -547,6 +589,47 @@ def causal_filter(data: np.ndarray, sos: np.ndarray) -> np.ndarray:
     """Filter continuous ``data`` of shape (n_samples, n_channels) causally from a zero state."""
     data = np.asarray(data, dtype=np.float64)
     return CausalFilter(sos, data.shape[1]).push(data)[0]
+
+
+def filter_raw(raw, band: tuple | None, order: int = FILTER_ORDER, verbose=None):
+    """A copy of ``raw`` whose data channels went through the online decoder's causal filter.
+
+    The one way the project filters a continuous recording before cutting trials (``train``,
+    ``evaluate`` and the replay all use it): the filter of :class:`OnlineDecoder`
+    (:func:`design_bandpass`, the same kernel), started from a zero state at the first sample
+    as the decoder starts at the first sample of a stream, so that trials cut from the result
+    hold exactly the samples of the decoder's windows. Non-finite samples enter the filter as
+    zeros (as online) and stay non-finite in the output, so that the trials holding them are
+    dropped.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        Continuous recording (loaded into memory if it is not).
+    band : (float | None, float | None) or None
+        Pass band (Hz), as :func:`design_bandpass` takes it; ``None``: an unfiltered copy.
+    order : int
+        Butterworth order.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        The filtered copy.
+    """
+    raw = raw.copy().load_data(verbose=verbose)
+    if band is None:
+        return raw
+    sos = design_bandpass(raw.info["sfreq"], tuple(band), order)
+
+    def _filter(data: np.ndarray) -> np.ndarray:
+        bad = ~np.isfinite(data)
+        filtered = causal_filter(np.where(bad, 0.0, data).T, sos).T
+        filtered[bad] = np.nan
+        return filtered
+
+    return raw.apply_function(_filter, picks="data", channel_wise=False, verbose=verbose)
 
 
 def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,30 +1,46 @@
-"""Evaluation pipelines by name: feature extraction and classifier, with or without universum.
+"""The pipeline registry: every named decoding pipeline of the project, defined once.
 
 =============  ==============================================================================
-pipeline       steps (epochs ``(n_trials, n_channels, n_times)`` in, class labels out)
+pipeline       steps (causally filtered epochs ``(n_trials, n_channels, n_times)`` in)
 =============  ==============================================================================
-csp_usvm       band-pass, window, CSP log-variance, scaling, linear U-SVM
-csp_svm        band-pass, window, CSP log-variance, scaling, linear SVM (scikit-learn)
-csp_lda        band-pass, window, CSP log-variance, LDA
-ts_lr          band-pass, window, Riemannian tangent space, scaling, logistic regression
-ts_usvm        band-pass, window, Riemannian tangent space, scaling, linear U-SVM
+csp_usvm       window, CSP log-variance, scaling, linear U-SVM
+csp_svm        window, CSP log-variance, scaling, linear SVM (scikit-learn)
+csp_lda        window, CSP log-variance, LDA
+ts_lr          window, Riemannian tangent space, logistic regression
+ts_usvm        window, Riemannian tangent space, linear U-SVM
 thesis         window after the cue, low-pass 45 Hz, resample 100 Hz, linear detrend, Infomax
                ICA, Welch PSD (5 windows), scaling, linear U-SVM (``universum-svm.md`` §16.5)
+spike_ecoc     spike-train kernel (spikernel, RBF on counts or alignment), one-vs-one ECOC of
+               kernel U-SVMs on binned spike counts ``(n_trials, n_neurons, n_bins)``
 =============  ==============================================================================
+
+``evaluate`` (``[pipelines.*]``), ``train`` (``--pipeline``, the session file's
+``[pipeline] name``), ``online`` and the Python API all take these names.
+
+The band-pass is not a step: it is the online decoder's causal filter
+(:func:`bci_universum.online.filter_raw`), applied to the continuous recording before the
+trials are cut, in evaluation and training as online. Every pipeline's parameters hold its
+``band`` (``None``: no filter), so the filter travels with the pipeline into the model's
+metadata and the online decoder. The ``window`` step cuts the decision window out of epochs
+that start at ``tmin``; a deployed pipeline (``tmin=None``) takes windows of exactly that
+length, as the online decoder feeds them.
 
 Every pipeline takes universum trials in ``y`` (:data:`bci_universum.UNIVERSUM_STR`). CSP,
 the tangent-space reference and the feature scaling fit on labelled trials only (so features
 do not depend on the universum; only the classifier does), ICA on all training trials; the
 baselines' classifiers (LDA, SVM, logistic regression) are wrapped in :class:`LabelledOnly`,
 which drops universum trials before fitting, so every pipeline runs on the same trials.
-Filtering runs on the whole epoch before the window is cut, so load epochs longer than the
-window (e.g. −1 to 4 s around the cue for a 1–2 s window).
 
-Universa (``none``, ``U_C3``, ``centred``, ``U_mean``, ``U_nm``, ``centred_U_nm``) are applied by
-the evaluation engine (:func:`bci_universum.evaluation.with_universum`), which wraps these
-pipelines; the classifier step is named ``"clf"`` and grids name its plain parameters (``C``,
-``C_universum``, ``epsilon``). :func:`pipeline_factory` gives the picklable
-``factory(epochs) -> estimator`` that :func:`bci_universum.evaluation.evaluate` takes.
+The classifier step is named ``"clf"`` in every pipeline; grids name its plain parameters
+(``C``, ``C_universum``, ``epsilon``; :func:`bci_universum.training.resolve_grid`). Universa
+(``none``, ``U_C3``, ``centred``, ...) are applied by the evaluation engine, which wraps these
+pipelines. :func:`pipeline_factory` gives the picklable ``factory(epochs) -> estimator`` that
+:func:`bci_universum.evaluation.evaluate` takes.
+
+Adding a pipeline is one entry in :data:`PIPELINES`: a builder
+``build(sfreq, random_state, params) -> steps`` (without the window step, which
+:func:`make_pipeline` adds) and its default parameters (``band`` and ``window`` included when
+the pipeline takes EEG epochs).
 """
 
 from __future__ import annotations
@@ -33,32 +49,38 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, MetaEstimatorMixin, clone
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
 from ._universum import universum_mask
-from .classifiers import UniversumSVC
-from .features import CSP, ICA, BandPass, TangentSpace, TrialPreprocessing, WelchPSD
-from .universa import _estimator_has
+from .classifiers import BiasedSVC, ECOCUniversumClassifier, PriorDecision, UniversumSVC
+from .features import CSP, ICA, TangentSpace, TrialPreprocessing, WelchPSD
+from .features.spike_kernels import SpikeKernel
+from .universa import TrainingSetWrapper
 
 __all__ = [
+    "CLASSIFIER",
     "PIPELINES",
     "LabelledOnly",
     "LabelledStandardScaler",
     "PipelineFactory",
+    "PipelineSpec",
+    "get_pipeline",
     "make_pipeline",
     "pipeline_factory",
     "pipeline_params",
+    "with_prior",
 ]
 
 #: Name of the classifier step in every pipeline.
 CLASSIFIER = "clf"
+
+#: Names used before the registry was the one home of pipelines → their registry names.
+RENAMED = {"tangent-usvm": "ts_usvm", "csp-usvm": "csp_usvm"}
 
 
 class LabelledStandardScaler(StandardScaler):
@@ -90,7 +112,7 @@ class LabelledStandardScaler(StandardScaler):
         return super().fit(X, sample_weight=sample_weight)
 
 
-class LabelledOnly(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
+class LabelledOnly(TrainingSetWrapper):
     """Fit a classifier on the labelled trials only (universum trials in ``y`` are dropped).
 
     Lets any scikit-learn classifier sit in a pipeline that receives universum trials.
@@ -114,50 +136,12 @@ class LabelledOnly(ClassifierMixin, MetaEstimatorMixin, BaseEstimator):
         self.estimator = estimator
         self.universum_label = universum_label
 
-    def fit(self, X, y):
-        """Fit a clone of ``estimator`` on the labelled trials of ``X, y``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_trials, ...)
-        y : array-like of shape (n_trials,)
-            Labels with universum trials marked by the sentinel.
-
-        Returns
-        -------
-        self : LabelledOnly
-        """
+    def _training_set(self, X, y) -> tuple:
         y = np.asarray(y)
         keep = ~universum_mask(y, self.universum_label)
         if not keep.any():
             raise ValueError("LabelledOnly: every training trial is a universum trial.")
-        self.estimator_ = clone(self.estimator).fit(np.asarray(X)[keep], y[keep])
-        self.classes_ = self.estimator_.classes_
-        return self
-
-    def predict(self, X):
-        """Predict with the fitted classifier."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
-
-    @available_if(_estimator_has("decision_function"))
-    def decision_function(self, X):
-        """Decision function of the fitted classifier."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.decision_function(X)
-
-    @available_if(_estimator_has("predict_proba"))
-    def predict_proba(self, X):
-        """Class probabilities of the fitted classifier."""
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(X)
-
-    def score(self, X, y, sample_weight=None):
-        """Accuracy on the labelled trials of ``X, y``."""
-        y = np.asarray(y)
-        keep = ~universum_mask(y, self.universum_label)
-        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return super().score(np.asarray(X)[keep], y[keep], sample_weight=weights)
+        return np.asarray(X)[keep], y[keep]
 
 
 def _window(sfreq, tmin, window):
@@ -165,10 +149,6 @@ def _window(sfreq, tmin, window):
     return TrialPreprocessing(
         sfreq, tmin=tmin, window=tuple(window), h_freq=None, resample_sfreq=None, detrend=False
     )
-
-
-def _band_window(sfreq, tmin, p):
-    return [("band", BandPass(sfreq, *p["band"])), ("window", _window(sfreq, tmin, p["window"]))]
 
 
 def _usvm(p, random_state):
@@ -185,64 +165,45 @@ def _csp(p):
     return ("csp", CSP(p["n_components"], cov_est=p["cov_est"]))
 
 
-def _build_csp_usvm(sfreq, tmin, random_state, p):
-    return [
-        *_band_window(sfreq, tmin, p),
-        _csp(p),
-        ("scale", LabelledStandardScaler()),
-        (CLASSIFIER, _usvm(p, random_state)),
-    ]
+def _build_csp_usvm(sfreq, random_state, p):
+    return [_csp(p), ("scale", LabelledStandardScaler()), (CLASSIFIER, _usvm(p, random_state))]
 
 
-def _build_csp_svm(sfreq, tmin, random_state, p):
-    return [
-        *_band_window(sfreq, tmin, p),
-        _csp(p),
-        ("scale", LabelledStandardScaler()),
-        (CLASSIFIER, LabelledOnly(SVC(C=p["C"], kernel="linear"))),
-    ]
+def _build_csp_svm(sfreq, random_state, p):
+    svm = LabelledOnly(SVC(C=p["C"], kernel="linear"))
+    return [_csp(p), ("scale", LabelledStandardScaler()), (CLASSIFIER, svm)]
 
 
-def _build_csp_lda(sfreq, tmin, random_state, p):
-    return [
-        *_band_window(sfreq, tmin, p),
-        _csp(p),
-        (CLASSIFIER, LabelledOnly(LinearDiscriminantAnalysis())),
-    ]
+def _build_csp_lda(sfreq, random_state, p):
+    return [_csp(p), (CLASSIFIER, LabelledOnly(LinearDiscriminantAnalysis()))]
 
 
-def _build_ts_lr(sfreq, tmin, random_state, p):
-    return [
-        *_band_window(sfreq, tmin, p),
-        ("tangent", TangentSpace(p["cov_est"])),
-        ("scale", LabelledStandardScaler()),
-        (CLASSIFIER, LabelledOnly(LogisticRegression(C=p["C"], max_iter=1000))),
-    ]
+# Tangent vectors are not standardised (as pyRiemann's TS + LR): a scaler estimated from the
+# few trials of a calibration run costs accuracy (20 points on the simulated subject with four
+# trials per class).
+def _build_ts_lr(sfreq, random_state, p):
+    lr = LabelledOnly(LogisticRegression(C=p["C"], max_iter=1000))
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, lr)]
 
 
-def _build_ts_usvm(sfreq, tmin, random_state, p):
-    return [
-        *_band_window(sfreq, tmin, p),
-        ("tangent", TangentSpace(p["cov_est"])),
-        ("scale", LabelledStandardScaler()),
-        (CLASSIFIER, _usvm(p, random_state)),
-    ]
+def _build_ts_usvm(sfreq, random_state, p):
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, _usvm(p, random_state))]
 
 
-def _build_thesis(sfreq, tmin, random_state, p):
+def _build_thesis(sfreq, random_state, p):
     out = p["resample_sfreq"]
+    # The thesis preprocesses the trial window itself (§16.5), so it runs on the window alone:
+    # a function of the decision window, as the online decoder can compute it.
+    preprocess = TrialPreprocessing(
+        sfreq,
+        tmin=p["window"][0],
+        window=tuple(p["window"]),
+        h_freq=p["h_freq"],
+        resample_sfreq=out,
+        detrend=True,
+    )
     return [
-        (
-            "preprocess",
-            TrialPreprocessing(
-                sfreq,
-                tmin=tmin,
-                window=tuple(p["window"]),
-                h_freq=p["h_freq"],
-                resample_sfreq=out,
-                detrend=True,
-            ),
-        ),
+        ("preprocess", preprocess),
         (
             "ica",
             ICA(
@@ -258,36 +219,67 @@ def _build_thesis(sfreq, tmin, random_state, p):
     ]
 
 
-_BAND = {"band": (7.0, 30.0), "window": (1.0, 2.0)}
+def _build_spike_ecoc(sfreq, random_state, p):
+    svm = UniversumSVC(
+        kernel="precomputed",
+        C=p["C"],
+        C_universum=p["C_universum"],
+        epsilon=p["epsilon"],
+        random_state=random_state,
+    )
+    return [
+        ("kernel", SpikeKernel(p["kernel"], kernel_params=p["kernel_params"])),
+        (CLASSIFIER, ECOCUniversumClassifier(svm, coding=p["coding"])),
+    ]
+
+
+_EEG = {"band": (7.0, 30.0), "window": (1.0, 2.0)}
 _CSP = {"n_components": 4, "cov_est": "empirical"}
 _USVM = {"C": 1.0, "C_universum": 1.0, "epsilon": 0.05}
 
 
 @dataclass(frozen=True)
 class PipelineSpec:
-    """A named pipeline: its step builder, default parameters and a one-line description."""
+    """A named pipeline.
+
+    Attributes
+    ----------
+    build : callable
+        ``build(sfreq, random_state, params) -> steps``: the steps after the window.
+    defaults : mapping
+        Default parameters; ``band`` is the causal band-pass applied before the pipeline,
+        ``window`` the decision window (s relative to the cue).
+    universum_aware : bool
+        Whether the classifier learns from universum trials.
+    description : str
+        One line for tables and ``--help``.
+    multiclass : bool
+        Whether the pipeline decodes more than two classes.
+    """
 
     build: Callable
     defaults: Mapping
     universum_aware: bool
     description: str
+    multiclass: bool = False
 
 
 PIPELINES: dict[str, PipelineSpec] = {
     "csp_usvm": PipelineSpec(
-        _build_csp_usvm, {**_BAND, **_CSP, **_USVM}, True, "CSP + linear U-SVM"
+        _build_csp_usvm, {**_EEG, **_CSP, **_USVM}, True, "CSP + linear U-SVM"
     ),
-    "csp_svm": PipelineSpec(_build_csp_svm, {**_BAND, **_CSP, "C": 1.0}, False, "CSP + SVM"),
-    "csp_lda": PipelineSpec(_build_csp_lda, {**_BAND, **_CSP}, False, "CSP + LDA"),
+    "csp_svm": PipelineSpec(_build_csp_svm, {**_EEG, **_CSP, "C": 1.0}, False, "CSP + SVM"),
+    "csp_lda": PipelineSpec(_build_csp_lda, {**_EEG, **_CSP}, False, "CSP + LDA"),
     "ts_lr": PipelineSpec(
-        _build_ts_lr, {**_BAND, "cov_est": "oas", "C": 1.0}, False, "tangent space + LR"
+        _build_ts_lr, {**_EEG, "cov_est": "oas", "C": 1.0}, False, "tangent space + LR"
     ),
     "ts_usvm": PipelineSpec(
-        _build_ts_usvm, {**_BAND, "cov_est": "oas", **_USVM}, True, "tangent space + U-SVM"
+        _build_ts_usvm, {**_EEG, "cov_est": "oas", **_USVM}, True, "tangent space + U-SVM"
     ),
     "thesis": PipelineSpec(
         _build_thesis,
         {
+            "band": None,
             "window": (0.5, 1.0),
             "h_freq": 45.0,
             "resample_sfreq": 100.0,
@@ -301,40 +293,101 @@ PIPELINES: dict[str, PipelineSpec] = {
         True,
         "thesis: preprocessing, Infomax ICA, Welch PSD, linear U-SVM",
     ),
+    "spike_ecoc": PipelineSpec(
+        _build_spike_ecoc,
+        {
+            "band": None,
+            "kernel": "spikernel",
+            "kernel_params": None,
+            "coding": "ovo",
+            "C": 10.0,
+            "C_universum": 1.0,
+            "epsilon": 0.05,
+        },
+        True,
+        "spike-train kernel + one-vs-one ECOC of U-SVMs (binned spike counts)",
+        multiclass=True,
+    ),
 }
 
 
-def _check_name(name: str) -> PipelineSpec:
-    if name not in PIPELINES:
-        raise ValueError(f"Unknown pipeline {name!r}; choose from {sorted(PIPELINES)}.")
-    return PIPELINES[name]
+def get_pipeline(name: str) -> PipelineSpec:
+    """The registry entry ``name``; unknown and old names get an error naming the choices."""
+    if name in PIPELINES:
+        return PIPELINES[name]
+    if name in RENAMED:
+        raise ValueError(
+            f"Pipeline {name!r} is now called {RENAMED[name]!r} (one naming scheme everywhere); "
+            f"choose from {sorted(PIPELINES)}."
+        )
+    raise ValueError(f"Unknown pipeline {name!r}; choose from {sorted(PIPELINES)}.")
 
 
-def _check_params(name: str, params: Mapping) -> PipelineSpec:
-    spec = _check_name(name)
+def _check_band(band) -> tuple | None:
+    if band is None:
+        return None
+    try:
+        low, high = band
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"band must be (low, high) in Hz or None, got {band!r}.") from err
+    if low is None and high is None:
+        return None
+    edges = [e for e in (low, high) if e is not None]
+    if not all(isinstance(e, int | float) and e > 0 for e in edges):
+        raise ValueError(f"band edges must be positive numbers of Hz or None, got {band!r}.")
+    if low is not None and high is not None and not low < high:
+        raise ValueError(f"band must have low < high, got {band!r}.")
+    return (None if low is None else float(low), None if high is None else float(high))
+
+
+def _check_params(name: str, params: Mapping) -> dict:
+    """Defaults of ``name`` updated with ``params``; unknown parameters are refused."""
+    spec = get_pipeline(name)
     unknown = sorted(set(params) - set(spec.defaults))
     if unknown:
         raise ValueError(
             f"Pipeline {name!r} has no parameter {unknown}; its parameters: "
             f"{sorted(spec.defaults)}."
         )
-    return spec
+    merged = {**spec.defaults, **params}
+    merged["band"] = _check_band(merged["band"])
+    if "window" in merged:
+        window = tuple(float(t) for t in merged["window"])
+        if len(window) != 2 or not window[0] < window[1]:
+            raise ValueError(f"Pipeline {name!r}: window must be (start, stop), got {window}.")
+        merged["window"] = window
+    return merged
 
 
-def pipeline_params(name: str) -> dict:
-    """Default parameters of pipeline ``name`` (what ``make_pipeline(**params)`` accepts)."""
-    return dict(_check_name(name).defaults)
+def _check_on_grid(name: str, window: tuple, sfreq: float) -> None:
+    """Refuse a window whose edges fall between samples.
+
+    Trials, the window step and the online decoder's windows would each round such an edge
+    on their own, and could differ by a sample: the evaluated, trained and deployed windows
+    must be the same samples.
+    """
+    samples = np.asarray(window, dtype=float) * float(sfreq)
+    if not np.allclose(samples, np.round(samples), rtol=0, atol=1e-6):
+        raise ValueError(
+            f"Pipeline {name!r}: window {window} s falls between samples at {sfreq:g} Hz "
+            f"({samples[0]:g}, {samples[1]:g} samples); use multiples of {1 / sfreq:g} s."
+        )
+
+
+def pipeline_params(name: str, **params) -> dict:
+    """Parameters of pipeline ``name``: its defaults updated with ``params`` (checked)."""
+    return _check_params(name, params)
 
 
 def make_pipeline(
     name: str,
     *,
     sfreq: float,
-    tmin: float = 0.0,
+    tmin: float | None = None,
     random_state: int | None = 0,
     **params,
 ) -> Pipeline:
-    """Build the unfitted pipeline ``name``.
+    """Build the unfitted pipeline ``name`` for causally filtered epochs.
 
     Parameters
     ----------
@@ -342,21 +395,64 @@ def make_pipeline(
         One of :data:`PIPELINES`.
     sfreq : float
         Sampling frequency of the epochs (Hz).
-    tmin : float
-        Time of the first epoch sample relative to the cue (s); windows are relative to the
-        cue.
+    tmin : float or None
+        Time of the first epoch sample relative to the cue (s): a first step cuts the
+        pipeline's ``window`` out of longer epochs. ``None``: the epochs are the window (as the
+        online decoder feeds them); no window step.
     random_state : int or None
         Seed of the ICA and of the U-SVM solver.
     **params
-        Overrides of :func:`pipeline_params` (e.g. ``window=(0.5, 2.5)``, ``C=10``).
+        Overrides of :func:`pipeline_params` (e.g. ``window=(0.5, 2.5)``, ``C=10``); ``band``
+        is not a step: it names the causal filter the epochs went through.
 
     Returns
     -------
     pipeline : sklearn.pipeline.Pipeline
         Its classifier step is named ``"clf"``.
     """
-    spec = _check_params(name, params)
-    return Pipeline(spec.build(sfreq, tmin, random_state, {**spec.defaults, **params}))
+    spec = get_pipeline(name)
+    p = _check_params(name, params)
+    if "window" in p:
+        _check_on_grid(name, p["window"], sfreq)
+    steps = spec.build(sfreq, random_state, p)
+    if tmin is not None and "window" in p:
+        steps = [("window", _window(sfreq, tmin, p["window"])), *steps]
+    return Pipeline(steps)
+
+
+def with_prior(pipeline: Pipeline, prior) -> Pipeline:
+    """``pipeline`` with its U-SVM regularised toward a previous session's fitted pipeline.
+
+    The prior's decision value is appended to the features
+    (:class:`~bci_universum.classifiers.PriorDecision`) and the classifier becomes a
+    :class:`~bci_universum.classifiers.BiasedSVC` with the U-SVM's parameters (its weight
+    ``prior_weight`` is a grid parameter; 0 ignores the prior).
+
+    Parameters
+    ----------
+    pipeline : sklearn.pipeline.Pipeline
+        An unfitted registry pipeline whose classifier is a linear
+        :class:`~bci_universum.classifiers.UniversumSVC`.
+    prior : estimator
+        A fitted pipeline taking the same epochs.
+
+    Returns
+    -------
+    pipeline : sklearn.pipeline.Pipeline
+        Steps ``features`` and ``clf``.
+    """
+    usvm = pipeline.steps[-1][1]
+    if type(usvm) is not UniversumSVC or usvm.kernel != "linear":
+        raise ValueError(
+            "A prior model needs a pipeline with a linear U-SVM classifier (csp_usvm, "
+            f"ts_usvm, thesis); this one ends in {type(usvm).__name__}."
+        )
+    params = {k: v for k, v in usvm.get_params().items() if k != "universum_label"}
+    union = FeatureUnion(
+        [("features", pipeline[:-1]), ("prior", PriorDecision(FrozenEstimator(prior)))]
+    )
+    biased = BiasedSVC(prior="last_column", **params)
+    return Pipeline([("features", union), (CLASSIFIER, biased)])
 
 
 @dataclass(frozen=True)
@@ -380,10 +476,15 @@ class PipelineFactory:
     @property
     def universum_aware(self) -> bool:
         """Whether the classifier learns from universum trials (else: universum none only)."""
-        return PIPELINES[self.name].universum_aware
+        return get_pipeline(self.name).universum_aware
+
+    @property
+    def band(self) -> tuple | None:
+        """The causal band-pass the pipeline's epochs must have gone through."""
+        return _check_params(self.name, self.params)["band"]
 
     def __call__(self, epochs) -> Pipeline:
-        """The pipeline for an :class:`~bci_universum.evaluation_data.EpochSet`."""
+        """The pipeline for an EpochSet (its ``sfreq`` and ``tmin``)."""
         return make_pipeline(
             self.name,
             sfreq=epochs.sfreq,

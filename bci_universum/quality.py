@@ -14,7 +14,7 @@ check                     metric (per channel)                                  
 ``line_noise``            power within ±1 Hz of the line frequency over the power    > 1
                           in 1–40 Hz (Welch), i.e. more mains than EEG
 ``amplitude``             peak-to-peak after a 1 Hz high-pass (drift removed)        > 500 µV
-``variance``              robust z-score of log(std) after the high-pass across      |z| > 5
+``variance``              robust z-score of log(std) after the high-pass across      ``|z|`` > 5
                           the non-flat channels (median / 1.4826·MAD, pyprep's       and ×3
                           deviation criterion), and the std's ratio to the median    or ×1/3
                           channel's (so that a homogeneous montage, where the MAD

@@ -55,6 +55,7 @@ __all__ = [
     "NonMotorUniversum",
     "OtherClasses",
     "ThirdCondition",
+    "TrainingSetWrapper",
     "WithUniversum",
     "centre_universum",
     "mark_universum",
@@ -429,37 +430,15 @@ def _estimator_has(attr):
     return check
 
 
-class WithUniversum(MetaEstimatorMixin, BaseEstimator):
-    """Fit ``estimator`` on the training data after a universum ``builder`` (CV-safe).
+class TrainingSetWrapper(MetaEstimatorMixin, BaseEstimator):
+    """Base of the meta-estimators that fit ``estimator`` on a rewritten training set.
 
-    ``fit`` clones ``builder``, calls ``builder.build(X, y)`` on the training trials only and
-    fits a clone of ``estimator`` on the result. Prediction methods delegate to the fitted
-    estimator and never build universum trials; ``score`` ignores universum trials.
-
-    Parameters
-    ----------
-    estimator : estimator
-        Classifier or pipeline (universum-aware, e.g. a universum SVM).
-    builder : builder
-        One of :class:`ThirdCondition`, :class:`OtherClasses`, :class:`CentredUniversum`,
-        :class:`MeanUniversum`, :class:`NonMotorUniversum` (anything with ``build``).
-    universum_label : int, str or None
-        Sentinel used by ``score`` to drop universum trials.
-
-    Attributes
-    ----------
-    estimator_ : estimator
-        The fitted estimator.
-    builder_ : builder
-        The builder as used in ``fit`` (its fitted attributes describe the training universum).
-    classes_ : ndarray
-        ``estimator_.classes_`` when it has them.
+    Subclasses say how the training set is rewritten (:meth:`_training_set`): drop the
+    universum trials (:class:`~bci_universum.pipelines.LabelledOnly`), add built ones
+    (:class:`WithUniversum`). Fitting, the prediction methods (delegated to the fitted
+    ``estimator_``, which never sees a rewritten test set) and ``score`` (on the labelled
+    trials only) live here once.
     """
-
-    def __init__(self, estimator, builder, *, universum_label=None):
-        self.estimator = estimator
-        self.builder = builder
-        self.universum_label = universum_label
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -469,27 +448,28 @@ class WithUniversum(MetaEstimatorMixin, BaseEstimator):
         tags.target_tags.required = True
         return tags
 
+    def _training_set(self, X, y) -> tuple:
+        """``(X, y)`` the wrapped estimator is fitted on."""
+        raise NotImplementedError
+
     def fit(self, X, y, **fit_params):
-        """Build the universum from ``X, y`` and fit the estimator on the result.
+        """Fit a clone of ``estimator`` on the rewritten training set.
 
         Parameters
         ----------
         X : array-like of shape (n_trials, ...)
             Training trials.
         y : array-like of shape (n_trials,)
-            Labels (may already hold universum trials).
+            Labels, universum trials marked by the sentinel.
         **fit_params : dict
             Passed to ``estimator.fit``.
 
         Returns
         -------
-        self : WithUniversum
+        self : estimator
         """
-        if not hasattr(self.builder, "build"):
-            raise TypeError(f"builder must have a build(X, y) method, got {self.builder!r}.")
-        self.builder_ = clone(self.builder)
-        X_aug, y_aug = self.builder_.build(X, y)
-        self.estimator_ = clone(self.estimator).fit(X_aug, y_aug, **fit_params)
+        X_fit, y_fit = self._training_set(X, y)
+        self.estimator_ = clone(self.estimator).fit(X_fit, y_fit, **fit_params)
         if hasattr(self.estimator_, "classes_"):
             self.classes_ = self.estimator_.classes_
         return self
@@ -521,3 +501,42 @@ class WithUniversum(MetaEstimatorMixin, BaseEstimator):
         X = np.asarray(X)[keep]
         weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
         return self.estimator_.score(X, y[keep], sample_weight=weights)
+
+
+class WithUniversum(TrainingSetWrapper):
+    """Fit ``estimator`` on the training data after a universum ``builder`` (CV-safe).
+
+    ``fit`` clones ``builder``, calls ``builder.build(X, y)`` on the training trials only and
+    fits a clone of ``estimator`` on the result. Prediction methods delegate to the fitted
+    estimator and never build universum trials; ``score`` ignores universum trials.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Classifier or pipeline (universum-aware, e.g. a universum SVM).
+    builder : builder
+        One of :class:`ThirdCondition`, :class:`OtherClasses`, :class:`CentredUniversum`,
+        :class:`MeanUniversum`, :class:`NonMotorUniversum` (anything with ``build``).
+    universum_label : int, str or None
+        Sentinel used by ``score`` to drop universum trials.
+
+    Attributes
+    ----------
+    estimator_ : estimator
+        The fitted estimator.
+    builder_ : builder
+        The builder as used in ``fit`` (its fitted attributes describe the training universum).
+    classes_ : ndarray
+        ``estimator_.classes_`` when it has them.
+    """
+
+    def __init__(self, estimator, builder, *, universum_label=None):
+        self.estimator = estimator
+        self.builder = builder
+        self.universum_label = universum_label
+
+    def _training_set(self, X, y) -> tuple:
+        if not hasattr(self.builder, "build"):
+            raise TypeError(f"builder must have a build(X, y) method, got {self.builder!r}.")
+        self.builder_ = clone(self.builder)
+        return self.builder_.build(X, y)

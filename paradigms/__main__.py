@@ -1,5 +1,8 @@
+"""``python -m paradigms``: the ``bci-universum`` command line."""
+
 import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":
+    sys.exit(main())

@@ -57,12 +57,25 @@ def _sigterm_interrupts():
         signal.signal(signal.SIGTERM, previous)
 
 
+class _StderrHandler(logging.StreamHandler):
+    """A handler writing to whatever ``sys.stderr`` is when a record comes (a redirect, a
+    test's capture), not to the stream of the moment it was made."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):
+        pass
+
+
 def configure_logging(level: int = logging.INFO) -> None:
     """Show the project's log messages (progress, warnings) on stderr, once per process."""
     for name in ("paradigms", "acquisition", "bci_universum"):
         log = logging.getLogger(name)
-        if not log.handlers:
-            handler = logging.StreamHandler()
+        if not any(isinstance(h, _StderrHandler) for h in log.handlers):
+            handler = _StderrHandler()
             handler.setFormatter(logging.Formatter("%(message)s"))
             log.addHandler(handler)
             log.setLevel(level)

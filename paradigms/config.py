@@ -32,7 +32,7 @@ with an error naming the file and the key::
     pause = [2.0, 4.0]
 
     [pipeline]
-    name = "tangent-usvm"
+    name = "ts_usvm"
     band = [8.0, 30.0]
     window = [0.5, 2.5]
 
@@ -48,6 +48,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+
+from bci_universum.pipelines import pipeline_params
 
 from ._toml import check_table, dataclass_schema, naming, parse_value, read_toml
 from .timeline import Phase, Timeline
@@ -94,7 +96,7 @@ class TimelineSection:
 
 @dataclass
 class PipelineSection:
-    name: str = "tangent-usvm"
+    name: str = "ts_usvm"
     band: list = field(default_factory=lambda: [8.0, 30.0])
     window: list = field(default_factory=lambda: [0.5, 2.5])
 
@@ -153,6 +155,12 @@ class SessionConfig:
                 raise ValueError(
                     f"[{section}] {key} must be [low, high] in increasing order, got {value}."
                 )
+        try:
+            pipeline_params(
+                self.pipeline.name, band=self.pipeline.band, window=self.pipeline.window
+            )
+        except ValueError as err:
+            raise ValueError(f"[pipeline]: {err}") from err
         self._check_timeline()
 
     def _check_timeline(self) -> None:

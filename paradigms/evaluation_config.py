@@ -117,7 +117,7 @@ QUICK_GRID = {"C": [1.0, 10.0], "C_universum": [0.0, 1.0], "epsilon": [0.1]}
 
 _NUMBER = (int, float)
 _PROTOCOL_KEYS: dict[str, dict[str, tuple]] = {
-    "within-session": {"n_splits": (int,), "inner_splits": (int,)},
+    "within-session": {"n_splits": (int,), "inner_splits": (int,), "n_repeats": (int,)},
     "cross-run": {"pairs": (list,), "universum_from": (str,), "inner_splits": (int,)},
     "learning-curve": {
         "n_per_class": (list,),
@@ -183,8 +183,8 @@ class DatasetConfig:
             found += [Path(m) for m in matches]
         return found
 
-    def load(self) -> list[EpochSet]:
-        """Load the data set: one EpochSet per subject."""
+    def load(self, band: tuple | None = None) -> list[EpochSet]:
+        """Load the data set: one EpochSet per subject, causally filtered with ``band``."""
         o = self.options
         if self.kind == "eegmmidb":
             return [
@@ -196,6 +196,7 @@ class DatasetConfig:
                     task_runs=o.get("task_runs"),
                     baseline_runs=tuple(o.get("baseline_runs", (1, 2))),
                     picks=o.get("channels", "data"),
+                    band=band,
                     verbose="error",
                     **self._window(),
                 )
@@ -207,6 +208,7 @@ class DatasetConfig:
                     str(subject),
                     o.get("runs"),
                     path=self.root,
+                    band=band,
                     verbose="error",
                     **{k: o[k] for k in ("tmin", "tmax", "l_freq", "resample") if k in o},
                 )
@@ -223,6 +225,7 @@ class DatasetConfig:
             subject=o.get("subject"),
             dataset=self.name,
             picks=o.get("channels", "data"),
+            band=band,
             verbose="error",
             **self._window(),
         )
@@ -307,7 +310,7 @@ class ProtocolConfig:
         return CrossGroup(group=self.name.split("-")[1], param_grid=dict(grid), **o)
 
 
-def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
+def _protocol(values, index, pipelines, universa, quick, repeats=None) -> ProtocolConfig:
     where = f"[[protocol]] #{index + 1}"
     if not isinstance(values, dict):
         raise ValueError(f"{where} must be a table, got {values!r}.")
@@ -335,8 +338,12 @@ def _protocol(values, index, pipelines, universa, quick) -> ProtocolConfig:
                     f"{pair!r}."
                 )
     for key, value in quick.items():
-        if key in _PROTOCOL_KEYS[name]:
+        # --quick never adds repeats to a within-session protocol, it only caps them
+        adds = key not in options and not (name == "within-session" and key == "n_repeats")
+        if key in _PROTOCOL_KEYS[name] and (key in options or adds):
             options[key] = min(options[key], value) if key in options else value
+    if name == "within-session" and repeats is not None:  # --repeats beats --quick
+        options["n_repeats"] = repeats
     return ProtocolConfig(name, options, list(chosen), list(used))
 
 
@@ -368,18 +375,28 @@ class EvaluationConfig:
     seed: int = 0
     metric: str = "accuracy"
 
-    def prepare(self) -> tuple[list[EpochSet], list[tuple[ProtocolConfig, Any]]]:
+    def prepare(self) -> tuple[list[dict], list[tuple[ProtocolConfig, Any]]]:
         """Load the data and plan every job of every protocol (raises on any problem).
+
+        Every data set is loaded once per band of the pipelines (causal filter of the
+        continuous recordings, then epoched), so that each pipeline is scored on what the
+        online decoder would feed it.
 
         Returns
         -------
-        data : list of EpochSet
+        data : list of dict
+            One ``band -> EpochSet`` per subject and data set.
         protocols : list of (ProtocolConfig, protocol object)
         """
+        bands = list(dict.fromkeys(factory.band for factory in self.pipelines.values()))
         data = []
         for dataset in self.datasets:
             with naming(f"{self.source} [[datasets]] {dataset.name}"):
-                data += dataset.load()
+                loaded = {band: dataset.load(band) for band in bands}
+            data += [
+                dict(zip(bands, subject, strict=True))
+                for subject in zip(*loaded.values(), strict=True)
+            ]
         protocols = []
         for p in self.protocols:
             protocol = p.build(self.grid)
@@ -405,6 +422,8 @@ def load_evaluation_config(
     backend: str | None = None,
     scheduler: str | None = None,
     output: str | Path | None = None,
+    seed: int | None = None,
+    repeats: int | None = None,
 ) -> EvaluationConfig:
     """Read and check an evaluation file; keyword arguments override ``[evaluation]``.
 
@@ -414,8 +433,10 @@ def load_evaluation_config(
         TOML file. Relative paths inside it are relative to its folder.
     quick : bool
         Apply the ``[quick]`` settings (fewer folds and repeats, a small grid).
-    n_jobs, backend, scheduler, output
+    n_jobs, backend, scheduler, output, seed
         Command-line overrides.
+    repeats : int or None
+        Repetitions of every within-session cross-validation (its ``n_repeats``).
 
     Returns
     -------
@@ -433,13 +454,17 @@ def load_evaluation_config(
                 "backend": backend,
                 "scheduler": scheduler,
                 "output": output,
+                "seed": seed,
             },
+            repeats=repeats,
         )
 
 
 def _evaluation_config(
-    data: dict, path: Path, *, quick: bool, overrides: dict
+    data: dict, path: Path, *, quick: bool, overrides: dict, repeats: int | None = None
 ) -> EvaluationConfig:
+    if repeats is not None and not (isinstance(repeats, int) and repeats >= 1):
+        raise ValueError(f"repeats must be a positive integer, got {repeats!r}.")
     known = {"evaluation", "datasets", "pipelines", "universa", "protocol", "grid", "quick"}
     unknown = sorted(set(data) - known)
     if unknown:
@@ -477,7 +502,7 @@ def _evaluation_config(
         pipelines=pipelines,
         universa=list(universa),
         protocols=[
-            _protocol(p, i, pipelines, list(universa), quick_protocol)
+            _protocol(p, i, pipelines, list(universa), quick_protocol, repeats)
             for i, p in enumerate(raw_protocols)
         ],
         grid=quick_grid if quick else grid,

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import logging
 import queue
+import signal
 import time
 
 import numpy as np
 
 from acquisition import StreamReceiver, list_streams
-from acquisition.streams import si_scalings
+from acquisition.streams import COUNTER_TYPE, describe_channels, si_scalings
 from bci_universum.online import CausalFilter, design_bandpass, design_notch
 from bci_universum.quality import QualityReport, QualityThresholds, assess_quality, spectrum
 
@@ -72,6 +73,11 @@ def wait_for_samples(receiver: StreamReceiver, n: int, timeout: float) -> None:
         time.sleep(0.02)
 
 
+def quality_picks(info) -> np.ndarray:
+    """Indices of the channels whose signal quality means something (not sample counters)."""
+    return np.array([k for k, ch in enumerate(describe_channels(info)) if ch.type != COUNTER_TYPE])
+
+
 def stream_quality(
     receiver: StreamReceiver,
     seconds: float = 5.0,
@@ -105,10 +111,11 @@ def stream_quality(
     )
     data, _ = receiver.get_window(seconds)
     scales = si_scalings(receiver.info)[:, np.newaxis]
+    picks = quality_picks(receiver.info)
     return assess_quality(
-        data * scales,
+        (data * scales)[picks],
         receiver.sfreq_,
-        receiver.ch_names_,
+        [receiver.ch_names_[k] for k in picks],
         events=receiver.events[events_before:],
         thresholds=thresholds,
     )
@@ -126,7 +133,8 @@ class Scope:
     band : (float, float) or None
         Band-pass of the filter toggle (Hz); None: no band-pass.
     notch : float or None
-        Mains frequency of the notch toggle (Hz); None: no notch.
+        Mains frequency of the notch toggle (Hz); None, or a frequency above the Nyquist
+        frequency: no notch.
     filtered : bool
         Whether the filters are on at start.
     thresholds : QualityThresholds or None
@@ -134,7 +142,7 @@ class Scope:
     quality_seconds : float
         Seconds of data each quality verdict covers (re-assessed every second).
     refresh : float
-        Seconds between redraws when :meth:`start` runs the scope's timer.
+        Seconds between redraws once :meth:`show` started the scope's timer.
     size : (int, int)
         Window size in pixels.
 
@@ -173,6 +181,10 @@ class Scope:
         self.quality_seconds = min(float(quality_seconds), window)
         self.n_window = max(round(window * self.sfreq), 2)
         self._to_uv = si_scalings(receiver.info) * 1e6
+        self._picks = quality_picks(receiver.info)
+        if notch is not None and notch >= self.sfreq / 2:
+            logger.info("No %g Hz notch on a stream sampled at %g Hz.", notch, self.sfreq)
+            notch = None
         self._sections = {
             "band-pass": None if band is None else design_bandpass(self.sfreq, band),
             "notch": None if notch is None else design_notch(self.sfreq, notch),
@@ -242,6 +254,7 @@ class Scope:
         self._timer = QtCore.QTimer(self.widget)
         self._timer.setInterval(max(1, round(refresh * 1000)))
         self._timer.timeout.connect(self.update)
+        self._running = self._closed = False
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -311,16 +324,17 @@ class Scope:
         self.scales[k] = float(microvolts)
 
     def assess(self) -> QualityReport | None:
-        """The quality verdict over the last ``quality_seconds`` of unfiltered data."""
+        """The quality verdict over the last ``quality_seconds`` of unfiltered data (sample
+        counters left out)."""
         n = min(self.n_samples, round(self.quality_seconds * self.sfreq))
         if n < self.sfreq:
             return None
         first = self.n_samples - n
         events = [{"kind": "gap", "n_samples": lost} for at, lost in self._dropped if at >= first]
         self.report = assess_quality(
-            self.raw[:, -n:] * 1e-6,
+            self.raw[self._picks, -n:] * 1e-6,
             self.sfreq,
-            self.ch_names,
+            [self.ch_names[k] for k in self._picks],
             events=events,
             thresholds=self.thresholds,
         )
@@ -392,14 +406,37 @@ class Scope:
         self._timer.start()
         return self
 
-    def exec(self, duration: float | None = None, screenshot=None) -> None:
+    def exec(self, duration: float | None = None, screenshot=None, ready=None) -> bool:
         """Run the Qt event loop until the window closes, or for ``duration`` seconds (then
-        saving the window as the PNG ``screenshot`` when given)."""
+        saving the window as the PNG ``screenshot`` when given); ``ready()`` is called once
+        the loop runs.
+
+        Ctrl-C and SIGTERM close the window too (Qt's loop would otherwise swallow the
+        interrupt); returns True when one of them did.
+        """
         from pyqtgraph.Qt import QtCore
+
+        interrupted = []
+
+        def stop(signum, frame):
+            interrupted.append(signum)
+            self.close()
 
         if duration is not None:
             QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
-        self._app.exec()
+        if ready is not None:
+            QtCore.QTimer.singleShot(0, ready)
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        self._running = True
+        try:
+            self._app.exec()
+        finally:
+            self._running = False
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.close()
+            self._dispose()
+        return bool(interrupted)
 
     def grab(self, fname) -> None:
         """Save the window as a PNG."""
@@ -409,14 +446,22 @@ class Scope:
     def close(self, screenshot=None) -> None:
         """Stop redrawing, stop receiving chunks, close the window (saving it first as the PNG
         ``screenshot`` when given)."""
+        if self._closed:
+            return
+        self._closed = True
         self._timer.stop()
         if screenshot is not None:
             self.update()
             self.grab(screenshot)
         self.receiver.unsubscribe(self._queue)
         self.widget.close()
-        # delete the Qt objects while the application lives: left to the interpreter's exit,
-        # PySide6 may free them in the wrong order and abort
+        if self._running:
+            self._app.quit()  # exec() deletes the window once the loop is over
+        else:
+            self._dispose()
+
+    def _dispose(self) -> None:
+        # delete the Qt objects while the application lives and no event is being handled:
+        # left to the interpreter's exit, PySide may free them in the wrong order and abort
         self.widget.deleteLater()
         self._app.processEvents()
-        self._app.quit()

@@ -8,9 +8,10 @@ Modules
 :mod:`~bci_universum.datasets.epochs`
     Epoching (:func:`epochs_from_raw`), :class:`EpochSet` and the file loaders
     :func:`load_recording` / :func:`load_recordings`.
-:mod:`~bci_universum.datasets.eegmmidb`, :mod:`~bci_universum.datasets.bci4als`,
+:mod:`~bci_universum.datasets.eegmmidb`, :mod:`~bci_universum.datasets.bci4als`
+    PhysioNet eegmmidb and the BCI4ALS XDF runs.
 :mod:`~bci_universum.datasets.spikes`
-    PhysioNet eegmmidb, the BCI4ALS XDF runs and the macaque M1 reaching recording.
+    The macaque M1 reaching recording.
 """
 
 from ._path import DATA_ENV, data_path

@@ -40,6 +40,7 @@ def load_bci4als(
     tmax: float = 5.0,
     l_freq: float | None = 1.0,
     resample: float | None = 125.0,
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Load the BCI4ALS runs of one subject from the data folder (no download).
@@ -60,6 +61,9 @@ def load_bci4als(
         High-pass of each continuous run (Hz), against the stream's DC offset.
     resample : float or None
         Common rate (Hz) for the runs, whose effective rates differ slightly.
+    band : (float | None, float | None) or None
+        Causal band-pass of each run before epoching (see
+        :func:`~bci_universum.datasets.epochset_from_raw`).
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -91,6 +95,7 @@ def load_bci4als(
         ch_names=list(channels) if channels else None,
         l_freq=l_freq,
         resample=resample,
+        band=band,
         dataset="bci4als",
         verbose=verbose,
     )

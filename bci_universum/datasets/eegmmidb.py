@@ -79,6 +79,7 @@ def load_eegmmidb(
     tmin: float = 1.0,
     tmax: float = 2.0,
     picks: Sequence[str] | str = "data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Load PhysioNet eegmmidb trials of one subject from a local copy (no download).
@@ -106,6 +107,9 @@ def load_eegmmidb(
     picks : sequence of str or str
         Channels to keep, by their standard names (e.g.
         :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
+    band : (float | None, float | None) or None
+        Causal band-pass of each run before epoching (see
+        :func:`~bci_universum.datasets.epochset_from_raw`).
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -129,6 +133,7 @@ def load_eegmmidb(
         "subject": str(subject),
         "dataset": "eegmmidb",
         "picks": picks if isinstance(picks, str) else list(picks),
+        "band": band,
     }
     sets = []
     for run in runs:

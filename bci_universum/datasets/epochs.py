@@ -27,6 +27,7 @@ import mne
 import numpy as np
 
 from .._universum import UNIVERSUM_STR
+from ..online import filter_raw
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
@@ -470,6 +471,7 @@ def epochset_from_raw(
     subject: str = "",
     dataset: str = "",
     picks="data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Cut the labelled and universum trials of one recording (one run) into an EpochSet.
@@ -491,6 +493,9 @@ def epochset_from_raw(
         Provenance written into the EpochSet.
     picks : str or list
         Channels, as :meth:`mne.io.Raw.pick` takes them.
+    band : (float | None, float | None) or None
+        Causal band-pass of the online decoder applied to the continuous recording before the
+        trials are cut (:func:`bci_universum.online.filter_raw`); recorded in ``info["band"]``.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -498,6 +503,7 @@ def epochset_from_raw(
     -------
     epochs : EpochSet
     """
+    raw = filter_raw(raw, band, verbose=verbose)
     present = sorted(set(raw.annotations.description))
     resolved = _resolve(list(classes), present, "Class")
     if isinstance(classes, Mapping):
@@ -525,6 +531,7 @@ def epochset_from_raw(
         subject=subject,
         dataset=dataset,
         tmin=float(epochs.tmin),
+        info={"band": None if band is None else tuple(band)},
     )
 
 
@@ -554,6 +561,7 @@ def load_recording(
     subject: str | None = None,
     dataset: str = "",
     picks="data",
+    band: tuple | None = None,
     verbose=None,
 ) -> EpochSet:
     """Load one recording file into an EpochSet.
@@ -589,6 +597,8 @@ def load_recording(
         Dataset name for result tables.
     picks : str or list
         Channels to keep, as :meth:`mne.io.Raw.pick` takes them.
+    band : (float | None, float | None) or None
+        Causal band-pass before epoching (see :func:`epochset_from_raw`).
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -629,6 +639,7 @@ def load_recording(
             subject=subject,
             dataset=dataset,
             picks=picks,
+            band=band,
             verbose=verbose,
         )
     except ValueError as err:

@@ -111,6 +111,8 @@ def read_recording(
             f"stream and marker_streams select streams of an XDF file; {path.name} is not one."
         )
     bci2000 = _is_bci2000(path)
+    if bci2000:
+        _check_bci2000_header(path)
     try:
         if bci2000:
             raw = mne.io.read_raw_bci2k(path, preload=True, verbose=verbose)
@@ -209,17 +211,29 @@ def _is_bci2000(path: Path) -> bool:
     return first.startswith((b"HeaderLen=", b"BCI2000V="))
 
 
-_BCI2000_UNITS = {"": 1e-6, "uv": 1e-6, "muv": 1e-6, "µv": 1e-6, "mv": 1e-3, "v": 1.0, "nv": 1e-9}
+def _bci2000_first_line(path: Path) -> dict[str, str]:
+    with path.open("rb") as f:
+        return dict(re.findall(r"(\w+)=\s*(\S+)", f.readline().decode("ascii", "replace")))
+
+
+def _check_bci2000_header(path: Path) -> None:
+    """Refuse a BCI2000 file shorter than its header (MNE's reader would loop forever)."""
+    length = _bci2000_first_line(path).get("HeaderLen", "")
+    if not length.isdigit():
+        raise ValueError(f"Cannot read {path}: its BCI2000 header has no HeaderLen.")
+    if path.stat().st_size < int(length):
+        raise ValueError(
+            f"Cannot read {path}: the file is truncated ({path.stat().st_size} bytes, shorter "
+            f"than its {length}-byte BCI2000 header)."
+        )
 
 
 def _bci2000_parameters(path: Path, names: Sequence[str]) -> dict[str, list[str]]:
     """List values of the named parameters from a BCI2000 header (``Name= n v1 ... vn``)."""
     from urllib.parse import unquote
 
+    header_len = int(_bci2000_first_line(path)["HeaderLen"])
     with path.open("rb") as f:
-        first = f.readline().decode("ascii", errors="replace")
-        header_len = int(re.search(r"HeaderLen=\s*(\d+)", first).group(1))
-        f.seek(0)
         text = f.read(header_len).decode("utf-8", errors="replace")
     found = {}
     for line in text.splitlines():
@@ -243,8 +257,7 @@ def _bci2000_annotate(raw: mne.io.BaseRaw, path: Path, verbose) -> None:
     params = _bci2000_parameters(path, ("ChannelNames", "SourceChGain", "SourceChOffset"))
     eeg = [c for c in raw.ch_names if c != "STI 014"]
     n = len(eeg)
-    with path.open("rb") as f:
-        first = dict(re.findall(r"(\w+)=\s*(\S+)", f.readline().decode("ascii", "replace")))
+    first = _bci2000_first_line(path)
     value_bytes = {"int16": 2, "int32": 4, "float32": 4}[first.get("DataFormat", "int16")]
     frame = n * value_bytes + int(first["StatevectorLen"])
     leftover = path.stat().st_size - int(first["HeaderLen"]) - raw.n_times * frame
@@ -254,11 +267,13 @@ def _bci2000_annotate(raw: mne.io.BaseRaw, path: Path, verbose) -> None:
     if len(gains) == n:
         scales = []
         for value in gains:
-            match = re.fullmatch(r"([-+0-9.eE]+)\s*([a-zA-Zµ]*)", value)
-            unit = match.group(2).lower() if match else None
-            if match is None or unit not in _BCI2000_UNITS:
+            match = re.fullmatch(r"([-+0-9.eE]+)\s*([a-zA-Zµμ]*)", value)
+            # BCI2000 gains are µV per A/D unit unless they say otherwise ("muV" is its µV)
+            text = re.sub(r"^mu", "µ", match.group(2)) if match else ""
+            unit = resolve_unit(text or "uV", "eeg")
+            if match is None or not unit.known:
                 raise ValueError(f"{path}: cannot read the SourceChGain value {value!r}.")
-            scales.append(float(match.group(1)) * _BCI2000_UNITS[unit])
+            scales.append(float(match.group(1)) * unit.scale)
         offset = (
             np.array([float(re.match(r"[-+0-9.eE]+", o).group(0)) for o in offsets])
             if len(offsets) == n

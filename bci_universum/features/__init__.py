@@ -4,6 +4,7 @@ from .cca import CCA, KernelCCA, TemporalKernelCCA
 from .csp import CSP
 from .ica import ICA
 from .preprocessing import BandPass, ChannelPicker, TrialPreprocessing
+from .recentring import Recentring, recentre_runs, rest_reference
 from .spectral import BandPower, FilterBank, LogVariance, WelchPSD
 from .tangent_space import TangentSpace
 from .tdsep import SOBI, TDSEP
@@ -20,8 +21,11 @@ __all__ = [
     "FilterBank",
     "KernelCCA",
     "LogVariance",
+    "Recentring",
     "TangentSpace",
     "TemporalKernelCCA",
     "TrialPreprocessing",
     "WelchPSD",
+    "recentre_runs",
+    "rest_reference",
 ]

@@ -52,9 +52,9 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    unmixing_matrix_ : ndarray of shape (n_components_, n_channels)
+    unmixing_matrix_ : ndarray of shape (``n_components_``, n_channels)
         ``W`` including MNE's pre-whitening and PCA; sources are ``W (x − mean_)``.
-    mixing_matrix_ : ndarray of shape (n_channels, n_components_)
+    mixing_matrix_ : ndarray of shape (n_channels, ``n_components_``)
         ``A``, the spatial patterns (columns), with ``W A = I``.
     mean_ : ndarray of shape (n_channels,)
         Channel means removed by MNE's PCA.

@@ -167,7 +167,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
         Sampling frequency of the output.
     n_times_out_ : int
         Samples per output trial.
-    times_ : ndarray of shape (n_times_out_,)
+    times_ : ndarray of shape (``n_times_out_``,)
         Output sample times relative to the cue offset (s).
     """
 
@@ -260,7 +260,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
 
         Returns
         -------
-        X_out : ndarray of shape (n_trials, n_channels, n_times_out_)
+        X_out : ndarray of shape (n_trials, n_channels, ``n_times_out_``)
         """
         check_is_fitted(self, "n_times_out_")
         X = check_epochs(self, X, reset=False)

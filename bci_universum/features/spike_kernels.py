@@ -11,7 +11,7 @@ classifier (or scikit-learn's ``SVC(kernel=...)``), and the returned matrix can 
 precomputed kernel.
 
 Kernels (universum thesis §3.3.2, seed ``000_f945a55ef410e99f`` L2140–2171)
--------------------------------------------------------------------------
+---------------------------------------------------------------------------
 **RBF on counts** ``k(x, x') = exp(-gamma ‖x − x'‖²)`` on the flattened counts
 (``gamma = 1 / (2σ²)``).
 
@@ -44,7 +44,7 @@ instead sums single-neuron spikernels over the neurons. ``normalize=True`` retur
 **Global alignment scores.** The minimal cost of transforming one neuron's count sequence into
 another's by substitutions (cost ``|s_a − t_b|``), insertions and deletions (cost
 ``gap_cost`` each), i.e. the shortest path through the (S+1)×(T+1) alignment graph of the
-thesis' Fig. 3.9, by the dynamic program
+thesis' Fig. 3.9, by the dynamic program::
 
     D(0, 0) = 0,  D(a, 0) = a·g,  D(0, b) = b·g,
     D(a, b) = min(D(a−1, b−1) + |s_a − t_b|, D(a−1, b) + g, D(a, b−1) + g).

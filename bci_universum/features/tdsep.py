@@ -111,17 +111,17 @@ class TDSEP(SourcesMixin, TransformerMixin, BaseEstimator):
 
     Attributes
     ----------
-    unmixing_matrix_ : ndarray of shape (n_components_, n_channels)
+    unmixing_matrix_ : ndarray of shape (``n_components_``, n_channels)
         ``W``; sources are ``W (x − mean_)``.
-    mixing_matrix_ : ndarray of shape (n_channels, n_components_)
+    mixing_matrix_ : ndarray of shape (n_channels, ``n_components_``)
         ``A``, the spatial patterns (columns), with ``W A = I``.
-    whitening_ : ndarray of shape (n_components_, n_channels)
+    whitening_ : ndarray of shape (``n_components_``, n_channels)
         ``K``.
     mean_ : ndarray of shape (n_channels,)
         Channel means of the fitting data.
     lags_ : ndarray of int
         The lags used.
-    autocorrelations_ : ndarray of shape (n_lags, n_components_)
+    autocorrelations_ : ndarray of shape (n_lags, ``n_components_``)
         Diagonals of the jointly diagonalised lagged covariances: the lagged autocorrelation
         of each unit-variance source. Components are ordered by decreasing lag-``lags_[0]``
         autocorrelation; each pattern's largest-magnitude entry is positive.

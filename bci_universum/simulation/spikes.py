@@ -9,7 +9,7 @@ depends on the orientation (*rate coding*, L2125) and a stimulus-dependent tempo
 between the presented and the preferred orientation (*latency coding*).
 
 Model, per neuron with preferred orientation ``θ_p``, tuning sharpness ``κ``, baseline rate
-``b`` and peak rate ``r``; orientations are axial, so tuning is on ``2θ``:
+``b`` and peak rate ``r``; orientations are axial, so tuning is on ``2θ``::
 
     g(θ)        = exp(κ (cos 2(θ − θ_p) − 1))                  ∈ (0, 1], 1 at θ = θ_p
     amplitude   = r · g(θ)  (rate coding)        or  r / 2  (latency coding only)

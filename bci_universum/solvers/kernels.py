@@ -87,25 +87,45 @@ KERNEL_CODES = {"linear": 0, "rbf": 1, "poly": 2, "sigmoid": 3, "precomputed": 4
 
 
 @njit(cache=True)
+def _kernel_value(dot, x_sq, y_sq, kernel_code, gamma, degree, coef0):
+    """``k(x, y)`` from ``dot = x · y`` and the squared norms (numba); ``x_sq``/``y_sq``: "rbf"."""
+    if kernel_code == 0:
+        return dot
+    if kernel_code == 1:
+        d2 = x_sq + y_sq - 2.0 * dot
+        return np.exp(-gamma * (d2 if d2 > 0.0 else 0.0))
+    if kernel_code == 2:
+        return (gamma * dot + coef0) ** degree
+    return np.tanh(gamma * dot + coef0)
+
+
+@njit(cache=True)
 def _kernel_from_dots(dots, x_sq, sq_norms, kernel_code, gamma, degree, coef0, out) -> None:
     """Write ``k(x, X_t)`` into ``out`` from the dot products ``dots[t] = x · X_t`` (numba).
 
     ``x_sq`` is ``x · x`` and ``sq_norms`` the squared row norms of ``X`` (both used by "rbf"
     only); ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed".
     """
-    n = dots.shape[0]
-    if kernel_code == 0:
-        out[:n] = dots
-    elif kernel_code == 1:
-        for t in range(n):
-            d2 = x_sq + sq_norms[t] - 2.0 * dots[t]
-            out[t] = np.exp(-gamma * (d2 if d2 > 0.0 else 0.0))
-    elif kernel_code == 2:
-        for t in range(n):
-            out[t] = (gamma * dots[t] + coef0) ** degree
-    else:
-        for t in range(n):
-            out[t] = np.tanh(gamma * dots[t] + coef0)
+    for t in range(dots.shape[0]):
+        out[t] = _kernel_value(dots[t], x_sq, sq_norms[t], kernel_code, gamma, degree, coef0)
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def row_dot(a, b) -> float:
+    """``a · b`` as a plain loop in the precision of ``a`` (numba; vectorised, never BLAS)."""
+    s = a[:0].sum()  # a zero of a's dtype
+    for f in range(a.shape[0]):
+        s += a[f] * b[f]
+    return s
+
+
+@njit(cache=True)
+def squared_norms(X):
+    """Squared row norms of ``X`` by :func:`row_dot` (numba)."""
+    sq = np.empty(X.shape[0])
+    for a in range(X.shape[0]):
+        sq[a] = row_dot(X[a], X[a])
+    return sq
 
 
 @njit(cache=True)
@@ -117,15 +137,32 @@ def kernel_row(
     gamma: float,
     degree: float,
     coef0: float,
+    targets: np.ndarray,
+    n_targets: int,
     out: np.ndarray,
 ) -> None:
-    """Write ``k(X[point], X[t])`` for every row ``t`` of ``X`` into ``out`` (numba).
+    """Write ``k(X[point], X[t])`` into ``out[t]`` for ``t`` in ``targets[:n_targets]`` (numba).
 
-    ``sq_norms`` holds the squared row norms of ``X`` (used by "rbf"); ``kernel_code`` is one of
-    :data:`KERNEL_CODES` except "precomputed". Values equal :func:`kernel_matrix` to rounding.
+    ``sq_norms`` holds the squared row norms of ``X`` (:func:`squared_norms`; used by "rbf");
+    ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed". The dot products are
+    loops in the calling thread, not BLAS calls, so the cost of a row does not depend on the
+    BLAS thread pool. Values equal :func:`kernel_matrix` to rounding; with a float32 ``X``
+    (single-precision rows of a solver's float32 cache; "rbf" only, on centred data, with
+    ``sq_norms`` from the float64 data) to about 1e-7.
     """
-    dots = np.dot(X, X[point])
-    _kernel_from_dots(dots, sq_norms[point], sq_norms, kernel_code, gamma, degree, coef0, out)
+    x = X[point]
+    dots = np.empty(n_targets)
+    for k in range(n_targets):
+        dots[k] = row_dot(x, X[targets[k]])
+    x_sq = sq_norms[point]
+    single = X.itemsize == 4
+    for k in range(n_targets):
+        t = targets[k]
+        if single and kernel_code == 1:
+            d2 = x_sq + sq_norms[t] - 2.0 * dots[k]
+            out[t] = np.exp(np.float32(-gamma * (d2 if d2 > 0.0 else 0.0)))
+        else:
+            out[t] = _kernel_value(dots[k], x_sq, sq_norms[t], kernel_code, gamma, degree, coef0)
     if kernel_code == 1:
         out[point] = 1.0
 

@@ -33,37 +33,68 @@ from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
 from ._box_qp import BoxQPResult, check_box_qp
-from .kernels import KERNEL_CODES, check_kernel, kernel_matrix, kernel_row
+from .kernels import (
+    KERNEL_CODES,
+    check_kernel,
+    kernel_matrix,
+    kernel_row,
+    row_dot,
+    squared_norms,
+)
 
 _TAU = 1e-12
 _PRECOMPUTED = KERNEL_CODES["precomputed"]
+_FULL = -1  # coverage of a cache row computed for every point
 
 
 @njit(cache=True)
-def _get_row(point, kc):
+def _get_row(point, full, kc):
     """Kernel row of ``point``: from ``K``, from the LRU cache, or computed into the cache.
 
-    ``kc`` packs the kernel state: ``(X, sq_norms, K, cache, slot_of, owner, stamp, clock,
-    kernel_code, gamma, degree, coef0)``.
+    Entries are guaranteed for the active points only, or for every point when ``full``; when
+    the cache holds a row per point, rows are always computed in full (each is computed once).
+    ``kc`` packs the kernel state ``(X, sq_norms, K, cache, slot_of, owner, cover, links, state,
+    act_pts, all_pts, kernel_code, gamma, degree, coef0)``: ``cover[s]`` is ``_FULL`` or the
+    epoch (count of active-set growths) in which slot ``s`` was filled for the active points
+    only (the active set only shrinks within an epoch); ``links`` is the doubly linked LRU list
+    (prev, next; node ``n_slots`` is the head); ``state`` is ``(epoch, n_active_points,
+    n_used_slots)``.
     """
-    X, sq, K, cache, slot_of, owner, stamp, clock, kcode, gamma, degree, coef0 = kc
+    X, sq, K, cache, slot_of, owner, cover, links, state, act_pts, all_pts = kc[:11]
+    kcode, gamma, degree, coef0 = kc[11:]
     if kcode == _PRECOMPUTED:
         return K[point]
-    clock[0] += 1
+    head = cache.shape[0]
     s = slot_of[point]
-    if s < 0:
-        s = 0
-        oldest = stamp[0]
-        for c in range(1, stamp.shape[0]):
-            if stamp[c] < oldest:
-                oldest = stamp[c]
-                s = c
-        if owner[s] >= 0:
+    if s >= 0:
+        # unlink, to be re-inserted at the front
+        links[1, links[0, s]] = links[1, s]
+        links[0, links[1, s]] = links[0, s]
+        valid = cover[s] == _FULL or (not full and cover[s] == state[0])
+    else:
+        valid = False
+        if state[2] < head:
+            s = state[2]
+            state[2] += 1
+        else:
+            s = links[0, head]  # least recently used
+            links[1, links[0, s]] = head
+            links[0, head] = links[0, s]
             slot_of[owner[s]] = -1
         owner[s] = point
         slot_of[point] = s
-        kernel_row(point, X, sq, kcode, gamma, degree, coef0, cache[s])
-    stamp[s] = clock[0]
+    links[0, s] = head
+    links[1, s] = links[1, head]
+    links[0, links[1, head]] = s
+    links[1, head] = s
+    if not valid:
+        n_points = X.shape[0]
+        if full or state[1] == n_points or head == n_points:
+            kernel_row(point, X, sq, kcode, gamma, degree, coef0, all_pts, n_points, cache[s])
+            cover[s] = _FULL
+        else:
+            kernel_row(point, X, sq, kcode, gamma, degree, coef0, act_pts, state[1], cache[s])
+            cover[s] = state[0]
     return cache[s]
 
 
@@ -82,6 +113,32 @@ def _in_low(t, y, alpha, upper):
 
 
 @njit(cache=True)
+def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, cache):
+    """The packed kernel state of :func:`_get_row` and the kernel diagonal."""
+    n_points = X.shape[0] if kcode != _PRECOMPUTED else K.shape[0]
+    n_slots = cache.shape[0]
+    diag = np.empty(n_points)
+    all_pts = np.arange(n_points)
+    for a in range(n_points):
+        if kcode == _PRECOMPUTED:
+            diag[a] = K[a, a]
+        else:
+            one = np.empty(1)
+            kernel_row(
+                0, X[a : a + 1], sq[a : a + 1], kcode, gamma, degree, coef0, all_pts, 1, one
+            )
+            diag[a] = one[0]
+    links = np.empty((2, n_slots + 1), dtype=np.int64)
+    links[:, n_slots] = n_slots
+    state = np.array([0, n_points, 0], dtype=np.int64)
+    slot_of = -np.ones(n_points, dtype=np.int64)
+    owner = -np.ones(n_slots, dtype=np.int64)
+    cover = np.zeros(n_slots, dtype=np.int64)
+    kc = (X, sq, K, cache, slot_of, owner, cover, links, state, all_pts.copy(), all_pts)
+    return (*kc, kcode, gamma, degree, coef0), diag
+
+
+@njit(cache=True)
 def _smo_core(
     y,
     p,
@@ -89,6 +146,7 @@ def _smo_core(
     index,
     alpha,
     X,
+    sq,
     K,
     kcode,
     gamma,
@@ -97,50 +155,49 @@ def _smo_core(
     equality,
     tol,
     max_iter,
-    n_slots,
+    cache,
     shrinking,
 ):
-    """Run SMO in place on ``alpha``; return ``(gradient, n_iter, converged)``."""
+    """Run SMO on ``alpha`` (in place); return ``(gradient, n_iter, converged)``.
+
+    The gradient is kept per *point*: ``F[a] = Σ_j y_j α_j k(a, index_j)`` (the decision value
+    without offset), so that ``G_t = y_t F[index_t] + p_t`` and both copies of a universum
+    trial are updated at once. ``Fbar`` is the part of ``F`` from variables at their upper
+    bound (libsvm's ``G_bar``). As in libsvm, variables are permuted so that the active ones
+    form a prefix (``perm`` maps back); only the points of active variables are kept up to
+    date.
+    """
     n = y.shape[0]
-    n_points = X.shape[0] if kcode != _PRECOMPUTED else K.shape[0]
-    sq = np.empty(n_points)
-    diag = np.empty(n_points)
-    if kcode != _PRECOMPUTED:
+    kc, diag = _kernel_state(X, sq, K, kcode, gamma, degree, coef0, cache)
+    n_points = diag.shape[0]
+    F = np.zeros(n_points)
+    Fbar = np.zeros(n_points)
+    if kcode == 0:
+        # linear warm start: F = X w, without a row per non-zero variable
+        w = np.zeros(X.shape[1])
+        w_bar = np.zeros(X.shape[1])
+        for j in range(n):
+            if alpha[j] > 0.0:
+                at_up = alpha[j] >= upper[j]
+                for f in range(X.shape[1]):
+                    w[f] += y[j] * alpha[j] * X[index[j], f]
+                    if at_up:
+                        w_bar[f] += y[j] * upper[j] * X[index[j], f]
         for a in range(n_points):
-            sq[a] = np.dot(X[a], X[a])
-        cache = np.empty((n_slots, n_points))
+            F[a] = row_dot(X[a], w)
+            Fbar[a] = row_dot(X[a], w_bar)
     else:
-        cache = np.empty((0, 0))
-    slot_of = -np.ones(n_points, dtype=np.int64)
-    owner = -np.ones(max(n_slots, 1), dtype=np.int64)
-    stamp = np.zeros(max(n_slots, 1), dtype=np.int64)
-    clock = np.zeros(1, dtype=np.int64)
-    kc = (X, sq, K, cache, slot_of, owner, stamp, clock, kcode, gamma, degree, coef0)
-    if kcode == _PRECOMPUTED:
-        for a in range(n_points):
-            diag[a] = K[a, a]
-    elif kcode == 1:
-        diag[:] = 1.0
-    else:
-        one = np.empty(1)
-        for a in range(n_points):
-            kernel_row(0, X[a : a + 1], sq[a : a + 1], kcode, gamma, degree, coef0, one)
-            diag[a] = one[0]
-
-    # gradient G = Qα + p and G_bar = Σ_{α_j = upper_j} upper_j Q_:j
-    G = p.copy()
-    G_bar = np.zeros(n)
-    for j in range(n):
-        if alpha[j] > 0.0:
-            row = _get_row(index[j], kc)
-            at_up = alpha[j] >= upper[j]
-            for t in range(n):
-                q = y[t] * y[j] * row[index[t]]
-                G[t] += q * alpha[j]
-                if at_up:
-                    G_bar[t] += q * upper[j]
-
-    active = np.arange(n)
+        for j in range(n):
+            if alpha[j] > 0.0:
+                row = _get_row(index[j], True, kc)
+                c = y[j] * alpha[j]
+                cbar = y[j] * upper[j] if alpha[j] >= upper[j] else 0.0
+                for a in range(n_points):
+                    F[a] += c * row[a]
+                    Fbar[a] += cbar * row[a]
+    # working copies, permuted as variables are set aside
+    v = (y.copy(), p.copy(), upper.copy(), index.copy(), alpha.copy(), np.arange(n))
+    y, p, upper, index, alpha_w, perm = v
     n_active = n
     unshrunk = False
     counter = min(n, 1000) + 1
@@ -151,155 +208,91 @@ def _smo_core(
             counter -= 1
             if counter == 0:
                 counter = min(n, 1000)
-                n_active, unshrunk = _shrink(
-                    y,
-                    alpha,
-                    upper,
-                    G,
-                    G_bar,
-                    p,
-                    index,
-                    active,
-                    n_active,
-                    unshrunk,
-                    equality,
-                    tol,
-                    kc,
-                )
-        i, j, stop = _select(
-            y,
-            alpha,
-            upper,
-            G,
-            diag,
-            index,
-            active,
-            n_active,
-            equality,
-            tol,
-            kc,
-        )
+                n_active, unshrunk = _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc)
+        i, j, stop = _select(v, F, diag, n_active, equality, tol, kc)
         if stop:
             if n_active < n:
-                _reconstruct_gradient(
-                    y,
-                    alpha,
-                    upper,
-                    G,
-                    G_bar,
-                    p,
-                    index,
-                    active,
-                    n_active,
-                    kc,
-                )
-                n_active = n
-                for t in range(n):
-                    active[t] = t
-                i, j, stop = _select(
-                    y,
-                    alpha,
-                    upper,
-                    G,
-                    diag,
-                    index,
-                    active,
-                    n_active,
-                    equality,
-                    tol,
-                    kc,
-                )
+                n_active = _unshrink(v, F, Fbar, n_active, kc)
+                i, j, stop = _select(v, F, diag, n_active, equality, tol, kc)
                 counter = 1
             if stop:
                 converged = True
                 break
         n_iter += 1
-        row_i = _get_row(index[i], kc)
-        old_i = alpha[i]
+        row_i = _get_row(index[i], False, kc)
+        old_i = alpha_w[i]
+        G_i = y[i] * F[index[i]] + p[i]
+        c_j = 0.0
+        row_j = row_i
         if equality:
-            row_j = _get_row(index[j], kc)
-            old_j = alpha[j]
+            row_j = _get_row(index[j], False, kc)
+            old_j = alpha_w[j]
+            G_j = y[j] * F[index[j]] + p[j]
             # move t ≥ 0 along y_i e_i − y_j e_j, exact line search clipped to the box
             curv = diag[index[i]] + diag[index[j]] - 2.0 * row_i[index[j]]
             if curv <= 0.0:
                 curv = _TAU
             lim_i = upper[i] - old_i if y[i] > 0 else old_i
             lim_j = old_j if y[j] > 0 else upper[j] - old_j
-            step = min((-y[i] * G[i] + y[j] * G[j]) / curv, lim_i, lim_j)
-            alpha[i] = old_i + y[i] * step
-            alpha[j] = old_j - y[j] * step
+            step = min((-y[i] * G_i + y[j] * G_j) / curv, lim_i, lim_j)
+            alpha_w[i] = old_i + y[i] * step
+            alpha_w[j] = old_j - y[j] * step
             if step == lim_i:
-                alpha[i] = upper[i] if y[i] > 0 else 0.0
+                alpha_w[i] = upper[i] if y[i] > 0 else 0.0
             if step == lim_j:
-                alpha[j] = 0.0 if y[j] > 0 else upper[j]
-            d_i = alpha[i] - old_i
-            d_j = alpha[j] - old_j
-            for k in range(n_active):
-                t = active[k]
-                a = index[t]
-                G[t] += y[t] * (y[i] * row_i[a] * d_i + y[j] * row_j[a] * d_j)
-            _update_g_bar(y, upper, index, G_bar, i, old_i, alpha[i], row_i)
-            _update_g_bar(y, upper, index, G_bar, j, old_j, alpha[j], row_j)
+                alpha_w[j] = 0.0 if y[j] > 0 else upper[j]
+            c_j = y[j] * (alpha_w[j] - old_j)
         else:
             qd = diag[index[i]] if diag[index[i]] > 0.0 else _TAU
-            alpha[i] = min(max(old_i - G[i] / qd, 0.0), upper[i])
-            d_i = alpha[i] - old_i
-            for k in range(n_active):
-                t = active[k]
-                G[t] += y[t] * y[i] * row_i[index[t]] * d_i
-            _update_g_bar(y, upper, index, G_bar, i, old_i, alpha[i], row_i)
+            alpha_w[i] = min(max(old_i - G_i / qd, 0.0), upper[i])
+        c_i = y[i] * (alpha_w[i] - old_i)
+        state, act_pts = kc[8], kc[9]
+        if state[1] == n_points:
+            for a in range(n_points):
+                F[a] += c_i * row_i[a] + c_j * row_j[a]
+        else:
+            for k in range(state[1]):
+                a = act_pts[k]
+                F[a] += c_i * row_i[a] + c_j * row_j[a]
+        if equality:
+            _update_f_bar(v, Fbar, j, old_j, kc)
+        _update_f_bar(v, Fbar, i, old_i, kc)
     if n_active < n:
-        _reconstruct_gradient(
-            y,
-            alpha,
-            upper,
-            G,
-            G_bar,
-            p,
-            index,
-            active,
-            n_active,
-            kc,
-        )
+        _unshrink(v, F, Fbar, n_active, kc)
+    G = np.empty(n)
+    for t in range(n):
+        alpha[perm[t]] = alpha_w[t]
+        G[perm[t]] = y[t] * F[index[t]] + p[t]
     return G, n_iter, converged
 
 
 @njit(cache=True)
-def _update_g_bar(y, upper, index, G_bar, i, old, new, row_i):
+def _update_f_bar(v, Fbar, i, old, kc):
+    """Add or remove variable ``i``'s bound contribution to ``Fbar`` when it reaches/leaves it."""
+    y, _, upper, index, alpha = v[:5]
     was_up = old >= upper[i]
-    is_up = new >= upper[i]
+    is_up = alpha[i] >= upper[i]
     if was_up == is_up:
         return
-    sign = 1.0 if is_up else -1.0
-    coef = sign * upper[i] * y[i]
-    for t in range(y.shape[0]):
-        G_bar[t] += coef * y[t] * row_i[index[t]]
+    row = _get_row(index[i], True, kc)
+    coef = (1.0 if is_up else -1.0) * upper[i] * y[i]
+    for a in range(Fbar.shape[0]):
+        Fbar[a] += coef * row[a]
 
 
 @njit(cache=True)
-def _select(
-    y,
-    alpha,
-    upper,
-    G,
-    diag,
-    index,
-    active,
-    n_active,
-    equality,
-    tol,
-    kc,
-):
-    """Working set: ``(i, j, stop)``; ``j`` is −1 without the equality."""
+def _select(v, F, diag, n_active, equality, tol, kc):
+    """Working set among the first ``n_active`` variables: ``(i, j, stop)``; ``j = −1``
+    without the equality."""
+    y, p, upper, index, alpha = v[:5]
     if not equality:
         best = -1.0
         i = -1
         viol = 0.0
-        for k in range(n_active):
-            t = active[k]
+        for t in range(n_active):
             if upper[t] <= 0.0:
                 continue
-            g = G[t]
+            g = y[t] * F[index[t]] + p[t]
             if alpha[t] <= 0.0:
                 pg = min(g, 0.0)
             elif alpha[t] >= upper[t]:
@@ -318,27 +311,25 @@ def _select(
         return i, -1, viol < tol or i < 0
     g_max = -np.inf
     i = -1
-    for k in range(n_active):
-        t = active[k]
+    for t in range(n_active):
         if _in_up(t, y, alpha, upper):
-            v = -y[t] * G[t]
-            if v >= g_max:
-                g_max = v
+            val = -F[index[t]] - y[t] * p[t]
+            if val >= g_max:
+                g_max = val
                 i = t
     if i < 0:
         return -1, -1, True
-    row_i = _get_row(index[i], kc)
+    row_i = _get_row(index[i], False, kc)
     d_i = diag[index[i]]
     g_max2 = -np.inf
     best = np.inf
     j = -1
-    for k in range(n_active):
-        t = active[k]
+    for t in range(n_active):
         if _in_low(t, y, alpha, upper):
-            v = y[t] * G[t]
-            if v > g_max2:
-                g_max2 = v
-            b = g_max + v
+            val = F[index[t]] + y[t] * p[t]
+            if val > g_max2:
+                g_max2 = val
+            b = g_max + val
             if b > 0.0:
                 a = index[t]
                 curv = d_i + diag[a] - 2.0 * row_i[a]
@@ -352,130 +343,141 @@ def _select(
 
 
 @njit(cache=True)
-def _shrink(
-    y,
-    alpha,
-    upper,
-    G,
-    G_bar,
-    p,
-    index,
-    active,
-    n_active,
-    unshrunk,
-    equality,
-    tol,
-    kc,
-):
+def _swap(v, a, b):
+    """Exchange variables ``a`` and ``b`` in every working array."""
+    y, p, upper, index, alpha, perm = v
+    y[a], y[b] = y[b], y[a]
+    p[a], p[b] = p[b], p[a]
+    upper[a], upper[b] = upper[b], upper[a]
+    index[a], index[b] = index[b], index[a]
+    alpha[a], alpha[b] = alpha[b], alpha[a]
+    perm[a], perm[b] = perm[b], perm[a]
+
+
+@njit(cache=True)
+def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
     """Set aside bounded variables that cannot enter a working set; return the new active size."""
-    n = y.shape[0]
+    y, p, upper, index, alpha = v[:5]
     g1 = -np.inf  # equality: max_{I_up} −yG; otherwise max |projected gradient|
     g2 = -np.inf  # equality: max_{I_low} yG
-    for k in range(n_active):
-        t = active[k]
+    for t in range(n_active):
+        G_t = y[t] * F[index[t]] + p[t]
         if equality:
             if _in_up(t, y, alpha, upper):
-                g1 = max(g1, -y[t] * G[t])
+                g1 = max(g1, -y[t] * G_t)
             if _in_low(t, y, alpha, upper):
-                g2 = max(g2, y[t] * G[t])
+                g2 = max(g2, y[t] * G_t)
         elif upper[t] > 0.0:
             if alpha[t] <= 0.0:
-                pg = -min(G[t], 0.0)
+                pg = -min(G_t, 0.0)
             elif alpha[t] >= upper[t]:
-                pg = max(G[t], 0.0)
+                pg = max(G_t, 0.0)
             else:
-                pg = abs(G[t])
+                pg = abs(G_t)
             g1 = max(g1, pg)
     gap = g1 + g2 if equality else g1
     if not unshrunk and gap <= 10.0 * tol:
         unshrunk = True
-        _reconstruct_gradient(
-            y,
-            alpha,
-            upper,
-            G,
-            G_bar,
-            p,
-            index,
-            active,
-            n_active,
-            kc,
-        )
-        n_active = n
-        for t in range(n):
-            active[t] = t
-    k = 0
-    while k < n_active:
-        t = active[k]
+        n_active = _unshrink(v, F, Fbar, n_active, kc)
+    t = 0
+    while t < n_active:
+        G_t = y[t] * F[index[t]] + p[t]
         out = False
         at_up = alpha[t] >= upper[t]
         at_low = alpha[t] <= 0.0
         if equality:
             if at_up:
-                out = -G[t] > g1 if y[t] > 0 else -G[t] > g2
+                out = -G_t > g1 if y[t] > 0 else -G_t > g2
             elif at_low:
-                out = G[t] > g2 if y[t] > 0 else G[t] > g1
+                out = G_t > g2 if y[t] > 0 else G_t > g1
         elif at_low and upper[t] > 0.0:
-            out = G[t] > g1
+            out = G_t > g1
         elif at_up:
-            out = G[t] < -g1
+            out = G_t < -g1
         if out:
             n_active -= 1
-            active[k] = active[n_active]
-            active[n_active] = t
+            _swap(v, t, n_active)
         else:
-            k += 1
+            t += 1
+    _set_active_points(index, n_active, kc)
     return n_active, unshrunk
 
 
 @njit(cache=True)
-def _reconstruct_gradient(
-    y,
-    alpha,
-    upper,
-    G,
-    G_bar,
-    p,
-    index,
-    active,
-    n_active,
-    kc,
-):
-    """Recompute ``G`` of the set-aside variables from ``G_bar`` and the free variables."""
+def _set_active_points(index, n_active, kc):
+    """Store the points of the active variables in the kernel state (``act_pts``)."""
+    state, act_pts = kc[8], kc[9]
+    n_points = act_pts.shape[0]
+    mark = np.zeros(n_points, dtype=np.bool_)
+    for t in range(n_active):
+        mark[index[t]] = True
+    m = 0
+    for a in range(n_points):
+        if mark[a]:
+            act_pts[m] = a
+            m += 1
+    if m > state[1]:
+        state[0] += 1  # the active set grew: rows filled for the old one are incomplete
+    state[1] = m
+
+
+@njit(cache=True)
+def _unshrink(v, F, Fbar, n_active, kc):
+    """Make every variable active again, first rebuilding ``F`` at the set-aside points.
+
+    ``F = Fbar + Σ_free y_j α_j k(·, index_j)``: free variables are all active (only bounded
+    ones are set aside), so their rows or the rows of the set-aside points suffice. Returns
+    the new active size (all variables).
+    """
+    y, _, upper, index, alpha = v[:5]
     n = y.shape[0]
-    if n_active == n:
-        return
-    for k in range(n_active, n):
-        t = active[k]
-        G[t] = G_bar[t] + p[t]
-    n_free = 0
-    for k in range(n_active):
-        t = active[k]
-        if 0.0 < alpha[t] < upper[t]:
-            n_free += 1
-    if n_free * n > 2 * n_active * (n - n_active):
-        # fewer rows: one per set-aside variable
-        for k in range(n_active, n):
-            t = active[k]
-            row = _get_row(index[t], kc)
-            acc = 0.0
-            for kk in range(n_active):
-                f = active[kk]
-                if 0.0 < alpha[f] < upper[f]:
-                    acc += y[f] * alpha[f] * row[index[f]]
-            G[t] += y[t] * acc
-    else:
-        for kk in range(n_active):
-            f = active[kk]
+    state, act_pts = kc[8], kc[9]
+    n_points = F.shape[0]
+    n_act_pts = state[1]
+    if n_act_pts < n_points:
+        inactive = np.ones(n_points, dtype=np.bool_)
+        for k in range(n_act_pts):
+            inactive[act_pts[k]] = False
+        free = np.zeros(n_points)  # Σ over free variables of y_j α_j, per point
+        for f in range(n_active):
             if 0.0 < alpha[f] < upper[f]:
-                row = _get_row(
-                    index[f],
-                    kc,
-                )
-                c = y[f] * alpha[f]
-                for k in range(n_active, n):
-                    t = active[k]
-                    G[t] += y[t] * c * row[index[t]]
+                free[index[f]] += y[f] * alpha[f]
+        for a in range(n_points):
+            if inactive[a]:
+                F[a] = Fbar[a]
+        # cost of each way in kernel evaluations (d per uncached entry, 1 per cached one)
+        X, slot_of, cover = kc[0], kc[4], kc[6]
+        d = X.shape[1] if X.shape[1] > 0 else 1
+        n_inactive = n_points - n_act_pts
+        by_free = 0
+        by_inactive = 0
+        for a in range(n_points):
+            s = slot_of[a]
+            if free[a] != 0.0:
+                by_free += n_inactive if s >= 0 and cover[s] == _FULL else n_points * d
+            if inactive[a]:
+                valid = s >= 0 and (cover[s] == _FULL or cover[s] == state[0])
+                by_inactive += n_act_pts if valid else n_act_pts * d
+        if by_free <= by_inactive:
+            # one full row per free point
+            for b in range(n_points):
+                if free[b] != 0.0:
+                    row = _get_row(b, True, kc)
+                    for a in range(n_points):
+                        if inactive[a]:
+                            F[a] += free[b] * row[a]
+        else:
+            # one row per set-aside point, over the active points (the free ones among them)
+            for a in range(n_points):
+                if inactive[a]:
+                    row = _get_row(a, False, kc)
+                    acc = 0.0
+                    for k in range(n_act_pts):
+                        b = act_pts[k]
+                        acc += free[b] * row[b]
+                    F[a] += acc
+    _set_active_points(index, n, kc)
+    return n
 
 
 def _intercept(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, G: np.ndarray) -> float:
@@ -494,6 +496,28 @@ def _intercept(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, G: np.ndarra
     if np.isfinite(ub) and np.isfinite(lb):
         return float(-(ub + lb) / 2)
     return float(-(ub if np.isfinite(ub) else lb if np.isfinite(lb) else 0.0))
+
+
+def _kernel_points(points: np.ndarray, kcode: int, cache_size: float):
+    """Points, squared norms and row cache of the solver: ``(X, sq_norms, cache)``.
+
+    The cache holds ``cache_size`` MB of rows, float64 except for the RBF kernel when a row
+    per point does not fit: then float32 (libsvm's choice: twice the rows; the gradient is
+    still accumulated in float64), computed in single precision from centred points (the
+    kernel is translation invariant and bounded by 1, so the rows are accurate to ~1e-7).
+    """
+    if kcode == _PRECOMPUTED:
+        return np.empty((0, 1)), np.empty(0), np.empty((0, 0))
+    n_points = max(points.shape[0], 1)
+    budget = cache_size * 2**20
+    rbf = kcode == KERNEL_CODES["rbf"]
+    single = rbf and 8 * n_points * n_points > budget
+    dtype = np.float32 if single else np.float64
+    n_slots = int(min(n_points, max(2, budget // (np.dtype(dtype).itemsize * n_points))))
+    cache = np.empty((n_slots, n_points), dtype=dtype)
+    X = np.ascontiguousarray(points - points.mean(axis=0)) if rbf else points
+    sq = squared_norms(X)
+    return (X.astype(np.float32) if single else X), sq, cache
 
 
 def smo_solve(
@@ -569,11 +593,8 @@ def smo_solve(
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
     kcode = KERNEL_CODES[kernel]
-    if kcode == _PRECOMPUTED:
-        X, K, n_slots = np.empty((0, 1)), points, 0
-    else:
-        X, K = points, np.empty((0, 0))
-        n_slots = int(min(n_points, max(2, cache_size * 2**20 // (8 * max(n_points, 1)))))
+    X, sq, cache = _kernel_points(points, kcode, cache_size)
+    K = points if kcode == _PRECOMPUTED else np.empty((0, 0), dtype=cache.dtype)
     G, n_iter, converged = _smo_core(
         y,
         p,
@@ -581,6 +602,7 @@ def smo_solve(
         index,
         alpha,
         X,
+        sq,
         K,
         kcode,
         float(gamma),
@@ -589,7 +611,7 @@ def smo_solve(
         bool(equality),
         float(tol),
         int(max_iter),
-        n_slots,
+        cache,
         bool(shrinking),
     )
     if not converged:

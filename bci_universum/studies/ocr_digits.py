@@ -7,9 +7,9 @@ Digit 5 against digit 8, trained on small random training sets, with two univers
   set, drawn with replacement and regenerated for every cross-validation training fold (so no
   validation image leaks into the universum).
 
-The thesis used MNIST (28×28, |L| up to 1000, |U| up to 500). The bundled digits have 182 fives,
-174 eights and 183 threes, so the training sets and universa here are smaller; the protocol is
-the thesis's otherwise:
+The thesis used MNIST (28×28, ``|L|`` up to 1000, ``|U|`` up to 500). The bundled digits
+have 182 fives, 174 eights and 183 threes, so the training sets and universa here are
+smaller; the protocol is the thesis's otherwise:
 
 * per training-set size, ``n_splits`` random class-balanced training sets; the test set is every
   other 5 and 8;
@@ -56,9 +56,9 @@ class OCRStudyConfig:
     Parameters
     ----------
     train_sizes : tuple of int
-        Numbers of labelled training images |L| (even: half fives, half eights).
+        Numbers of labelled training images ``|L|`` (even: half fives, half eights).
     universum_sizes : tuple of int
-        Numbers of universum images |U|.
+        Numbers of universum images ``|U|``.
     n_splits : int
         Random training sets per training-set size.
     cv_folds : int

@@ -7,6 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 SIMULATE = "simulate"
+MODEL_SUFFIXES = (".joblib", ".pkl", ".pickle")
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,13 +49,24 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         "--sim-channels", type=int, default=16, help="electrodes of the simulated subject"
     )
     parser.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated subject")
+    parser.add_argument(
+        "--lsl-mode",
+        choices=("lab", "loopback"),
+        help="liblsl configuration: 'lab' (the lab network) or 'loopback' (this machine only); "
+        "default: [session] lsl_mode",
+    )
 
 
 def config_from_args(args):
-    """The session config: file, then ``--set``, then ``--speed``/``--output``/``--source``."""
+    """The session config: file, then ``--set``, then ``--lsl-mode``/``--speed``/``--output``/
+    ``--source``."""
     from paradigms.config import load_session_config
 
+    if args.config is not None and args.config.suffix in MODEL_SUFFIXES:
+        raise ValueError(f"{args.config} looks like a model file, not a session TOML file.")
     overrides = list(args.overrides)
+    if args.lsl_mode is not None:
+        overrides.append(f"session.lsl_mode={args.lsl_mode!r}")
     if args.speed is not None:
         overrides.append(f"paradigm.speed={args.speed!r}")
     if args.output is not None:

@@ -42,6 +42,17 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument("--output", type=Path, help="output folder (default: file)")
     parser.add_argument(
+        "--seed",
+        type=int,
+        help="seed of the splits, inner folds and random universa (default: file)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        metavar="N",
+        help="repeat every within-session cross-validation N times with other shuffles",
+    )
+    parser.add_argument(
         "--quick", action="store_true", help="fewer folds and repeats, a small grid"
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -49,8 +60,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
-    from bci_universum.evaluation import evaluate
-    from bci_universum.evaluation_report import write_report
+    from bci_universum.evaluation import evaluate, write_report
 
     from ..evaluation_config import BASELINES_NONE_ONLY, load_evaluation_config
 
@@ -63,10 +73,13 @@ def run(args) -> int:
         backend="dask" if args.scheduler is not None else args.backend,
         scheduler=args.scheduler,
         output=args.output,
+        seed=args.seed,
+        repeats=args.repeats,
     )
     data, protocols = config.prepare()
-    for epochs in data:
-        print(epochs)
+    for variants in data:
+        epochs = next(iter(variants.values()))
+        print(f"{epochs} causally filtered with band(s) {', '.join(map(str, variants))} Hz")
     config.output.mkdir(parents=True, exist_ok=True)
     stems: list[str] = []
     for settings, protocol in protocols:

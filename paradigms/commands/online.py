@@ -36,6 +36,11 @@ def format_summary(summary: dict) -> str:
 
 
 def run(args) -> int:
+    if args.model.suffix == ".toml":
+        raise ValueError(
+            f"{args.model} is a session file, not a model (the model comes first: "
+            "bci-universum online MODEL [SESSION])."
+        )
     if not args.model.is_file():
         raise FileNotFoundError(f"Model file {args.model} does not exist.")
     config = config_from_args(args)

@@ -88,23 +88,23 @@ def run_stream(args) -> int:
 
 
 def _fit_decoder(kernel: str, seed: int):
-    """A spike-kernel one-vs-one universum SVM fitted on new trials of population ``seed``.
+    """The registry's ``spike_ecoc`` pipeline fitted on new trials of population ``seed``.
 
     Returns the pipeline and the orientations its class indices stand for.
     """
     import numpy as np
-    from sklearn.pipeline import make_pipeline
 
-    from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
-    from bci_universum.features.spike_kernels import SpikeKernel
     from bci_universum.features.spikes import SPIKE_BIN_WIDTH
+    from bci_universum.pipelines import make_pipeline
     from bci_universum.simulation.spikes import simulate_v1_population
 
     trains = simulate_v1_population(random_state=seed + 1, population_state=seed)
     orientations = np.unique(trains.labels)
-    svm = UniversumSVC(kernel="precomputed", C=10.0, C_universum=1.0, epsilon=0.05)
     pipeline = make_pipeline(
-        SpikeKernel(kernel, kernel_params=KERNEL_PARAMS[kernel]), ECOCUniversumClassifier(svm)
+        "spike_ecoc",
+        sfreq=1.0 / SPIKE_BIN_WIDTH,
+        kernel=kernel,
+        kernel_params=KERNEL_PARAMS[kernel],
     )
     pipeline.fit(trains.bin(SPIKE_BIN_WIDTH), np.searchsorted(orientations, trains.labels))
     return pipeline, orientations

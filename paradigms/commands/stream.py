@@ -71,8 +71,8 @@ def add_parser(subparsers) -> None:
     _add_lsl_mode(p)
     p.set_defaults(func=run_record)
 
-    p = sub.add_parser("recover", help="turn a killed recording (*.partial) into FIF")
-    p.add_argument("path", help="the *_raw.fif.partial folder, its FIF name, or its folder")
+    p = sub.add_parser("recover", help="turn a killed recording (a .partial folder) into FIF")
+    p.add_argument("path", help="the _raw.fif.partial folder, its FIF name, or its folder")
     p.set_defaults(func=run_recover)
 
     _stream_replay.add_parser(sub)

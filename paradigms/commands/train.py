@@ -18,14 +18,26 @@ def add_parser(subparsers) -> None:
         "recordings",
         nargs="+",
         metavar="SESSION_DIR_OR_FILE",
-        help="recording files, or session folders whose *_raw.fif recordings are all used",
+        help="recording files, or session folders whose _raw.fif recordings are all used",
     )
     parser.add_argument("--config", help="session TOML file (classes, universum, [pipeline])")
     parser.add_argument(
         "--output", "-o", required=True, help="model file to write, e.g. model.joblib"
     )
     parser.add_argument(
-        "--pipeline", help="pipeline name overriding the session file's [pipeline] name"
+        "--pipeline",
+        help="registry pipeline (e.g. ts_usvm, csp_usvm, ts_lr, csp_lda) overriding the session "
+        "file's [pipeline] name",
+    )
+    parser.add_argument(
+        "--include-online",
+        action="store_true",
+        help="also train on online runs (default: calibration and universum runs only)",
+    )
+    parser.add_argument(
+        "--include-interrupted",
+        action="store_true",
+        help="also train on runs whose sidecar says they were interrupted",
     )
     parser.add_argument(
         "--no-universum",
@@ -59,7 +71,11 @@ def run(args) -> int:
         n_jobs=args.n_jobs,
         overwrite=args.overwrite,
         prior=args.prior,
+        include_online=args.include_online,
+        include_interrupted=args.include_interrupted,
         verbose="error",
     )
+    for name, why in result.metadata.params["provenance"]["skipped"]:
+        print(f"Skipped {name}: {why}")
     print(result.summary())
     return 0

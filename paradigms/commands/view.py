@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from .stream import _add_lsl_mode as add_lsl_mode
 
@@ -92,5 +93,8 @@ def run(args) -> int:
             filtered=args.filtered,
             thresholds=thresholds,
         ).show()
-        scope.exec(args.duration, args.screenshot)
+        message = f"Viewing {receiver.description} (q or Ctrl-C to close)."
+        if scope.exec(args.duration, args.screenshot, ready=lambda: print(message, flush=True)):
+            print("bci-universum view: interrupted.", file=sys.stderr)
+            return 130
     return 0

@@ -1,10 +1,15 @@
 import numpy as np
 import pytest
+from pyriemann.geometry.geodesic import geodesic_riemann
 from scipy import signal
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
+from bci_universum import UNIVERSUM_STR
+from bci_universum.classifiers import UniversumLogisticRegression
+from bci_universum.features import Recentring, TangentSpace
+from bci_universum.features.tangent_space import regularized_covariances
 from bci_universum.online import (
     OnlineDecoder,
     causal_filter,
@@ -378,3 +383,34 @@ def test_notch_gain_and_bandwidth(quality):
     for freq in (0.0, 125.0):
         with pytest.raises(ValueError, match=f"notch frequency {freq} Hz"):
             design_notch(SFREQ, freq)
+
+
+def test_adapt_to_rest_updates_the_recentring_reference():
+    """Online adaptation (rest windows of the feedback run) moves the re-centring reference."""
+    rng = np.random.default_rng(0)
+    n_ch, n_t, sfreq = 4, 50, 100.0
+    X = rng.normal(size=(30, n_ch, n_t))
+    y = np.array(["left", "right", UNIVERSUM_STR] * 10, dtype=object)
+    X[y == "left", 0] *= 2.0
+    labelled = y != UNIVERSUM_STR
+    plain = make_pipeline(TangentSpace("oas"), LinearDiscriminantAnalysis())
+    plain.fit(X[labelled], y[labelled])
+    window_s = n_t / sfreq
+    assert not OnlineDecoder(plain, sfreq, n_ch, window_s, band=None).adapt_to_rest(X[2])
+
+    pipe = make_pipeline(Recentring(), TangentSpace("oas"), UniversumLogisticRegression())
+    pipe.fit(X, y)
+    decoder = OnlineDecoder(pipe, sfreq, n_ch, window_s, band=None)
+    assert not decoder.adapt_to_rest()  # no window pushed yet
+    drifted = 3.0 * rng.normal(size=(n_t, n_ch))
+    decoder.push(drifted)
+    step = pipe[0]
+    before, count = step.reference_.copy(), step.n_reference_
+    assert decoder.adapt_to_rest()
+    C = regularized_covariances(drifted.T[np.newaxis], "oas")[0]
+    np.testing.assert_allclose(step.reference_, geodesic_riemann(before, C, 1 / (count + 1)))
+    # The lean decision path reads the updated reference, as decision_function does.
+    window = decoder.current_window()[np.newaxis].copy()
+    expected = pipe.decision_function(window)[0]
+    assert decoder._path(window[0])[0] == pytest.approx(expected, abs=1e-9)
+    assert not np.allclose(step.reference_, before)

@@ -1,17 +1,20 @@
-"""Evaluation pipelines by name: construction, universum handling, grids, errors."""
+"""The pipeline registry: construction, universum handling, grids, bands, errors."""
 
 import pickle
 
 import numpy as np
 import pytest
-from sklearn.base import clone
+from sklearn.base import clone, is_classifier
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import GridSearchCV
 
 from bci_universum import UNIVERSUM_STR
 from bci_universum.datasets import epochset_from_raw
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.pipelines import (
+    CLASSIFIER,
     PIPELINES,
+    RENAMED,
     LabelledOnly,
     make_pipeline,
     pipeline_factory,
@@ -24,7 +27,13 @@ from bci_universum.simulation.eeg import simulate_raw
 def epochs():
     raw = simulate_raw(12, universum_tasks=("rest",), n_channels=16, sfreq=100.0, seed=3)
     return epochset_from_raw(
-        raw, ["cue/left", "cue/right"], "universum/", tmin=-0.5, tmax=3.0, dataset="sim"
+        raw,
+        ["cue/left", "cue/right"],
+        "universum/",
+        tmin=-0.5,
+        tmax=3.0,
+        dataset="sim",
+        band=pipeline_params("csp_lda")["band"],
     )
 
 
@@ -34,7 +43,10 @@ def _make(name, e, **params):
     return make_pipeline(name, sfreq=e.sfreq, tmin=e.tmin, **params)
 
 
-@pytest.mark.parametrize("name", sorted(PIPELINES))
+EEG_PIPELINES = sorted(name for name, spec in PIPELINES.items() if "window" in spec.defaults)
+
+
+@pytest.mark.parametrize("name", EEG_PIPELINES)
 def test_every_pipeline_learns_the_simulated_erd(epochs, name):
     est = _make(name, epochs).fit(epochs.X, epochs.y)
     labelled = ~epochs.is_universum
@@ -118,3 +130,61 @@ def test_pipeline_params_are_copies():
     params = pipeline_params("csp_usvm")
     params["C"] = 99
     assert pipeline_params("csp_usvm")["C"] == 1.0
+
+
+def test_band_is_the_causal_filter_not_a_step(epochs):
+    pipe = _make("csp_lda", epochs)
+    assert [name for name, _ in pipe.steps] == ["window", "csp", "clf"]
+    assert pipeline_factory("csp_lda").band == (7.0, 30.0)
+    assert pipeline_factory("ts_lr", band=[8, 30]).band == (8.0, 30.0)
+    assert pipeline_factory("thesis").band is None
+
+
+def test_deployed_pipeline_takes_the_window_alone(epochs):
+    """tmin=None (as train builds it): no window step, the same decisions on the window."""
+    cut = _make("csp_lda", epochs).fit(epochs.X, epochs.y)
+    first = round((1.0 - epochs.tmin) * epochs.sfreq)
+    windows = epochs.X[:, :, first : first + round(epochs.sfreq)]
+    deployed = make_pipeline("csp_lda", sfreq=epochs.sfreq).fit(windows, epochs.y)
+    assert "window" not in deployed.named_steps
+    np.testing.assert_allclose(
+        deployed.decision_function(windows), cut.decision_function(epochs.X), atol=1e-10
+    )
+
+
+def test_every_pipeline_has_the_one_classifier_step_name():
+    for name in PIPELINES:
+        assert make_pipeline(name, sfreq=100.0).steps[-1][0] == CLASSIFIER
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(RENAMED.items()))
+def test_old_names_point_to_the_new_ones(old, new):
+    with pytest.raises(ValueError, match=f"now called '{new}'"):
+        pipeline_factory(old)
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"band": (30, 7)}, "low < high"),
+        ({"band": 8}, "band must be"),
+        ({"window": (2, 1)}, "window"),
+    ],
+)
+def test_bad_bands_and_windows(params, match):
+    with pytest.raises(ValueError, match=match):
+        pipeline_factory("ts_lr", **params)
+
+
+def test_windows_between_samples_are_refused():
+    make_pipeline("ts_lr", sfreq=125.0, window=(0.4, 2.4))  # 50 and 300 samples
+    with pytest.raises(ValueError, match=r"falls between samples at 125 Hz \(62.5, 312.5"):
+        make_pipeline("ts_lr", sfreq=125.0, window=(0.5, 2.5))
+
+
+def test_labelled_only_and_with_universum_share_one_base():
+    from bci_universum.universa import TrainingSetWrapper, WithUniversum
+
+    assert issubclass(LabelledOnly, TrainingSetWrapper)
+    assert issubclass(WithUniversum, TrainingSetWrapper)
+    assert is_classifier(LabelledOnly(LinearDiscriminantAnalysis()))

@@ -66,7 +66,7 @@ def _snapshot(folder: Path) -> dict[str, str]:
 
 
 def _damaged(good: Path, tmp_path: Path, source: str, name: str, how: str) -> Path:
-    """A copy of ``good/source`` under ``name``, emptied, halved or replaced by noise."""
+    """A copy of ``good/source`` under ``name``: emptied, halved, cut after 100 bytes or noise."""
     data = (good / source).read_bytes() if source else b""
     if how == "half":
         data = data[: len(data) // 2]
@@ -74,6 +74,8 @@ def _damaged(good: Path, tmp_path: Path, source: str, name: str, how: str) -> Pa
         data = np.random.default_rng(2).bytes(3000)
     elif how == "empty":
         data = b""
+    elif how == "head":
+        data = data[:100]
     out = tmp_path / name
     out.write_bytes(data)
     return out
@@ -89,6 +91,8 @@ RECORDING_CASES = [
     ("rec.edf", "noise.edf", "noise", r"noise\.edf .*truncated or corrupt"),
     ("rec.xdf", "noise.xdf", "noise", r"noise\.xdf .*truncated or corrupt"),
     ("rec.dat", "noise.gdf", "noise", r"noise\.gdf .*truncated or corrupt"),
+    # MNE's BCI2000 reader would loop forever on this one
+    ("rec.dat", "head.dat", "head", r"head\.dat: .*truncated \(100 bytes, shorter than its"),
     ("rec.edf", "renamed_raw.fif", "copy", r"renamed_raw\.fif .*content is EDF, not FIF.*renamed"),
     ("rec_raw.fif", "renamed.edf", "copy", r"renamed\.edf .*content is FIF, not EDF.*renamed"),
     ("rec.xdf", "renamed2_raw.fif", "copy", r"renamed2_raw\.fif .*content is XDF, not FIF"),

@@ -60,3 +60,12 @@ def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_session_config(tmp_path / "nope.toml")
     assert isinstance(SessionConfig(), SessionConfig)
+
+
+def test_pipeline_names_are_checked_against_the_registry(tmp_path):
+    path = tmp_path / "session.toml"
+    path.write_text('[pipeline]\nname = "csp_lda"\n')
+    assert load_session_config(path).pipeline.name == "csp_lda"
+    path.write_text('[pipeline]\nname = "tangent-usvm"\n')
+    with pytest.raises(ValueError, match=r"\[pipeline\]: .*now called 'ts_usvm'"):
+        load_session_config(path)

@@ -9,11 +9,12 @@ import distributed
 import numpy as np
 import pytest
 
-import bci_universum.evaluation as engine
+import bci_universum.evaluation.backends as backends
+import bci_universum.evaluation.jobs as jobs
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
 from paradigms.evaluation_config import load_evaluation_config
-from tests.bci_universum.test_evaluation_report import assert_png_panels
+from tests.bci_universum.evaluation.helpers import assert_png_panels
 
 CONFIGS = Path(__file__).resolve().parents[2] / "paradigms" / "configs"
 
@@ -90,8 +91,8 @@ def no_fit(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("a job ran although the configuration is invalid")
 
-    monkeypatch.setattr(engine, "run_job", refuse)
-    monkeypatch.setattr(engine, "select_and_fit", refuse)
+    monkeypatch.setattr(backends, "run_job", refuse)
+    monkeypatch.setattr(jobs, "select_and_fit", refuse)
 
 
 def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
@@ -125,11 +126,11 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
     def refuse(*args, **kwargs):
         raise AssertionError("a cached job was recomputed")
 
-    engine_run_job, engine.run_job = engine.run_job, refuse
+    engine_run_job, backends.run_job = backends.run_job, refuse
     try:
         assert main(["evaluate", str(config), "--no-progress"]) == 0
     finally:
-        engine.run_job = engine_run_job
+        backends.run_job = engine_run_job
     assert len(list((out / "cache").glob("*.json"))) == n_cached
 
     # joblib workers give the same scores as the serial run
@@ -170,7 +171,7 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
         ({"universa": '["U_C3:word"]'}, "kind 'word'"),
         ({"classes": '["left", "up"]'}, r"labels \['up'\] are missing"),
         ({"n_splits": 20}, "fewer than 20"),
-        ({"extra": "n_repeats = 3"}, r"Unknown key\(s\) \['n_repeats'\]"),
+        ({"extra": "n_per_class = [3]"}, r"Unknown key\(s\) \['n_per_class'\]"),
         ({"extra": 'universum_from = "x"'}, r"Unknown key"),
     ],
 )
@@ -313,7 +314,7 @@ def test_evaluate_bci4als(data_dir, tmp_path, capsys):
     dataset = dataset.replace(
         'kind = "xdf"', f'kind = "xdf"\npath = "{Path(data_dir).as_posix()}"'
     )
-    out = _small_run(tmp_path, capsys, dataset, "[0.5, 4.5]", "idle")
+    out = _small_run(tmp_path, capsys, dataset, "[0.4, 4.4]", "idle")
     with (out / "cross-run.csv").open() as fh:
         tested = {r["split"].split("->")[1] for r in csv.DictReader(fh)}
     assert tested == {f"Test{i}" for i in range(1, 10)}
@@ -351,3 +352,27 @@ n_splits = 5
     # 45 trials, 5 folds: the standard error of the mean is about 0.13 / sqrt(5) ≈ 0.06
     assert abs(np.mean(scores) - 0.69) < 0.12
     shutil.rmtree(tmp_path / "out")
+
+
+def test_seed_and_repeats_from_the_command_line(tmp_path, recordings):
+    config = _config(tmp_path, recordings)
+    assert load_evaluation_config(config).seed == 0
+    loaded = load_evaluation_config(config, seed=7, repeats=3, quick=True)
+    assert loaded.seed == 7
+    (within,) = [p.build(loaded.grid) for p in loaded.protocols]
+    assert within.n_repeats == 3 and within.n_splits == 3  # --quick caps the folds only
+    assert load_evaluation_config(config, quick=True).protocols[0].build({}).n_repeats == 1
+    with pytest.raises(ValueError, match="repeats must be a positive integer, got 0"):
+        load_evaluation_config(config, repeats=0)
+
+
+def test_evaluate_command_takes_seed_and_repeats(tmp_path, recordings, capsys):
+    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2)
+    args = ["evaluate", str(config), "--no-progress", "--seed", "5", "--repeats", "2"]
+    assert main(args) == 0
+    with (tmp_path / "out" / "within-session.csv").open() as fh:
+        rows = [r for r in csv.DictReader(fh) if r["metric"] == "accuracy"]
+    splits = {r["split"] for r in rows}
+    assert splits == {"fold0", "fold1", "repeat1-fold0", "repeat1-fold1"}
+    assert main([*args[:-1], "0"]) == 1
+    assert "repeats must be a positive integer" in capsys.readouterr().err

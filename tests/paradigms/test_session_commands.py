@@ -14,14 +14,13 @@ from .session_helpers import fast_config
     [
         (["calibrate", "--set", "paradigm.universum_mode=sometimes"], "universum_mode must be"),
         (["calibrate", "--set", "nonsense"], "not of the form section.key=value"),
-        (
-            ["calibrate", "--set", "paradigm.trials=3"],
-            r"Unknown key\(s\) \[.trials.\] in \[paradigm\]",
-        ),
+        (["calibrate", "--set", "paradigm.trials=3"], r"Unknown key\(s\) \[.trials.\]"),
         (["record-universum", "--speed", "-1"], "speed must be positive"),
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
+        (["online", "session.toml", "model.joblib"], r"session.toml is a session file, not a"),
+        (["calibrate", "model.joblib"], "model.joblib looks like a model file"),
     ],
 )
 def test_bad_settings_are_refused(argv, message, capsys):
@@ -44,11 +43,19 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     common = ["--source", "simulate", "--sim-channels", "4", "--speed", "10"]
     common += ["--set", f"stream.markers={config.stream.markers!r}", "--output", str(tmp_path)]
     common += ["--set", "paradigm.trials_per_class=1", "--set", "paradigm.universum_trials=2"]
-    assert main(["calibrate", *common]) == 0
+    shots = tmp_path / "shots"
+    assert main(["calibrate", *common, "--screenshots", str(shots)]) == 0
     assert main(["record-universum", *common, "--mode", "interleaved"]) == 0
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     assert out[0].startswith("calibration run 01: 2 trials, completed")
     assert out[1].startswith("universum run 01: 4 trials, completed")
+    # the quality check ran before the calibration; progress went to stderr
+    assert "Signal quality over 1250 samples of 4 channels" in captured.err
+    assert re.search(r"calibration run-01: 100%.*2/2", captured.err)
+    assert "Waiting for LSL stream" in captured.err
+    screens = {"instructions", "start", "fixation", "cue-left", "cue-right", "end"}
+    assert {p.stem for p in shots.glob("*.png")} == screens
     assert sorted(p.name for p in (tmp_path / "sub-01_ses-01").glob("*_raw.fif")) == [
         "sub-01_ses-01_task-calibration_run-01_raw.fif",
         "sub-01_ses-01_task-universum_run-01_raw.fif",

@@ -1,16 +1,18 @@
 """Training a decoder on recorded sessions, saving it, and decoding online with it."""
 
+import json
+
 import mne
 import numpy as np
 import pytest
 
 from bci_universum.datasets import epochs_from_raw
 from bci_universum.model_io import ModelExistsError, ModelMetadata, load_model
-from bci_universum.online import OnlineDecoder
+from bci_universum.online import OnlineDecoder, filter_raw
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
 from paradigms.config import ParadigmSection, SessionConfig
-from paradigms.training import filter_like_online, train_model
+from paradigms.training import select_recordings, train_model
 
 N_CH, SFREQ, N_TRIALS = 8, 250.0, 12
 
@@ -70,8 +72,8 @@ def test_training_reports_both_accuracies_on_the_same_folds(trained):
     assert "with universum" in table and "without" in table and "rest 12" in table
     meta = trained.metadata
     assert meta.cv["with_universum"]["folds"] == folds["with_universum"]
-    assert meta.universum == ["rest"] and meta.pipeline == "tangent-usvm"
-    assert meta.params["selected"]["classifier__C_universum"] > 0
+    assert meta.universum == ["rest"] and meta.pipeline == "ts_usvm"
+    assert meta.params["selected"]["clf__C_universum"] > 0
     assert len(meta.recordings) == 2
 
 
@@ -96,7 +98,7 @@ def test_online_decoder_from_the_model_equals_offline_training_path(trained, ses
     assert decoder.window_len == 500
     data = raw.get_data().T
     decisions = decoder.push(data[:5000])
-    filtered = filter_like_online(raw, trained.metadata.band).get_data(picks="eeg").T
+    filtered = filter_raw(raw, trained.metadata.band).get_data(picks="eeg").T
     windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
     np.testing.assert_allclose(
         [d.value for d in decisions],
@@ -106,7 +108,7 @@ def test_online_decoder_from_the_model_equals_offline_training_path(trained, ses
     )
     # a training trial is exactly such a window: cue + tmin ... cue + tmax - 1 sample
     X, y, _ = epochs_from_raw(
-        filter_like_online(raw, (8.0, 30.0)), tmin=0.5, tmax=2.5 - 1 / SFREQ, verbose="error"
+        filter_raw(raw, (8.0, 30.0)), tmin=0.5, tmax=2.5 - 1 / SFREQ, verbose="error"
     )
     onset = raw.annotations.onset[raw.annotations.description == "cue/left"][0]
     start = round(onset * SFREQ) + round(0.5 * SFREQ)
@@ -116,14 +118,14 @@ def test_online_decoder_from_the_model_equals_offline_training_path(trained, ses
 def test_csp_pipeline_through_the_cli(session, tmp_path, capsys):
     folder, _ = session
     config = tmp_path / "session.toml"
-    config.write_text('[pipeline]\nname = "tangent-usvm"\nwindow = [0.5, 2.5]\n')
+    config.write_text('[pipeline]\nname = "ts_usvm"\nwindow = [0.5, 2.5]\n')
     output = tmp_path / "csp.joblib"
     argv = ["train", str(folder), "--config", str(config), "--output", str(output)]
-    assert main([*argv, "--pipeline", "csp-usvm", "--folds", "3"]) == 0
+    assert main([*argv, "--pipeline", "csp_usvm", "--folds", "3"]) == 0
     out = capsys.readouterr().out
-    assert "Pipeline csp-usvm" in out and "with universum" in out and str(output) in out
+    assert "Pipeline csp_usvm" in out and "with universum" in out and str(output) in out
     _, meta = load_model(output)
-    assert meta.pipeline == "csp-usvm" and meta.cv["n_splits"] == 3
+    assert meta.pipeline == "csp_usvm" and meta.cv["n_splits"] == 3
     # the model exists now: refused before any training
     assert main(argv) == 1
     assert "already exist" in capsys.readouterr().err
@@ -135,7 +137,7 @@ def test_training_without_universum_trials(session):
     assert result.accuracy_with_universum is None and result.n_universum == {}
     assert "with universum" in result.summary() and result.model_path is None
     assert result.metadata.universum == []
-    assert result.metadata.params["selected"].keys() == {"classifier__C"}
+    assert result.metadata.params["selected"].keys() == {"clf__C"}
 
 
 @pytest.mark.parametrize(
@@ -155,8 +157,10 @@ def test_bad_recordings_are_refused(session, tmp_path, make, error, match):
 
 def test_bad_options_are_refused(session, tmp_path, capsys):
     folder, raw = session
-    with pytest.raises(ValueError, match=r"Unknown pipeline 'lda'.*tangent-usvm"):
+    with pytest.raises(ValueError, match=r"Unknown pipeline 'lda'.*ts_usvm"):
         train_model([raw], pipeline="lda")
+    with pytest.raises(ValueError, match="'tangent-usvm' is now called 'ts_usvm'"):
+        train_model([raw], pipeline="tangent-usvm")
     with pytest.raises(ValueError, match="binary"):
         train_model([raw], SessionConfig(paradigm=ParadigmSection(classes=["a", "b", "c"])))
     existing = tmp_path / "m.joblib"
@@ -196,17 +200,17 @@ def test_prior_model_from_a_previous_session(trained, new_session, tmp_path, cap
     argv = ["train", str(fname), "-o", str(output), "--prior", str(trained.model_path)]
     assert main([*argv, "--folds", "3"]) == 0
     out = capsys.readouterr().out
-    assert "classifier__prior_weight" in out and "with universum" in out
+    assert "clf__prior_weight" in out and "with universum" in out
     assert f"Prior: {trained.model_path}" in out
     pipeline, meta = load_model(output)
     assert meta.params["prior"]["created"] == trained.metadata.created
-    assert meta.params["grid"]["classifier__prior_weight"] == [0.0, 0.5, 1.0]
-    assert type(pipeline.named_steps["classifier"]).__name__ == "BiasedSVC"
+    assert meta.params["grid"]["clf__prior_weight"] == [0.0, 0.5, 1.0]
+    assert type(pipeline.named_steps["clf"]).__name__ == "BiasedSVC"
     # the saved model carries the prior, and decodes online like offline (single-trial path)
     decoder = OnlineDecoder.from_model(output, raw.ch_names, SFREQ, update_rate=4)
     data = raw.get_data().T[:3000]
     decisions = decoder.push(data)
-    filtered = filter_like_online(raw, meta.band).get_data().T
+    filtered = filter_raw(raw, meta.band).get_data().T
     windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
     np.testing.assert_allclose(
         [d.value for d in decisions], pipeline.decision_function(windows), rtol=0, atol=1e-9
@@ -225,3 +229,54 @@ def test_incompatible_prior_is_refused(trained, new_session):
     other_channels = ModelMetadata(**{**meta.to_dict(), "ch_names": [*meta.ch_names[:-1], "X1"]})
     with pytest.raises(ValueError, match=r"lacks the model's channel\(s\) \['X1'\]"):
         train_model([raw], prior=(pipeline, other_channels), verbose="error")
+
+
+def _with_sidecar(raw, fname, **fields):
+    raw.save(fname, verbose="error")
+    fname.with_suffix(".json").write_text(json.dumps({"run": "1", **fields}))
+    return fname
+
+
+def test_online_and_interrupted_runs_only_when_asked(session, tmp_path, capsys):
+    _, raw = session
+    folder = tmp_path / "sub-01_ses-01"
+    folder.mkdir()
+    calibration = _with_sidecar(raw, folder / "a_task-calibration_raw.fif", task="calibration")
+    online = _with_sidecar(raw, folder / "b_task-online_raw.fif", task="online")
+    stopped = _with_sidecar(
+        raw, folder / "c_task-calibration_raw.fif", task="calibration", interrupted=True
+    )
+    chosen = select_recordings([folder])
+    assert chosen.used == [calibration]
+    assert [r["task"] for r in chosen.runs] == ["calibration"]
+    assert [name for name, _ in chosen.skipped] == [str(online), str(stopped)]
+    assert select_recordings([folder], include_online=True).used == [calibration, online]
+    both = select_recordings([folder], include_online=True, include_interrupted=True)
+    assert both.used == [calibration, online, stopped]
+    with pytest.raises(ValueError, match="online run"):
+        select_recordings([online])
+    output = tmp_path / "m.joblib"
+    assert main(["train", str(folder), "-o", str(output), "--folds", "3"]) == 0
+    out = capsys.readouterr().out
+    assert f"Skipped {online}: online run" in out and "interrupted run" in out
+    assert f"{calibration} (task calibration, run 1)" in out
+    _, meta = load_model(output)
+    assert meta.recordings == [str(calibration)]
+    assert meta.params["provenance"]["runs"] == [
+        {"recording": str(calibration), "task": "calibration", "run": "1"}
+    ]
+
+
+@pytest.mark.parametrize("name", ["ts_lr", "csp_lda"])
+def test_peers_train_and_decode_online(session, name):
+    """The baselines are registry pipelines like the others: trained, then run online."""
+    _, raw = session
+    result = train_model([raw], pipeline=name, n_splits=3, verbose="error")
+    assert result.metadata.pipeline == name and result.accuracy_without_universum >= 0.8
+    decoder = OnlineDecoder.from_model((result.pipeline, result.metadata), raw.ch_names, SFREQ)
+    decisions = decoder.push(raw.get_data().T[:3000])
+    filtered = filter_raw(raw, result.metadata.band).get_data(picks="eeg").T
+    windows = np.stack([filtered[d.sample_index - 499 : d.sample_index + 1].T for d in decisions])
+    np.testing.assert_allclose(
+        [d.value for d in decisions], result.pipeline.decision_function(windows), atol=1e-9
+    )

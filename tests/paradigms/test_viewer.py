@@ -1,5 +1,9 @@
 """The scope offscreen on a real loopback stream: what it draws, filters and marks."""
 
+import os
+import signal as signals
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from uuid import uuid4
@@ -129,14 +133,14 @@ def test_scope_keeps_filter_state_across_chunks(stream):
 
 
 @contextmanager
-def feeding(outlet):
-    """Push the test signals in real time from a thread while the block runs."""
+def feeding(outlet, chunk=lambda k: _signals(25, seed=k)):
+    """Push ``chunk(k)`` every 0.1 s from a thread while the block runs."""
     stop = threading.Event()
 
     def feed():
         k = 0
         while not stop.is_set():
-            outlet.push_chunk(_signals(25, seed=k))
+            outlet.push_chunk(chunk(k))
             k += 1
             stop.wait(0.1)
 
@@ -174,3 +178,40 @@ def test_pick_stream_lists_what_it_sees(stream):
     assert pick_stream(name, timeout=1.0).name == name
     with pytest.raises(TimeoutError, match=f"Visible streams: .*{name}"):
         pick_stream(f"absent-{uuid4().hex}", timeout=1.0)
+
+
+def test_quality_leaves_sample_counters_out():
+    from tests.acquisition.lsl_helpers import counter_chunk, counter_stream_info
+
+    info = counter_stream_info(n_eeg=3)
+    outlet = pylsl.StreamOutlet(info)
+    with StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0) as receiver:
+        wait_until(outlet.have_consumers, what="the receiver")
+        with feeding(outlet, lambda k: counter_chunk(25 * k, 25, 3).astype(np.float32)):
+            report = stream_quality(receiver, seconds=1.0)
+    assert report.ch_names == ["EEG00", "EEG01", "EEG02"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signals.SIGINT, signals.SIGTERM])
+def test_view_closes_on_a_signal_with_130(stream, signum):
+    outlet, receiver = stream
+    argv = [sys.executable, "-m", "paradigms", "view", receiver.info.name()]
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    with feeding(outlet):
+        proc = subprocess.Popen(
+            [*argv, "--lsl-mode", "loopback"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        try:
+            assert proc.stdout.readline().startswith("Viewing LSL stream")
+            proc.send_signal(signum)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted" in err and "Traceback" not in err

@@ -12,7 +12,9 @@ from bci_universum.datasets import (
     EpochSet,
     epochs_from_raw,
     epochset_from_raw,
+    load_eegmmidb,
     load_recording,
+    load_recordings,
     marker_event_id,
 )
 
@@ -209,3 +211,23 @@ def test_load_any_mne_file_with_a_mapping(tmp_path):
     assert e.subject == "run" and set(e.runs) == {"run"}  # named after the file
     with pytest.raises(ValueError, match="Comment/T1"):  # the error lists what is there
         load_recording(fname, {"T1": "left", "T2": "right"}, None)
+
+
+@pytest.mark.data
+def test_load_recordings_names_runs_and_subject_after_plain_files(data_dir):
+    folder = data_dir / "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
+    files = [folder / f"S001R{run:02d}.edf" for run in (4, 8, 12)]
+    (e,) = load_recordings(
+        files, classes={"T1": "left", "T2": "right"}, universum={"T0": "rest"}, tmin=1.0,
+        tmax=2.0, verbose="error",
+    )  # fmt: skip
+    assert e.subject == "S001"
+    counts = dict(zip(*np.unique(e.runs[~e.is_universum], return_counts=True), strict=True))
+    assert counts == {"S001R04": 15, "S001R08": 15, "S001R12": 15}  # data README: 15 per run
+    # the same trials as the eegmmidb loader's, which names runs by number
+    reference = load_eegmmidb(1, (4, 8, 12), path=data_dir, tmin=1.0, tmax=2.0)
+    for run in (4, 8, 12):
+        mine = e.subset(e.runs == f"S001R{run:02d}")
+        theirs = reference.subset(reference.runs == str(run))
+        assert list(mine.y) == list(theirs.y)
+        np.testing.assert_allclose(mine.X, theirs.X, rtol=0, atol=1e-12)

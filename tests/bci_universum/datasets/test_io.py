@@ -206,7 +206,7 @@ def test_bci2000_dat_names_microvolts_and_stimulus_codes(tmp_path):
     counts, code = _bci2000_counts()
     fname = write_bci2000(
         tmp_path / "S01R01.dat", counts, code, 100, ["C3", "Cz", "C4"],
-        gains=["0.1muV", "0.1muV", "0.2muV"], offsets=[0, 10, 0],
+        gains=["0.1muV", "0.1", "0.0002mV"], offsets=[0, 10, 0],
     )  # fmt: skip
     raw = read_recording(fname)
     assert raw.ch_names == ["C3", "Cz", "C4", "STI 014"] and raw.info["sfreq"] == 100

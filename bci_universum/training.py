@@ -1,0 +1,484 @@
+"""Model selection and final fit: the one training path of ``train`` and ``evaluate``.
+
+:func:`select_and_fit` picks a grid point by universum-aware inner cross-validation and refits
+it; the evaluation engine calls it once per job, :func:`train` (``bci-universum train``) for the
+nested cross-validation table and the final model. Grids name plain parameters (``C``,
+``C_universum``, ``epsilon``), resolved against the pipeline by :func:`resolve_grid`.
+
+:func:`train` reads recordings, passes them through the online decoder's causal filter
+(:func:`bci_universum.online.filter_raw`), cuts the trials of the pipeline's window (exactly
+the samples of the decoder's windows), reports nested cross-validated accuracy with and without
+the universum on the same outer folds, refits on all trials and saves the model with its
+metadata (:mod:`bci_universum.model_io`): band, window, pipeline, selected parameters and the
+recordings used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import mne
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import GridSearchCV, ParameterGrid
+from sklearn.pipeline import Pipeline
+from threadpoolctl import threadpool_limits
+
+from ._universum import UNIVERSUM_STR
+from .datasets import epochs_from_raw, read_recording
+from .model_io import ModelMetadata, check_model_path, for_channels, load_model, save_model
+from .model_selection import UniversumStratifiedKFold, universum_scorer
+from .online import FILTER_ORDER, filter_raw
+from .pipelines import get_pipeline, make_pipeline, pipeline_params, with_prior
+from .universa import WithUniversum
+
+__all__ = [
+    "DEFAULT_GRID",
+    "PRIOR_WEIGHTS",
+    "UNIVERSUM_PARAMETERS",
+    "TrainingResult",
+    "inner_cv",
+    "resolve_grid",
+    "select_and_fit",
+    "train",
+]
+
+DEFAULT_GRID: dict[str, tuple[float, ...]] = {
+    "C": (0.1, 1.0, 10.0),
+    "C_universum": (0.01, 0.1, 1.0),
+}
+"""Grid of ``train`` (plain parameter names; those a pipeline lacks are ignored)."""
+
+UNIVERSUM_PARAMETERS = ("C_universum", "epsilon")
+"""Grid entries searched only when the training set has universum trials (they change nothing
+otherwise)."""
+
+PRIOR_WEIGHTS = (0.0, 0.5, 1.0)
+"""Weights ``λ`` of a previous session's model (biased regularisation) tried with a prior."""
+
+# Two outer folds whose training parts still split into two inner folds.
+_MIN_TRIALS = 4
+
+
+def resolve_grid(estimator, param_grid: Mapping, has_universum: bool) -> dict[str, list]:
+    """Map grid names onto ``estimator``'s parameters (``C`` → ``clf__C``).
+
+    Entries of :data:`UNIVERSUM_PARAMETERS` are dropped without universum trials; names the
+    estimator does not have are ignored (CSP + LDA has no ``C``).
+    """
+    grid = {}
+    for key in sorted(estimator.get_params(deep=True)):
+        leaf = key.rsplit("__", 1)[-1]
+        if leaf in param_grid and (has_universum or leaf not in UNIVERSUM_PARAMETERS):
+            grid[key] = list(param_grid[leaf])
+    return grid
+
+
+def inner_cv(y: np.ndarray, n_splits: int, seed) -> UniversumStratifiedKFold:
+    """Universum-aware stratified folds: ``n_splits``, fewer when a class has fewer trials."""
+    labelled = np.asarray(y)[np.asarray(y) != UNIVERSUM_STR]
+    folds = max(2, min(n_splits, min(Counter(labelled.tolist()).values())))
+    return UniversumStratifiedKFold(folds, shuffle=True, random_state=seed)
+
+
+def _final_step_search(estimator, param_grid):
+    """Split ``[WithUniversum(]Pipeline(features..., final)[)]`` for a final-step-only grid.
+
+    Returns ``(builder, features, final, prefix)`` or ``None`` when the grid touches other
+    steps or the estimator has another shape.
+    """
+    builder, outer = None, ""
+    if isinstance(estimator, WithUniversum):
+        builder, estimator, outer = estimator.builder, estimator.estimator, "estimator__"
+    if not isinstance(estimator, Pipeline) or len(estimator.steps) < 2:
+        return None
+    prefix = f"{outer}{estimator.steps[-1][0]}__"
+    if not all(key.startswith(prefix) for key in param_grid):
+        return None
+    return builder, estimator[:-1], estimator.steps[-1][1], prefix
+
+
+def select_and_fit(
+    estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1
+) -> tuple[BaseEstimator, dict]:
+    """Pick the grid point of best mean inner-CV accuracy, refit it on ``X, y``.
+
+    Same selection as :class:`~sklearn.model_selection.GridSearchCV` (first of tied best
+    points, universum trials never scored), but when the grid only touches the final step of a
+    pipeline the feature steps (and a universum builder wrapping the pipeline) are fitted once
+    per inner fold instead of once per grid point: the thesis grid has 48 points, and the
+    Infomax ICA of U_nm or of the thesis pipeline dominates the cost.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Unfitted.
+    param_grid : mapping
+        Full parameter paths (see :func:`resolve_grid`) → values; empty: no selection.
+    X, y : array-like
+        Training trials; universum trials marked in ``y``.
+    cv : cross-validator
+        Inner folds (universum-aware, e.g. :func:`inner_cv`).
+    n_jobs : int
+        Parallel jobs of the grid search when it cannot take the final-step shortcut.
+
+    Returns
+    -------
+    model : estimator
+        Refitted on all of ``X, y`` with the selected parameters.
+    best_params : dict
+        Selected parameters (full parameter paths); empty without a grid.
+    """
+    if not param_grid:
+        return clone(estimator).fit(X, y), {}
+    parts = _final_step_search(estimator, param_grid)
+    if parts is None:
+        search = GridSearchCV(
+            estimator, dict(param_grid), cv=cv, scoring=universum_scorer("accuracy"),
+            n_jobs=n_jobs, error_score="raise",
+        )  # fmt: skip
+        search.fit(X, y)
+        return search.best_estimator_, dict(search.best_params_)
+    builder, features, final, prefix = parts
+    candidates = list(ParameterGrid(dict(param_grid)))
+    scorer = universum_scorer("accuracy")
+    scores = np.empty((len(candidates), cv.get_n_splits()))
+    for f, (train, valid) in enumerate(cv.split(X, y)):
+        X_fit, y_fit = X[train], y[train]
+        if builder is not None:
+            X_fit, y_fit = clone(builder).build(X_fit, y_fit)
+        steps = clone(features)
+        F_fit = steps.fit_transform(X_fit, y_fit)
+        F_valid = steps.transform(X[valid])
+        for c, params in enumerate(candidates):
+            local = {key[len(prefix) :]: value for key, value in params.items()}
+            model = clone(final).set_params(**local).fit(F_fit, y_fit)
+            scores[c, f] = scorer(model, F_valid, y[valid])
+    best = candidates[int(np.argmax(scores.mean(axis=1)))]
+    return clone(estimator).set_params(**best).fit(X, y), best
+
+
+@dataclass(frozen=True)
+class TrainingResult:
+    """What :func:`train` did.
+
+    Attributes
+    ----------
+    model_path : Path or None
+        Where the model went (None when not saved).
+    pipeline : sklearn.pipeline.Pipeline
+        The final fitted pipeline.
+    metadata : ModelMetadata
+        Its metadata (also in the sidecar).
+    accuracy_with_universum, accuracy_without_universum : float or None
+        Mean nested cross-validated accuracy over the same outer folds (``with`` is None
+        when there are no universum trials).
+    fold_accuracies : dict
+        ``{"with_universum": [...], "without_universum": [...]}`` per outer fold.
+    n_trials : dict
+        Labelled trials per class.
+    n_universum : dict
+        Universum trials per condition.
+    """
+
+    model_path: Path | None
+    pipeline: Pipeline
+    metadata: ModelMetadata
+    accuracy_with_universum: float | None
+    accuracy_without_universum: float
+    fold_accuracies: dict
+    n_trials: dict
+    n_universum: dict
+
+    def summary(self) -> str:
+        """A short table of the cross-validated accuracies and the training data."""
+        meta = self.metadata
+        lines = [
+            f"Pipeline {meta.pipeline}: band {list(meta.band) if meta.band else 'none'} Hz "
+            f"(causal), window {list(meta.window)} s, {len(meta.ch_names)} channels, "
+            f"{meta.sfreq:g} Hz",
+            "Recordings: " + ", ".join(_described(meta)),
+            f"Trials: {_counts(self.n_trials)}; universum: {_counts(self.n_universum) or 'none'}",
+            f"Nested {meta.cv['n_splits']}-fold CV accuracy, same folds "
+            f"(chance {100 / len(meta.classes):.1f} %):",
+            f"  {'':<20}{'mean':>8}{'sd':>7}   folds",
+        ]
+        for label, key in (("with universum", "with_universum"), ("without", "without_universum")):
+            folds = self.fold_accuracies.get(key)
+            if folds is None:
+                lines.append(f"  {label:<20}{'n/a':>8}")
+                continue
+            folds = 100 * np.asarray(folds)
+            per_fold = " ".join(f"{f:.0f}" for f in folds)
+            lines.append(f"  {label:<20}{folds.mean():>7.1f}%{folds.std():>7.1f}   {per_fold}")
+        prior = meta.params.get("prior")
+        if prior:
+            lines.append(f"Prior: {prior['model']} ({prior['pipeline']}, {prior['created']})")
+        lines.append(f"Selected on all trials: {meta.params['selected']}")
+        lines.append(f"Model: {self.model_path if self.model_path else 'not saved'}")
+        return "\n".join(lines)
+
+
+def _described(meta: ModelMetadata) -> list[str]:
+    """Each recording's name, with its task and run when the provenance has them."""
+    runs = {r["recording"]: r for r in meta.params.get("provenance", {}).get("runs", [])}
+    out = []
+    for name in meta.recordings:
+        run = runs.get(name, {})
+        known = [f"{k} {run[k]}" for k in ("task", "run") if run.get(k) is not None]
+        out.append(f"{name} ({', '.join(known)})" if known else name)
+    return out
+
+
+def _counts(counts: dict) -> str:
+    return ", ".join(f"{name} {n}" for name, n in counts.items())
+
+
+def _jsonable(values: Mapping) -> dict:
+    return json.loads(json.dumps(dict(values), default=str))
+
+
+def _recording_name(recording) -> str:
+    if isinstance(recording, mne.io.BaseRaw):
+        names = [f for f in recording.filenames if f]
+        return str(names[0]) if names else repr(recording)
+    return str(recording)
+
+
+def _load_trials(recordings, classes, universum, band, window, verbose):
+    """Causally filtered trials of ``window`` (classes' and present universum conditions').
+
+    Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`) and the
+    universum trials per condition name.
+    """
+    class_markers = [f"cue/{c}" for c in classes]
+    raws = [
+        filter_raw(read_recording(r, verbose=verbose), band, verbose=verbose) for r in recordings
+    ]
+    present = {d for raw in raws for d in raw.annotations.description}
+    absent = [m for m in class_markers if m not in present]
+    if absent:
+        raise ValueError(
+            f"No labelled trials of {absent} in the recordings "
+            f"{[_recording_name(r) for r in recordings]}; markers found: {sorted(present)}."
+        )
+    universum_markers = [f"universum/{u}" for u in universum if f"universum/{u}" in present]
+    # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
+    tmin, tmax = window
+    last = tmax - 1.0 / raws[0].info["sfreq"]
+    X, y, epochs = epochs_from_raw(
+        raws, class_markers, universum_markers or None, tmin, last, verbose=verbose
+    )
+    counts = Counter(y[y != UNIVERSUM_STR].tolist())
+    missing = [c for c in classes if counts[c] == 0]
+    if missing:
+        raise ValueError(f"No usable trials of class(es) {missing} (cue/<class> markers).")
+    if min(counts.values()) < _MIN_TRIALS:
+        raise ValueError(
+            f"Nested cross-validation needs at least {_MIN_TRIALS} trials per class, got "
+            f"{dict(counts)}."
+        )
+    code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
+    markers = Counter(code_to_marker[c] for c in epochs.events[:, 2])
+    n_universum = {m.split("/", 1)[1]: markers[m] for m in universum_markers if markers[m]}
+    return X, y, epochs, n_universum
+
+
+def _load_prior(prior, classes, band, epochs: mne.Epochs) -> tuple:
+    """A previous session's pipeline for these epochs, and what to record about it."""
+    if isinstance(prior, tuple):
+        pipeline, metadata = prior
+        source = "given"
+    else:
+        pipeline, metadata = load_model(prior)
+        source = str(prior)
+    # Same classes in the same (sorted) order: the prior's positive side is classes_[1].
+    if list(metadata.classes) != sorted(classes):
+        raise ValueError(
+            f"The prior model's classes {metadata.classes} differ from the session's "
+            f"{list(classes)}."
+        )
+    if metadata.band != band or metadata.filter_order != FILTER_ORDER:
+        raise ValueError(
+            f"The prior model was trained on the band {metadata.band} Hz (order "
+            f"{metadata.filter_order}), this session uses {band} Hz (order {FILTER_ORDER})."
+        )
+    pipeline = for_channels(pipeline, metadata, epochs.ch_names, epochs.info["sfreq"])
+    info = {"model": source, "created": metadata.created, "pipeline": metadata.pipeline}
+    return pipeline, info
+
+
+def _nested_cv(base, grid, X, y, outer, n_splits, seed, n_jobs, keep_universum) -> list[float]:
+    scorer = universum_scorer("accuracy")
+    scores = []
+    for train, test in outer:
+        if not keep_universum:
+            train = train[y[train] != UNIVERSUM_STR]
+        cv = inner_cv(y[train], n_splits, seed)
+        model, _ = select_and_fit(base, grid, X[train], y[train], cv, n_jobs)
+        scores.append(float(scorer(model, X[test], y[test])))
+    return scores
+
+
+def train(
+    recordings: Sequence,
+    classes: Sequence[str],
+    universum: Sequence[str] = (),
+    *,
+    pipeline: str = "ts_usvm",
+    params: Mapping | None = None,
+    param_grid: Mapping | None = None,
+    use_universum: bool = True,
+    n_splits: int = 5,
+    random_state: int = 0,
+    n_jobs: int = 1,
+    prior=None,
+    output=None,
+    overwrite: bool = False,
+    provenance: Mapping | None = None,
+    verbose=None,
+) -> TrainingResult:
+    """Fit and evaluate a registry pipeline on recordings; save it with its metadata.
+
+    Parameters
+    ----------
+    recordings : sequence of path-like or mne.io.BaseRaw
+        Continuous recordings (any format :func:`~bci_universum.datasets.read_recording`
+        reads) with ``cue/<class>`` and ``universum/<name>`` annotations; labelled and universum
+        trials may come from different runs.
+    classes : sequence of str
+        Class names (markers ``cue/<class>``).
+    universum : sequence of str
+        Universum condition names (markers ``universum/<name>``; absent ones are skipped).
+    pipeline : str
+        Registry name (:data:`bci_universum.pipelines.PIPELINES`).
+    params : mapping or None
+        Pipeline parameter overrides, e.g. ``band`` and ``window``.
+    param_grid : mapping or None
+        Grid over plain parameter names (default :data:`DEFAULT_GRID`); the "without universum"
+        search drops :data:`UNIVERSUM_PARAMETERS`.
+    use_universum : bool
+        Fit the final model with the universum trials (when there are any). The CV table
+        reports both ways regardless.
+    n_splits : int
+        Outer (and at most inner) cross-validation folds; fewer when a class has fewer trials.
+    random_state : int
+        Seed of the fold shuffling (the pipeline's own seed is 0).
+    n_jobs : int
+        Parallel jobs of grid searches that cannot take the final-step shortcut.
+    prior : path-like, (pipeline, ModelMetadata) or None
+        A previous session's model (same classes, sampling rate and band; its channels are
+        picked by name): biased regularisation toward it (:func:`~.pipelines.with_prior`),
+        with its weight added to the default grid (:data:`PRIOR_WEIGHTS`).
+    output : path-like or None
+        Model file to write (with its ``.json`` sidecar); ``None`` does not save.
+    overwrite : bool
+        Replace an existing model file.
+    provenance : mapping or None
+        What to record about the recordings beyond their names (e.g. task and run of each),
+        stored in the metadata's ``params["provenance"]``.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    result : TrainingResult
+    """
+    spec = get_pipeline(pipeline)
+    p = pipeline_params(pipeline, **(params or {}))
+    if "window" not in p:
+        raise ValueError(f"Pipeline {pipeline!r} does not take EEG epochs (it has no window).")
+    if len(classes) != 2 and not spec.multiclass:
+        raise ValueError(
+            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
+        )
+    if not isinstance(n_splits, int) or n_splits < 2:
+        raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}.")
+    if output is not None:
+        output = check_model_path(output, overwrite=overwrite)
+    if isinstance(recordings, str | Path | mne.io.BaseRaw):
+        recordings = [recordings]
+    if not recordings:
+        raise ValueError("No recordings given.")
+    X, y, epochs, n_universum = _load_trials(
+        recordings, classes, universum, p["band"], p["window"], verbose
+    )
+    n_trials = {c: int(np.sum(y == c)) for c in classes}
+    base = make_pipeline(pipeline, sfreq=epochs.info["sfreq"], **p)
+    grid_names = dict(DEFAULT_GRID if param_grid is None else param_grid)
+    prior_info = None
+    if prior is not None:
+        prior_pipeline, prior_info = _load_prior(prior, classes, p["band"], epochs)
+        base = with_prior(base, prior_pipeline)
+        if param_grid is None:
+            grid_names["prior_weight"] = PRIOR_WEIGHTS
+    grid_with = resolve_grid(base, grid_names, has_universum=True)
+    grid_without = resolve_grid(base, grid_names, has_universum=False)
+    folds = min(n_splits, *n_trials.values())
+    with_universum = bool(n_universum) and use_universum
+    grid = grid_with if with_universum else grid_without
+    keep = slice(None) if with_universum else y != UNIVERSUM_STR
+    # Many small (channels × channels) problems: BLAS threads only contend for the cores.
+    with threadpool_limits(limits=1, user_api="blas"):
+        outer = list(
+            UniversumStratifiedKFold(folds, shuffle=True, random_state=random_state).split(X, y)
+        )
+        fold_accuracies = {
+            "without_universum": _nested_cv(
+                base, grid_without, X, y, outer, folds, random_state, n_jobs, False
+            )
+        }
+        if n_universum:
+            fold_accuracies["with_universum"] = _nested_cv(
+                base, grid_with, X, y, outer, folds, random_state, n_jobs, True
+            )
+        cv = inner_cv(y[keep], folds, random_state)
+        fitted, selected = select_and_fit(base, grid, X[keep], y[keep], cv, n_jobs)
+
+    def _stats(key):
+        folds_ = fold_accuracies.get(key)
+        if folds_ is None:
+            return None
+        return {"mean": float(np.mean(folds_)), "std": float(np.std(folds_)), "folds": folds_}
+
+    metadata = ModelMetadata(
+        ch_names=epochs.ch_names,
+        sfreq=epochs.info["sfreq"],
+        band=p["band"],
+        window=p["window"],
+        classes=[str(c) for c in fitted.classes_],
+        universum=list(n_universum) if with_universum else [],
+        pipeline=pipeline,
+        params={
+            "pipeline": _jsonable(p),
+            "selected": _jsonable(selected),
+            "grid": _jsonable(grid),
+            "prior": prior_info,
+            "provenance": _jsonable(provenance or {}),
+        },
+        filter_order=FILTER_ORDER,
+        cv={
+            "n_splits": folds,
+            "scheme": "nested universum-aware stratified k-fold, same outer folds",
+            "with_universum": _stats("with_universum"),
+            "without_universum": _stats("without_universum"),
+        },
+        n_trials={**n_trials, **{f"universum/{k}": v for k, v in n_universum.items()}},
+        recordings=[_recording_name(r) for r in recordings],
+    )
+    if output is not None:
+        save_model(output, fitted, metadata, overwrite=overwrite)
+    return TrainingResult(
+        model_path=output,
+        pipeline=fitted,
+        metadata=metadata,
+        accuracy_with_universum=(metadata.cv["with_universum"] or {}).get("mean"),
+        accuracy_without_universum=metadata.cv["without_universum"]["mean"],
+        fold_accuracies=fold_accuracies,
+        n_trials=n_trials,
+        n_universum=n_universum,
+    )

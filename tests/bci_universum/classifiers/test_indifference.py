@@ -1,0 +1,144 @@
+"""Universum-indifference LR and LDA against scikit-learn and a generic optimiser (scipy)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from bci_universum import UNIVERSUM
+from bci_universum.classifiers import UniversumLDA, UniversumLogisticRegression
+from bci_universum.classifiers.indifference import universum_logistic_objective
+
+
+def _problem(seed=0, m=40, q=30, d=5):
+    rng = np.random.default_rng(seed)
+    y = np.where(np.arange(m) % 2 == 0, 1, -1)
+    X = rng.normal(size=(m, d)) + 0.8 * y[:, None] * np.eye(d)[0]
+    # The universum varies along a nuisance direction that also separates the classes a bit.
+    Z = rng.normal(scale=0.5, size=(q, d)) + rng.normal(scale=2.0, size=(q, 1)) * np.eye(d)[1]
+    X[:, 1] += 0.3 * y + rng.normal(scale=2.0, size=m)
+    return X, y, Z
+
+
+def _with_universum(X, y, Z):
+    return np.vstack([X, Z]), np.concatenate([y, np.full(len(Z), UNIVERSUM)])
+
+
+@pytest.mark.parametrize("penalty", ["decision", "covariance"])
+def test_lr_matches_scipy_minimiser(penalty):
+    X, y, Z = _problem()
+    C, C_u = 2.0, 0.5
+    clf = UniversumLogisticRegression(C=C, C_universum=C_u, penalty=penalty)
+    clf.fit(*_with_universum(X, y, Z))
+
+    def f(theta):
+        return universum_logistic_objective(theta[:-1], theta[-1], X, y, Z, C, C_u, penalty)
+
+    ref = minimize(f, np.zeros(X.shape[1] + 1), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(clf.coef_[0], ref.x[:-1], atol=1e-5)
+    assert clf.intercept_[0] == pytest.approx(ref.x[-1], abs=1e-5)
+    assert f(np.r_[clf.coef_[0], clf.intercept_]) <= ref.fun + 1e-9
+    assert clf.n_universum_ == len(Z)
+
+
+def test_lr_without_universum_is_sklearn_logistic_regression():
+    X, y, Z = _problem(seed=1)
+    ours = UniversumLogisticRegression(C=0.3, C_universum=0.0).fit(*_with_universum(X, y, Z))
+    ref = LogisticRegression(C=0.3, tol=1e-12, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
+    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
+    assert ours.n_universum_ == 0
+
+
+def test_lr_high_dimensional_span_solution_matches_scipy():
+    """More features than trials (tangent space of many channels): solved in the trials' span."""
+    X, y, Z = _problem(seed=2, m=12, q=8, d=60)
+    clf = UniversumLogisticRegression(C=1.0, C_universum=2.0).fit(*_with_universum(X, y, Z))
+
+    def f(theta):
+        return universum_logistic_objective(theta[:-1], theta[-1], X, y, Z, 1.0, 2.0)
+
+    ref = minimize(f, np.zeros(61), method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15})
+    assert f(np.r_[clf.coef_[0], clf.intercept_]) <= ref.fun + 1e-9
+    np.testing.assert_allclose(clf.coef_[0], ref.x[:-1], atol=1e-4)
+
+
+def test_lr_universum_pulls_its_decision_values_to_zero():
+    X, y, Z = _problem(seed=3)
+    values = [
+        np.abs(UniversumLogisticRegression(C_universum=c).fit(*_with_universum(X, y, Z))
+               .decision_function(Z)).mean()
+        for c in (0.0, 0.1, 10.0)
+    ]  # fmt: skip
+    assert values[0] > values[1] > values[2]
+
+
+def test_lda_without_universum_is_sklearn_lda():
+    X, y, Z = _problem(seed=4)
+    for shrinkage in ("auto", 0.3, None):
+        ours = UniversumLDA(C_universum=0.0, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
+        ref = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
+        np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
+        np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-8)
+
+
+def test_lda_direction_maximises_generalised_rayleigh_quotient():
+    """Closed form vs a generic optimiser of (wᵀΔμ)² / wᵀ(Σ_W + C_U Σ_U)w."""
+    X, y, Z = _problem(seed=5)
+    C_u = 0.7
+    clf = UniversumLDA(C_universum=C_u, shrinkage=None).fit(*_with_universum(X, y, Z))
+    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
+    S = 0.5 * np.cov(X[y == 1].T, bias=True) + 0.5 * np.cov(X[y == -1].T, bias=True)
+    S += C_u * np.cov(Z.T, bias=True)
+
+    def neg_quotient(w):
+        return -((w @ diff) ** 2) / (w @ S @ w)
+
+    ref = minimize(neg_quotient, np.ones(X.shape[1]), method="BFGS", options={"gtol": 1e-12})
+    w, r = clf.coef_[0], ref.x
+    cosine = abs(w @ r) / np.linalg.norm(w) / np.linalg.norm(r)
+    assert cosine == pytest.approx(1.0, abs=1e-6)
+    assert neg_quotient(w) <= ref.fun + 1e-9
+    # Threshold halfway between the projected class means (equal priors here).
+    means = [X[y == c].mean(0) @ w for c in (-1, 1)]
+    assert clf.intercept_[0] == pytest.approx(-0.5 * sum(means))
+
+
+def test_lda_universum_damps_the_nuisance_direction():
+    X, y, Z = _problem(seed=6)
+    plain = UniversumLDA(C_universum=0.0).fit(*_with_universum(X, y, Z))
+    damped = UniversumLDA(C_universum=5.0).fit(*_with_universum(X, y, Z))
+    share = [abs(m.coef_[0, 1]) / np.linalg.norm(m.coef_[0]) for m in (plain, damped)]
+    assert share[1] < share[0]
+
+
+@pytest.mark.parametrize("cls", [UniversumLogisticRegression, UniversumLDA])
+def test_string_labels_and_predict(cls):
+    X, y, Z = _problem(seed=7)
+    labels = np.where(y > 0, "right", "left").astype(object)
+    X_all = np.vstack([X, Z])
+    y_all = np.concatenate([labels, np.full(len(Z), "universum", dtype=object)])
+    clf = cls().fit(X_all, y_all)
+    assert list(clf.classes_) == ["left", "right"]
+    scores = clf.decision_function(X)
+    np.testing.assert_array_equal(clf.predict(X), np.where(scores > 0, "right", "left"))
+    assert clf.decision_trial(X[0]) == pytest.approx(scores[0])
+    assert 0.5 < clf.score(X_all, y_all) <= 1.0
+
+
+def test_bad_parameters_named():
+    X, y, _ = _problem()
+    with pytest.raises(ValueError, match="C_universum"):
+        UniversumLogisticRegression(C_universum=-1).fit(X, y)
+    with pytest.raises(ValueError, match="penalty"):
+        UniversumLogisticRegression(penalty="l1").fit(X, y)
+    with pytest.raises(ValueError, match="shrinkage"):
+        UniversumLDA(shrinkage=2.0).fit(X, y)
+
+
+@parametrize_with_checks([UniversumLogisticRegression(), UniversumLDA()])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)

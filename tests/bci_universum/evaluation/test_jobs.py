@@ -1,0 +1,111 @@
+"""Evaluation jobs: rows, determinism, universa by name, fail-fast planning, filter bands."""
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.base import BaseEstimator
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.pipeline import make_pipeline
+
+from bci_universum.classifiers import ECOCUniversumClassifier, UniversumSVC
+from bci_universum.evaluation import (
+    CrossGroup,
+    LearningCurve,
+    WithinSession,
+    accepts_universum,
+    evaluate,
+    with_universum,
+)
+from bci_universum.features.csp import CSP
+
+from .helpers import GRID, Counting, _fits, _without_time, csp_lda, csp_usvm, make_epochs
+
+pytestmark = pytest.mark.filterwarnings("ignore:pipelines without a universum classifier")
+
+
+def test_evaluate_rows_metrics_and_selected_params(data):
+    with pytest.warns(UserWarning, match=r"skipping \[\('lda', 'U_C3'\), \('lda', 'centred'\)\]"):
+        rows = evaluate(data, {"usvm": csp_usvm, "lda": csp_lda}, ["none", "U_C3", "centred"],
+                        WithinSession(3, 3, GRID), progress=False)  # fmt: skip
+    # lda has no universum classifier: none only; 2 subjects x 3 folds x (3 + 1) x 2 metrics
+    assert len(rows) == 2 * 3 * 4 * 2
+    assert {r["metric"] for r in rows} == {"accuracy", "roc_auc"}
+    assert all(0.0 <= r["score"] <= 1.0 for r in rows)
+    acc = [r["score"] for r in rows if r["metric"] == "accuracy"]
+    assert np.mean(acc) > 0.7  # the synthetic classes are separable above chance
+    for r in rows:
+        params = json.loads(r["params"])
+        if r["pipeline"] == "lda":
+            assert params == {}
+        elif r["universum"] == "none":
+            assert set(params) == {"C"}  # C_universum, epsilon cannot matter without universum
+        else:
+            assert set(params) == {"C", "C_universum", "epsilon"}
+
+
+def test_evaluate_is_deterministic_and_seed_dependent(data):
+    args = (data[:1], {"usvm": csp_usvm}, ["none", "U_mean"], WithinSession(3, 3, GRID))
+    a = evaluate(*args, seed=3, progress=False)
+    b = evaluate(*args, seed=3, progress=False)
+    c = evaluate(*args, seed=4, progress=False)
+    assert _without_time(a) == _without_time(b)
+    assert [r["key"] for r in a] != [r["key"] for r in c]
+
+
+class _LabelledOnly(BaseEstimator):
+    """A meta-estimator with a universum_label that fits its estimator on labelled trials."""
+
+    def __init__(self, estimator, universum_label=None):
+        self.estimator = estimator
+        self.universum_label = universum_label
+
+
+def test_accepts_universum_follows_final_step_and_wrappers(data):
+    assert accepts_universum(csp_usvm(data[0]))
+    assert accepts_universum(with_universum(csp_usvm(data[0]), "centred_U_nm", data[0], 0))
+    assert accepts_universum(ECOCUniversumClassifier(UniversumSVC()))
+    assert not accepts_universum(csp_lda(data[0]))
+    assert not accepts_universum(
+        make_pipeline(CSP(2), _LabelledOnly(LinearDiscriminantAnalysis()))
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"universa": ["U_C4"]}, "unknown universum 'U_C4'"),
+        ({"universa": ["U_C3:feet"]}, "no universum trials of kind 'feet'"),
+        ({"universa": ["U_mean:rest"]}, "a kind"),
+        ({"classes": ["left", "feet"]}, r"labels \['feet'\] are missing"),
+        ({"protocol": WithinSession(25, 3, GRID)}, "fewer than 25"),
+        ({"protocol": LearningCurve((20,), 2, param_grid=GRID)}, "training pool"),
+        ({"protocol": CrossGroup("session")}, "at least 2 sessions"),
+        ({"protocol": CrossGroup("run", pairs=((("R1",), "R7"),))}, r"runs \['R7'\] not found"),
+        ({"backend": "spark"}, "backend must be one of"),
+    ],
+)
+def test_bad_configs_fail_before_any_fit(data, tmp_path, kwargs, message):
+    log = tmp_path / "fits.log"
+    config = {"universa": ["none"], "protocol": WithinSession(3, 3, GRID), **kwargs}
+    with pytest.raises(ValueError, match=message):
+        evaluate(data, {"lda": Counting(log)}, progress=False, **config)
+    assert _fits(log) == 0
+
+
+def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):
+    no_rest = make_epochs(n_rest=0)
+    with pytest.raises(ValueError, match="no recorded universum trials"):
+        evaluate(no_rest, {"usvm": csp_usvm}, ["U_C3"], WithinSession(3, 3, GRID),
+                 progress=False)  # fmt: skip
+    occipital = make_epochs()
+    occipital.ch_names = ["O1", "O2", "Oz", "PO3", "PO4", "Pz"]
+    with pytest.raises(ValueError, match="needs motor channels"):
+        evaluate(occipital, {"usvm": csp_usvm}, ["U_nm"], WithinSession(3, 3, GRID),
+                 progress=False)  # fmt: skip
+    one_class_run = make_epochs()
+    one_class_run.y[(one_class_run.runs == "R1") & (one_class_run.y == "right")] = "left"
+    with pytest.raises(ValueError, match="train runs \\('R1',\\): class 'right' has 0"):
+        evaluate(one_class_run, {"lda": csp_lda}, ["none"], CrossGroup("run"), progress=False)
+    with pytest.raises(TypeError, match="not callable"):
+        evaluate(data, {"usvm": "csp_usvm"}, ["none"], progress=False)

@@ -1,0 +1,115 @@
+"""The one training path: model selection, nested CV and final fit of registry pipelines."""
+
+import mne
+import numpy as np
+import pytest
+from sklearn.model_selection import GridSearchCV
+
+from bci_universum.datasets import load_recordings
+from bci_universum.evaluation import CrossGroup, plan_jobs, with_universum
+from bci_universum.evaluation.jobs import fit_job
+from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
+from bci_universum.online import OnlineDecoder
+from bci_universum.pipelines import make_pipeline, pipeline_factory
+from bci_universum.simulation.eeg import simulate_raw
+from bci_universum.training import DEFAULT_GRID, resolve_grid, select_and_fit, train
+
+from .evaluation.helpers import csp_usvm, make_epochs
+
+
+@pytest.mark.parametrize("universum", ["U_C3", "centred", "U_mean"])
+def test_select_and_fit_matches_grid_search(universum):
+    epochs = make_epochs(effect=0.25, seed=1)  # hard enough for the grid points to differ
+    keep = epochs.y != "universum" if universum == "U_mean" else slice(None)
+    X, y = epochs.X[keep], epochs.y[keep]
+    estimator = with_universum(csp_usvm(epochs), universum, epochs, seed=5)
+    prefix = "estimator__" if universum == "U_mean" else ""
+    points = {"C": (0.001, 0.1, 10.0), "C_universum": (0.0, 1.0), "epsilon": (0.1,)}
+    grid = {f"{prefix}universumsvc__{k}": list(v) for k, v in points.items()}
+    if universum == "centred":
+        grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    model, best = select_and_fit(estimator, grid, X, y, cv)
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    reference.fit(X, y)
+    assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
+    assert best == reference.best_params_
+    np.testing.assert_allclose(
+        model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
+    )
+
+
+def test_grid_names_resolve_to_the_classifier_step():
+    usvm = make_pipeline("ts_usvm", sfreq=100.0)
+    assert resolve_grid(usvm, DEFAULT_GRID, has_universum=True) == {
+        "clf__C": [0.1, 1.0, 10.0],
+        "clf__C_universum": [0.01, 0.1, 1.0],
+    }
+    assert resolve_grid(usvm, DEFAULT_GRID, has_universum=False) == {"clf__C": [0.1, 1.0, 10.0]}
+    assert resolve_grid(make_pipeline("csp_lda", sfreq=100.0), DEFAULT_GRID, True) == {}
+    # the peers' wrapped classifiers are found too
+    lr = make_pipeline("ts_lr", sfreq=100.0)
+    assert resolve_grid(lr, DEFAULT_GRID, has_universum=True) == {
+        "clf__estimator__C": [0.1, 1.0, 10.0]
+    }
+
+
+@pytest.fixture(scope="module")
+def two_runs(tmp_path_factory):
+    """Two simulated calibration runs (left/right + rest) of one subject, as BIDS-named FIF."""
+    folder = tmp_path_factory.mktemp("sub-01_ses-01")
+    files = []
+    # the test run is short: the online decoder decides at every one of its samples
+    for run, n_trials, seed in (("01", 8, 21), ("02", 4, 22)):
+        raw = simulate_raw(
+            n_trials, universum_tasks=("rest",), n_universum_per_task=3, n_channels=8,
+            sfreq=125.0, seed=seed, verbose="error",
+        )  # fmt: skip
+        files.append(folder / f"sub-01_ses-01_task-calibration_run-{run}_raw.fif")
+        raw.save(files[-1], verbose="error")
+    return files
+
+
+@pytest.mark.parametrize(
+    ("name", "universum"), [("ts_usvm", "U_C3"), ("csp_usvm", "none"), ("ts_lr", "none")]
+)
+def test_evaluation_describes_deployment(two_runs, name, universum):
+    """evaluate (train run 01 → test run 02) = train on run 01 + the online decoder on run 02.
+
+    The evaluation's held-out decision values equal, to 1e-9, the decisions of the model that
+    ``train`` fits on the same trials when run 02 is replayed chunk by chunk through
+    :class:`OnlineDecoder` and read at the end of each trial window: same causal filter (from
+    each recording's first sample), same samples, same model selection, same fit.
+    """
+    first, second = two_runs
+    window, grid, inner = (0.4, 2.4), {"C": (0.1, 1.0, 10.0), "C_universum": (0.1, 1.0)}, 3
+    factory = pipeline_factory(name, window=window)
+    (epochs,) = load_recordings(two_runs, tmin=0.0, tmax=3.0, band=factory.band, verbose="error")
+    assert sorted(set(epochs.runs)) == ["01", "02"]
+    protocol = CrossGroup("run", pairs=((("01",), "02"),), inner_splits=inner, param_grid=grid)
+    (job,) = plan_jobs([epochs], {name: factory}, universum, protocol, seed=3)
+    model, selected = fit_job(job, epochs, factory)
+    evaluated = model.decision_function(epochs.X[job.split.test])
+
+    trained = train(
+        [first], ["left", "right"], ["rest"] if universum != "none" else [], pipeline=name,
+        params={"window": window}, param_grid=grid, n_splits=inner, random_state=job.seed,
+        verbose="error",
+    )  # fmt: skip
+    assert trained.metadata.params["selected"] == selected
+    assert trained.metadata.band == factory.band == (7.0, 30.0)
+
+    raw = mne.io.read_raw_fif(second, preload=True, verbose="error")
+    sfreq = raw.info["sfreq"]
+    decoder = OnlineDecoder.from_model(
+        (trained.pipeline, trained.metadata), raw.ch_names, sfreq, update_rate=sfreq
+    )
+    cues = raw.annotations.onset[np.isin(raw.annotations.description, ["cue/left", "cue/right"])]
+    ends = [round(onset * sfreq) + round(window[1] * sfreq) - 1 for onset in cues]
+    data = raw.get_data().T[: ends[-1] + 1]
+    chunks = range(0, len(data), 97)  # LSL-like chunks, not aligned with the windows
+    by_sample = {d.sample_index: d.value for c in chunks for d in decoder.push(data[c : c + 97])}
+    online = np.array([by_sample[i] for i in ends])
+    assert online.shape == evaluated.shape == (8,)
+    np.testing.assert_allclose(online, evaluated, rtol=0, atol=1e-9)
+    assert np.ptp(evaluated) > 0.5  # the decision values do vary with the imagery
