@@ -13,6 +13,7 @@ from bci_universum.solvers.kernels import (
     kernel_row,
     kernel_vector,
     resolve_gamma,
+    squared_norms,
 )
 
 
@@ -70,10 +71,11 @@ def test_kernels_equal_closed_forms_and_sklearn(kernel):
     # the numba row of the solvers, one point against all, and the diagonal
     X = np.ascontiguousarray(np.vstack([A, B]))
     full = _closed_form(kernel, X, X, **args)
-    sq = np.einsum("ij,ij->i", X, X)
+    every = np.arange(len(X))
     row = np.empty(len(X))
     for point in (0, 8, len(X) - 1):
-        kernel_row(point, X, sq, KERNEL_CODES[kernel], 0.3, 2.0, 0.7, row)
+        code = KERNEL_CODES[kernel]
+        kernel_row(point, X, squared_norms(X), code, 0.3, 2.0, 0.7, every, len(X), row)
         np.testing.assert_allclose(row, full[point], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(kernel_diagonal(X, kernel, **args), np.diag(full), rtol=1e-12)
 
@@ -103,3 +105,26 @@ def test_gamma_as_scikit_learn_resolves_it():
         check_kernel("cosine")
     with pytest.raises(ValueError, match="Unknown kernel"):
         kernel_matrix(X, kernel="laplacian")
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_kernel_row_equals_kernel_matrix(kernel):
+    """The solvers' rows (numba loops, any subset of targets) equal the kernel matrix; RBF rows
+    from centred float32 points (the float32 cache) to 1e-6 of the kernel's scale."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((40, 16)) + 3.0
+    args = {"gamma": 0.05, "degree": 3, "coef0": 0.5}
+    K = kernel_matrix(X, kernel=kernel, **args)
+    code = KERNEL_CODES[kernel]
+    targets = np.arange(0, 40, 3)
+    out = np.full(40, np.nan)
+    kernel_row(7, X, squared_norms(X), code, 0.05, 3.0, 0.5, targets, targets.size, out)
+    np.testing.assert_allclose(out[targets], K[7, targets], rtol=1e-12)
+    assert np.isnan(np.delete(out, np.r_[targets, 7])).all()  # only the targets are written
+    if kernel == "rbf":
+        Xc = X - X.mean(axis=0)
+        out32 = np.empty(40, dtype=np.float32)
+        all_points = np.arange(40)
+        kernel_row(7, Xc.astype(np.float32), squared_norms(Xc), code, 0.05, 3.0, 0.5,
+                   all_points, 40, out32)  # fmt: skip
+        np.testing.assert_allclose(out32, K[7], atol=1e-6)
