@@ -76,3 +76,15 @@ def _check_equality(y, upper, alpha, ok):
     else:
         with pytest.raises(ValueError, match="y @ alpha0 == 0"):
             check_box_qp(y, -np.ones(n), upper, n, alpha0=alpha)
+
+
+def test_linear_solver_choice_follows_its_documented_thresholds():
+    """Interior point while n_variables · rank² ≤ 5·10⁸, else DCD from 10 000 variables on."""
+    from bci_universum.solvers._box_qp import linear_solver
+
+    assert linear_solver(50_000, 100) == "ipm"  # exactly 5e8
+    assert linear_solver(50_001, 100) == "dcd"
+    assert linear_solver(10_000, 300) == "dcd"  # 9e8
+    assert linear_solver(9_999, 300) == "smo"
+    assert linear_solver(790, 10**6) == "ipm"  # rank = n_variables: 4.93e8
+    assert linear_solver(800, 10**6) == "smo"  # 5.12e8
