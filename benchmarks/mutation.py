@@ -15,7 +15,7 @@ tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
 ``NUMBA_DISABLE_JIT=1`` instead. Pending mutants run in random order and a run stops after
 ``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
 session starts over when its module changes; when only its tests change, its survivors are
-tested again.
+tested again first.
 
 Operators: cosmic-ray's core set, narrowed to one meaningful replacement per operator
 (``+``/``-``, ``*``/``/``, each comparison to its boundary and its negation, ...) by
@@ -128,24 +128,51 @@ def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
         return -1
 
 
-def prepare(name: str, shard: dict, settings: dict) -> tuple[Path, Path]:
-    """Create the shard's session, or keep it (retesting survivors when the tests changed)."""
+def prepare(name: str, shard: dict, settings: dict) -> tuple[Path, Path, bool]:
+    """Create the shard's session or keep it; say whether its tests changed since."""
     config = write_config(name, shard, settings)
     session = WORK / f"{name}.sqlite"
     stamps = WORK / f"{name}.stamps"
     module = _digest([shard["module"], "pyproject.toml"])
     tests = _digest(shard["tests"])
     old = stamps.read_text().split() if stamps.exists() else []
+    changed = False
     if not session.exists() or not old or old[0] != module:
         session.unlink(missing_ok=True)
         _cosmic("cosmic-ray", "init", str(config), str(session))
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
-    elif old[1] != tests:
-        with sqlite3.connect(session) as db:
-            db.execute("DELETE FROM work_results WHERE test_outcome = 'SURVIVED'")
-    stamps.write_text(f"{module} {tests}\n")
-    return config, session
+    else:
+        changed = old[1] != tests or (len(old) > 2 and old[2] == "retest")
+    # "retest" until the survivors are tested again, should this run be stopped first
+    stamps.write_text(f"{module} {tests}{' retest' if changed else ''}\n")
+    return config, session, changed
+
+
+def retest_survivors(config: Path, session: Path, deadline: float) -> None:
+    """Test the surviving mutants again (first, in the tree) after their tests changed."""
+    from cosmic_ray.config import load_config
+    from cosmic_ray.mutating import mutate_and_test
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome
+
+    settings = load_config(str(config))
+    here = Path.cwd()
+    os.chdir(TREE)
+    try:
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            alive = [
+                i for i, r in db.completed_work_items if r.test_outcome == TestOutcome.SURVIVED
+            ]
+            for item in alive:
+                if time.monotonic() > deadline:
+                    return
+                result = mutate_and_test(item.mutations, settings.test_command, settings.timeout)
+                db.set_result(item.job_id, result)
+    finally:
+        os.chdir(here)
+    stamps = session.with_suffix(".stamps")
+    stamps.write_text(stamps.read_text().replace(" retest", ""))
 
 
 def run(names: list[str], minutes: float) -> None:
@@ -161,12 +188,18 @@ def run(names: list[str], minutes: float) -> None:
             print(f"{name}: no time left, skipped")
             continue
         refresh_tree()
-        config, session = prepare(name, shards[name], settings)
-        print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+        config, session, changed = prepare(name, shards[name], settings)
         env = dict(os.environ)
         if shards[name].get("disable-jit", False):
             env["NUMBA_DISABLE_JIT"] = "1"
-        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=left, env=env)
+        if changed:
+            print(f"{name}: its tests changed, testing the survivors again", flush=True)
+            os.environ.update(env)
+            retest_survivors(config, session, deadline)
+            refresh_tree()
+        left = deadline - time.monotonic()
+        print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
 
@@ -274,7 +307,7 @@ def list_shards() -> None:
     settings = load_settings()
     refresh_tree()
     for name, shard in settings["shards"].items():
-        _, session = prepare(name, shard, settings)
+        _, session, _ = prepare(name, shard, settings)
         rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
         done = sum(r["test"] is not None for r in rows)
         print(f"{name:<16} {shard['module']:<44} {done}/{len(rows)} mutants run", flush=True)
