@@ -8,6 +8,14 @@ csp_svm        window, CSP log-variance, scaling, linear SVM (scikit-learn)
 csp_lda        window, CSP log-variance, LDA
 ts_lr          window, Riemannian tangent space, logistic regression
 ts_usvm        window, Riemannian tangent space, linear U-SVM
+ts_ulr         window, tangent space, logistic regression with the universum indifference
+               term (:class:`~bci_universum.classifiers.UniversumLogisticRegression`)
+ts_ulda        window, tangent space, shrinkage LDA with the universum covariance in the
+               within-class scatter (:class:`~bci_universum.classifiers.UniversumLDA`)
+csp_ulda       window, CSP log-variance, LDA with the universum covariance
+rts_ulr        window, rest re-centring (:class:`~bci_universum.features.Recentring`: its
+               reference follows the feedback run's rest windows online,
+               ``OnlineDecoder.adapt_to_rest``), tangent space, universum LR
 thesis         window after the cue, low-pass 45 Hz, resample 100 Hz, linear detrend, Infomax
                ICA, Welch PSD (5 windows), scaling, linear U-SVM (``universum-svm.md`` §16.5)
 spike_ecoc     spike-train kernel (spikernel, RBF on counts or alignment), one-vs-one ECOC of
@@ -57,8 +65,15 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from ._universum import universum_mask
-from .classifiers import BiasedSVC, ECOCUniversumClassifier, PriorDecision, UniversumSVC
-from .features import CSP, ICA, TangentSpace, TrialPreprocessing, WelchPSD
+from .classifiers import (
+    BiasedSVC,
+    ECOCUniversumClassifier,
+    PriorDecision,
+    UniversumLDA,
+    UniversumLogisticRegression,
+    UniversumSVC,
+)
+from .features import CSP, ICA, Recentring, TangentSpace, TrialPreprocessing, WelchPSD
 from .features.spike_kernels import SpikeKernel
 from .universa import TrainingSetWrapper
 
@@ -190,6 +205,33 @@ def _build_ts_usvm(sfreq, random_state, p):
     return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, _usvm(p, random_state))]
 
 
+def _ulr(p):
+    return UniversumLogisticRegression(
+        C=p["C"], C_universum=p["C_universum"], penalty=p["penalty"]
+    )
+
+
+def _build_ts_ulr(sfreq, random_state, p):
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, _ulr(p))]
+
+
+def _build_ts_ulda(sfreq, random_state, p):
+    lda = UniversumLDA(C_universum=p["C_universum"])
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, lda)]
+
+
+def _build_csp_ulda(sfreq, random_state, p):
+    return [_csp(p), (CLASSIFIER, UniversumLDA(C_universum=p["C_universum"]))]
+
+
+def _build_rts_ulr(sfreq, random_state, p):
+    return [
+        ("recentre", Recentring(p["cov_est"])),
+        ("tangent", TangentSpace(p["cov_est"])),
+        (CLASSIFIER, _ulr(p)),
+    ]
+
+
 def _build_thesis(sfreq, random_state, p):
     out = p["resample_sfreq"]
     # The thesis preprocesses the trial window itself (§16.5), so it runs on the window alone:
@@ -236,6 +278,7 @@ def _build_spike_ecoc(sfreq, random_state, p):
 _EEG = {"band": (7.0, 30.0), "window": (1.0, 2.0)}
 _CSP = {"n_components": 4, "cov_est": "empirical"}
 _USVM = {"C": 1.0, "C_universum": 1.0, "epsilon": 0.05}
+_ULR = {"cov_est": "oas", "C": 1.0, "C_universum": 0.1, "penalty": "decision"}
 
 
 @dataclass(frozen=True)
@@ -275,6 +318,27 @@ PIPELINES: dict[str, PipelineSpec] = {
     ),
     "ts_usvm": PipelineSpec(
         _build_ts_usvm, {**_EEG, "cov_est": "oas", **_USVM}, True, "tangent space + U-SVM"
+    ),
+    "ts_ulr": PipelineSpec(
+        _build_ts_ulr, {**_EEG, **_ULR}, True, "tangent space + universum-indifferent LR"
+    ),
+    "ts_ulda": PipelineSpec(
+        _build_ts_ulda,
+        {**_EEG, "cov_est": "oas", "C_universum": 0.1},
+        True,
+        "tangent space + LDA with universum covariance",
+    ),
+    "csp_ulda": PipelineSpec(
+        _build_csp_ulda,
+        {**_EEG, **_CSP, "C_universum": 0.1},
+        True,
+        "CSP + LDA with universum covariance",
+    ),
+    "rts_ulr": PipelineSpec(
+        _build_rts_ulr,
+        {**_EEG, **_ULR},
+        True,
+        "rest re-centring + tangent space + universum-indifferent LR",
     ),
     "thesis": PipelineSpec(
         _build_thesis,

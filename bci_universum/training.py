@@ -60,6 +60,12 @@ otherwise)."""
 PRIOR_WEIGHTS = (0.0, 0.5, 1.0)
 """Weights ``λ`` of a previous session's model (biased regularisation) tried with a prior."""
 
+SELECTION_SCORING = "balanced_accuracy"
+"""Inner-CV score of model selection. A decision that always gives one class scores chance
+(1 / n_classes) whatever the fold's class balance, so it never beats a grid point that ranks
+the classes better (plain accuracy rewarded it with the majority fraction: a flat learning
+curve at 58.3 % on S001)."""
+
 # Two outer folds whose training parts still split into two inner folds.
 _MIN_TRIALS = 4
 
@@ -105,7 +111,7 @@ def _final_step_search(estimator, param_grid):
 def select_and_fit(
     estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1
 ) -> tuple[BaseEstimator, dict]:
-    """Pick the grid point of best mean inner-CV accuracy, refit it on ``X, y``.
+    """Pick the grid point of best mean inner-CV balanced accuracy, refit it on ``X, y``.
 
     Same selection as :class:`~sklearn.model_selection.GridSearchCV` (first of tied best
     points, universum trials never scored), but when the grid only touches the final step of a
@@ -138,14 +144,14 @@ def select_and_fit(
     parts = _final_step_search(estimator, param_grid)
     if parts is None:
         search = GridSearchCV(
-            estimator, dict(param_grid), cv=cv, scoring=universum_scorer("accuracy"),
+            estimator, dict(param_grid), cv=cv, scoring=universum_scorer(SELECTION_SCORING),
             n_jobs=n_jobs, error_score="raise",
         )  # fmt: skip
         search.fit(X, y)
         return search.best_estimator_, dict(search.best_params_)
     builder, features, final, prefix = parts
     candidates = list(ParameterGrid(dict(param_grid)))
-    scorer = universum_scorer("accuracy")
+    scorer = universum_scorer(SELECTION_SCORING)
     scores = np.empty((len(candidates), cv.get_n_splits()))
     for f, (train, valid) in enumerate(cv.split(X, y)):
         X_fit, y_fit = X[train], y[train]

@@ -34,7 +34,8 @@ Metrics
 ``accuracy`` (fraction of labelled test trials classified correctly; the thesis reports the error
 ``1 − accuracy``) for every problem, and ``roc_auc`` (area under the ROC curve of the decision
 function, or of ``predict_proba`` for the second class) for two-class problems, as MOABB's
-``LeftRightImagery``. Inner model selection maximises accuracy.
+``LeftRightImagery``. Inner model selection maximises balanced accuracy
+(:data:`bci_universum.training.SELECTION_SCORING`).
 """
 
 from __future__ import annotations

@@ -171,16 +171,22 @@ class Recentring(TransformerMixin, BaseEstimator):
         self.update(x)
 
 
-def recentre_runs(epochs, cov_est: str = "oas"):
+def recentre_runs(epochs, cov_est: str = "oas", *, causal: bool = False):
     """Re-centre every run of an EpochSet on the Riemannian mean of its own rest trials.
 
     Parameters
     ----------
     epochs : EpochSet
-        Labelled and universum trials with their ``runs``; each run needs universum (rest)
-        trials.
+        Labelled and universum trials with their ``runs``, in recording order within each
+        run; each run needs universum (rest) trials.
     cov_est : {"oas", "lwf", "scm"}
         Covariance estimator of the reference.
+    causal : bool
+        ``False``: one reference per run, from all its rest trials (a rest block recorded
+        before feedback). ``True``: what the online decoder does with
+        :meth:`Recentring.update` — each trial is mapped with the running mean of the rest
+        trials of its run recorded before it (trials before the run's first rest trial use
+        that first one).
 
     Returns
     -------
@@ -195,13 +201,19 @@ def recentre_runs(epochs, cov_est: str = "oas"):
     X = epochs.X.copy()
     missing = []
     for run in np.unique(epochs.runs):
-        in_run = epochs.runs == run
-        rest = in_run & epochs.is_universum
-        if not rest.any():
+        in_run = np.flatnonzero(epochs.runs == run)
+        rest = in_run[epochs.is_universum[in_run]]
+        if not rest.size:
             missing.append(str(run))
             continue
-        step = Recentring(cov_est).fit(epochs.X[rest])
-        X[in_run] = step.transform(epochs.X[in_run])
+        if not causal:
+            X[in_run] = Recentring(cov_est).fit(epochs.X[rest]).transform(epochs.X[in_run])
+            continue
+        step = Recentring(cov_est).fit(epochs.X[rest[:1]])
+        for i in in_run:
+            X[i] = step.transform_trial(epochs.X[i])
+            if epochs.is_universum[i] and i != rest[0]:
+                step.update(epochs.X[i])
     if missing:
         raise ValueError(
             f"Runs {missing} have no rest (universum) trials to re-centre on; load the "

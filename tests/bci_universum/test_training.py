@@ -113,3 +113,38 @@ def test_evaluation_describes_deployment(two_runs, name, universum):
     assert online.shape == evaluated.shape == (8,)
     np.testing.assert_allclose(online, evaluated, rtol=0, atol=1e-9)
     assert np.ptp(evaluated) > 0.5  # the decision values do vary with the imagery
+
+
+def _weak_imbalanced(seed):
+    """14 vs 10 trials, one weakly informative feature among noise."""
+    rng = np.random.default_rng(seed)
+    y = np.array(["left"] * 14 + ["right"] * 10, dtype=object)
+    X = rng.normal(size=(24, 6))
+    X[:, 0] += np.where(y == "right", 0.9, 0.0)
+    return X, y
+
+
+def test_selection_never_prefers_a_constant_decision():
+    """The flat learning curve: a grid point that always predicts the majority class wins
+    accuracy-based selection on imbalanced inner folds, and then every training size scores
+    the test majority fraction (S001, csp_usvm + U_C3:rest: 58.3 % = 7/12 at every size).
+    Balanced accuracy scores a constant decision at chance, so it is never preferred over a
+    grid point that ranks the classes better."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    estimator = Pipeline([("scale", StandardScaler()), ("clf", LogisticRegression())])
+    grid = {"clf__C": [1e-6, 1.0]}  # 1e-6: w ≈ 0, the offset alone decides (majority class)
+    flat, fixed = [], []
+    for seed in range(6):
+        X, y = _weak_imbalanced(seed)
+        cv = UniversumStratifiedKFold(3, shuffle=True, random_state=seed)
+        by_accuracy = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+        flat.append(by_accuracy.fit(X, y).best_estimator_.predict(X))
+        model, _ = select_and_fit(estimator, grid, X, y, cv)
+        fixed.append(model.predict(X))
+    # Before: the constant (majority) decision is selected on most draws.
+    assert sum(len(set(p)) == 1 for p in flat) >= 2
+    # After: never a constant decision.
+    assert all(len(set(p)) == 2 for p in fixed)

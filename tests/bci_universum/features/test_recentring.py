@@ -4,7 +4,9 @@ import warnings
 
 import numpy as np
 import pytest
+from pyriemann.geometry.base import invsqrtm
 from pyriemann.geometry.distance import distance_riemann
+from pyriemann.geometry.geodesic import geodesic_riemann
 from pyriemann.geometry.mean import mean_riemann
 from pyriemann.transfer import TLCenter, encode_domains
 
@@ -86,3 +88,20 @@ def test_errors_name_the_problem():
         step.update(epochs.X[0, :3])
     with pytest.raises(ValueError, match="cov_est"):
         Recentring(cov_est="bad").fit(epochs.X)
+
+
+def test_causal_recentring_uses_only_earlier_rest_trials():
+    epochs = _runs(n_runs=2)
+    out = recentre_runs(epochs, "scm", causal=True)
+    covs = regularized_covariances(epochs.X, "scm")
+    for run in np.unique(epochs.runs):
+        index = np.flatnonzero(epochs.runs == run)
+        rest = index[epochs.is_universum[index]]
+        M, n = covs[rest[0]], 1
+        for i in index:
+            np.testing.assert_allclose(out.X[i], invsqrtm(M) @ epochs.X[i], atol=1e-9)
+            if epochs.is_universum[i] and i != rest[0]:
+                n += 1
+                M = geodesic_riemann(M, covs[i], 1 / n)
+        # The last trial's reference is the running mean of all the run's rest trials.
+        assert n == rest.size
