@@ -3,6 +3,7 @@
 Never imports Qt. Depends on :mod:`bci_universum` only.
 """
 
+from .decisions import DecisionOutlet, local_clock
 from .lsl_config import configure_lsl
 from .markers import Marker, MarkerOutlet, MarkerReceiver
 from .player import Player
@@ -13,6 +14,7 @@ from .spike_source import SpikeCountSource
 from .streams import list_streams, resolve_stream
 
 __all__ = [
+    "DecisionOutlet",
     "Marker",
     "MarkerOutlet",
     "MarkerReceiver",
@@ -24,6 +26,7 @@ __all__ = [
     "StreamSilenceError",
     "configure_lsl",
     "list_streams",
+    "local_clock",
     "recover",
     "resolve_stream",
 ]

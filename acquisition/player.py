@@ -152,8 +152,10 @@ class Player(Worker):
             raise ValueError(
                 f"channel_format must be 'float32' or 'double64', got {channel_format!r}."
             )
-        waited = () if wait_for_consumers is None else tuple(wait_for_consumers)
-        bad = [w for w in waited if w not in ("data", "markers")]
+        if wait_for_consumers is None:
+            wait_for_consumers = () if pacing else ("data",)
+        wait_for_consumers = tuple(wait_for_consumers)
+        bad = [w for w in wait_for_consumers if w not in ("data", "markers")]
         if bad:
             raise ValueError(f"wait_for_consumers accepts 'data' and 'markers', not {bad}.")
         if not consumer_timeout > 0:
@@ -180,9 +182,7 @@ class Player(Worker):
         self.drained = drained
         self.max_ahead = int(max_ahead) if max_ahead is not None else int(30 * raw.info["sfreq"])
         self.marker_samples, self.marker_texts = self._markers()
-        if wait_for_consumers is None and not pacing:
-            waited = ("data",)
-        self.wait_for_consumers = waited
+        self.wait_for_consumers = wait_for_consumers
         self.data_info = None
         self.marker_info = None
         self.n_pushed = 0

@@ -53,12 +53,27 @@ def bids_basename(subject: str, session: str, task: str, run: str | int) -> str:
     """
     if isinstance(run, (int, np.integer)):
         run = f"{int(run):02d}"
-    for key, value in (("subject", subject), ("session", session), ("task", task), ("run", run)):
+    _check_labels(subject=subject, session=session, task=task, run=run)
+    return f"sub-{subject}_ses-{session}_task-{task}_run-{run}"
+
+
+def session_folder(output, subject: str, session: str) -> Path:
+    """``<output>/sub-<subject>_ses-<session>``, the folder of a session's recordings.
+
+    The labels are checked first (letters and digits only), so no path component can leave
+    ``output`` and nothing is created for a bad label.
+    """
+    _check_labels(subject=subject, session=session)
+    return Path(output) / f"sub-{subject}_ses-{session}"
+
+
+def _check_labels(**labels) -> None:
+    for key, value in labels.items():
         if not _LABEL.match(str(value)):
             raise ValueError(
-                f"{key} label {value!r} must be letters and digits only (BIDS), e.g. '01'."
+                f"{key} label {value!r} must be letters and digits only (BIDS), e.g. '01'; "
+                "it is part of the recording's path."
             )
-    return f"sub-{subject}_ses-{session}_task-{task}_run-{run}"
 
 
 def _fsync_append(handle, payload: bytes) -> None:
@@ -150,7 +165,6 @@ class Recorder(Worker):
                 raise RecordingExistsError(
                     f"Recording {path} already exists; refusing to overwrite."
                 )
-        self.folder.mkdir(parents=True, exist_ok=True)
         # Positions are taken before subscribing: every event of a chunk the queue gets lies at
         # or after them, and nothing received while the receivers start is skipped.
         live = self.receiver.running
@@ -163,6 +177,7 @@ class Recorder(Worker):
             idle = [r for r in (self.receiver, self.markers) if r is not None and not r.running]
             start_together(idle)
             self._owned = idle
+            self.folder.mkdir(parents=True, exist_ok=True)  # only once the streams are there
             self.partial.mkdir()
             self._write_header()
         except BaseException:
@@ -377,6 +392,45 @@ def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
     return onsets
 
 
+_HEADER_KEYS = (
+    "subject", "session", "task", "run", "paradigm", "metadata", "software", "stream",
+    "marker_stream", "channels", "dtype", "start_wall_time", "start_lsl_time",
+)  # fmt: skip
+_CHANNEL_KEYS = ("name", "type", "unit", "stream_unit", "scale", "position")
+
+
+def _read_header(partial: Path) -> dict:
+    """The ``header.json`` of a partial recording, checked; errors name the file and the key."""
+    path = partial / "header.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{partial} has no header.json: nothing recoverable there.")
+    try:
+        header = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(
+            f"{path} is corrupt ({err}): without it the samples cannot be interpreted."
+        ) from None
+    if not isinstance(header, dict):
+        raise ValueError(f"{path} does not hold a recording header (a JSON object).")
+    missing = [key for key in _HEADER_KEYS if key not in header]
+    if missing:
+        raise ValueError(f"{path} lacks {missing}: it is corrupt or not a recorder's header.")
+    channels = header["channels"]
+    if not isinstance(channels, list) or not channels:
+        raise ValueError(f"{path}: 'channels' must be a non-empty list, got {channels!r}.")
+    for k, ch in enumerate(channels):
+        lacking = [key for key in _CHANNEL_KEYS if not isinstance(ch, dict) or key not in ch]
+        if lacking:
+            raise ValueError(f"{path}: channel {k} lacks {lacking}.")
+    if header["dtype"] not in ("float32", "float64"):
+        raise ValueError(
+            f"{path}: 'dtype' must be 'float32' or 'float64', got {header['dtype']!r}."
+        )
+    if not isinstance(header["stream"], dict) or not header["stream"].get("sfreq", 0) > 0:
+        raise ValueError(f"{path}: 'stream' must give a positive 'sfreq'.")
+    return header
+
+
 def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:
     """Turn a partial recording folder into ``<name>_raw.fif`` and its JSON sidecar.
 
@@ -397,10 +451,10 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     import mne
 
     partial = Path(partial)
-    header_path = partial / "header.json"
-    if not header_path.exists():
-        raise FileNotFoundError(f"{partial} has no header.json: nothing recoverable there.")
-    header = json.loads(header_path.read_text())
+    header = _read_header(partial)
+    for name in ("data.bin", "timestamps.bin"):
+        if not (partial / name).is_file():
+            raise FileNotFoundError(f"{partial / name} is missing: the samples are not there.")
     fname = partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)])
     for path in (fname, _sidecar_path(fname)):
         if path.exists():

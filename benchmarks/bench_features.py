@@ -30,7 +30,7 @@ from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
 from threadpoolctl import threadpool_limits
 
 from bci_universum.classifiers import UniversumSVC
-from bci_universum.datasets import data_path
+from bci_universum.datasets import data_path, read_eegmmidb_run
 from bci_universum.features import CSP, TangentSpace
 
 RESULTS = Path(__file__).parent / "results" / "features.md"
@@ -105,9 +105,7 @@ def accuracy_eegmmidb(folder):
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.pipeline import make_pipeline
 
-    files = mne.datasets.eegbci.load_data(1, [4, 8, 12], path=folder, update_path=False)
-    raw = mne.concatenate_raws([mne.io.read_raw_edf(f, preload=True) for f in files])
-    mne.datasets.eegbci.standardize(raw)
+    raw = mne.concatenate_raws([read_eegmmidb_run(1, run, folder) for run in (4, 8, 12)])
     raw.filter(7.0, 30.0, fir_design="firwin", skip_by_annotation="edge")
     events, _ = mne.events_from_annotations(raw, event_id={"T1": 1, "T2": 2})
     epochs = mne.Epochs(

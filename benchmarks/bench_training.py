@@ -88,7 +88,7 @@ def _prior_rows(trials: int, seed: int) -> list[str]:
         )
         train_model([first], output=old, verbose="error")
         result = train_model([later], output=new, prior=old, n_splits=3, verbose="error")
-        for label, model in (("tangent-usvm", old), ("tangent-usvm + prior (BiasedSVC)", new)):
+        for label, model in (("ts_usvm", old), ("ts_usvm + prior (BiasedSVC)", new)):
             times = 1e3 * _update_times(model, first.ch_names)
             rows.append(
                 f"| {label} | {np.percentile(times, 50):.2f} | {np.percentile(times, 99):.2f} |"

@@ -147,6 +147,12 @@ class SessionConfig:
             raise ValueError(
                 f"[session] lsl_mode must be 'loopback' or 'lab', got {self.session.lsl_mode!r}."
             )
+        for key in ("subject", "session"):
+            if not getattr(self.session, key).isalnum():  # BIDS labels (session.write_bids)
+                raise ValueError(
+                    f"[session] {key} must be alphanumeric (a BIDS label), got "
+                    f"{getattr(self.session, key)!r}."
+                )
         for section, key in (("pipeline", "band"), ("pipeline", "window"), ("timeline", "pause")):
             value = getattr(getattr(self, section), key)
             if len(value) != 2 or not (

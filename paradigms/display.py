@@ -25,7 +25,8 @@ import os
 from pathlib import Path
 
 import numpy as np
-from pylsl import local_clock
+
+from acquisition.decisions import local_clock
 
 from .timeline import SCREENS
 

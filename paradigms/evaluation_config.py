@@ -41,6 +41,13 @@ the inner model-selection grid::
     l_freq = 1.0                                # high-pass of the continuous recording
     resample = 125.0
 
+    [[datasets]]
+    name = "sessions"
+    kind = "bids"                  # a BIDS root (e.g. a session output folder): recordings
+    path = "recordings"            # chosen by entity, read with mne-bids; the recording
+    tasks = ["calibration", "universum"]  # keys (classes, universum, ...) apply
+    subjects = ["01"]              # also sessions = [...], runs = [...]; default: all
+
     [pipelines.csp_lda]            # label = registry name, or set pipeline = "..."
     [pipelines.csp_usvm]
     window = [1.0, 2.0]
@@ -82,6 +89,7 @@ from typing import Any
 from bci_universum.datasets import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
+    bids_recordings,
     data_path,
     load_bci4als,
     load_eegmmidb,
@@ -103,7 +111,7 @@ from ._toml import check_table, naming, read_toml, typed
 
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 #: ``xdf`` is a synonym of ``recording``: one reader reads every format.
-DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf")
+DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf", "bids")
 #: Keys that apply to the dataset loaders (the others take ``files`` and the recording keys).
 _LOADER_KEYS = {
     "eegmmidb": {"subjects", "runs", "task_runs", "baseline_runs", "universum", "tmin", "tmax",
@@ -134,6 +142,8 @@ _DATASET_KEYS: dict[str, tuple] = {
     "path": (str,),
     "subjects": (list,),
     "runs": (list,),
+    "sessions": (list,),
+    "tasks": (list,),
     "task_runs": (list,),
     "baseline_runs": (list,),
     "files": (list,),
@@ -172,7 +182,10 @@ class DatasetConfig:
         return {k: self.options[k] for k in ("tmin", "tmax") if k in self.options}
 
     def files(self) -> list[Path]:
-        """The recording files (kind ``recording``/``xdf``), sorted; one per run."""
+        """The recording files (kind ``recording``/``xdf``/``bids``), sorted; one per run."""
+        if self.kind == "bids":
+            entities = ("subjects", "sessions", "tasks", "runs")
+            return bids_recordings(self.root, **{k: self.options.get(k) for k in entities})
         found = []
         for pattern in self.options["files"]:
             matches = sorted(glob.glob(str(self.root / pattern)))
@@ -253,7 +266,12 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
                 f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
                 f"{list(EEGMMIDB_UNIVERSA)}."
             )
-    elif kind != "bci4als" and "files" not in o:
+    elif kind == "bids" and "files" in o:
+        raise ValueError(
+            f"[[datasets]] {name}: kind 'bids' selects files by subjects, sessions, tasks and "
+            "runs, not files = [...]."
+        )
+    elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
         raise ValueError(f"[[datasets]] {name}: tmin must be below tmax.")

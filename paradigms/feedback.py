@@ -17,9 +17,9 @@ import queue
 from dataclasses import dataclass, field
 
 import numpy as np
-from pylsl import local_clock
 from sklearn.pipeline import Pipeline
 
+from acquisition.decisions import local_clock
 from acquisition.streams import si_scalings
 from bci_universum.online import Decision, OnlineDecoder, causal_filter
 

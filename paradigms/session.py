@@ -7,7 +7,9 @@ the EEG and marker streams, the presenter (window or headless) and, for a simula
 timeline asks for one, and the phase's marker goes out stamped with the LSL time the presenter
 returned (for the cue, the time of the frame that showed it). Each run is recorded by its own
 :class:`~acquisition.Recorder` into ``<output>/sub-<subject>_ses-<session>/`` with BIDS-style
-names and a ``*_results.json`` sidecar; run numbers never overwrite an earlier run.
+names and a ``*_results.json`` sidecar; run numbers never overwrite an earlier run. Once the
+crash-safe recording is closed, it is copied into the BIDS dataset rooted at ``<output>``
+(:func:`bci_universum.datasets.bids.write_bids`; ``results["bids"]`` is its path).
 
 A run opens with the instructions and start screens of its :class:`~paradigms.timeline.RunPlan`
 and may hold breaks; the operator's ``P`` key pauses it at the end of the current trial
@@ -32,7 +34,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-from pylsl import local_clock
 from threadpoolctl import threadpool_limits
 from tqdm.auto import tqdm
 
@@ -44,10 +45,12 @@ from acquisition import (
     StreamReceiver,
     list_streams,
 )
+from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename
-from acquisition.streams import make_stream_info
+from acquisition.recorder import session_folder as _session_folder
 from bci_universum.datasets import read_recording
+from bci_universum.datasets.bids import write_bids
 from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
@@ -93,7 +96,7 @@ class RunInterrupted(KeyboardInterrupt):
 def session_folder(config: SessionConfig) -> Path:
     """``<output>/sub-<subject>_ses-<session>``, where the runs of a session are recorded."""
     s = config.session
-    return Path(s.output) / f"sub-{s.subject}_ses-{s.session}"
+    return _session_folder(s.output, s.subject, s.session)
 
 
 def next_run(folder: Path, subject: str, session: str, task: str) -> int:
@@ -345,7 +348,8 @@ class Session:
         -------
         results : dict
             ``fname`` (the FIF), ``ended`` (``"completed"`` or why the run stopped),
-            ``trials`` (condition and LSL onset of each phase of every completed trial).
+            ``trials`` (condition and LSL onset of each phase of every completed trial),
+            ``bids`` (the run's copy in the BIDS dataset at ``[session] output``).
         """
         s = self.config.session
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -386,7 +390,9 @@ class Session:
             self._message("start", plan.start, tick)
             for k, (trial, timeline) in enumerate(schedule, start=1):
                 trials.append(self._trial(trial, timeline.scaled(self.speed), tick, on_phase))
-                bar.set_postfix_str(trial.condition, refresh=False)
+                hits, scored = self.presenter.score
+                score = f", score {hits}/{scored}" if scored else ""
+                bar.set_postfix_str(trial.condition + score, refresh=False)
                 bar.update()
                 if self._pause_requested:
                     self._pause(tick)
@@ -405,7 +411,11 @@ class Session:
             bar.close()
             self._drain_markers()
             fname = recorder.stop(interrupted=interrupted)
+        bids = write_bids(
+            fname, s.output, subject=s.subject, session=s.session, task=task, run=run
+        )
         results = {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
+        results["bids"] = str(bids.fpath)
         if interrupted:
             raise RunInterrupted(results)
         return results
@@ -585,19 +595,9 @@ class _OnlineState:
         self._file = None
 
     def open(self, path: Path) -> None:
-        import pylsl
-
-        info = make_stream_info(
-            DECISIONS_STREAM,
-            ["value", "smoothed"],
-            pylsl.IRREGULAR_RATE,
-            ch_types="misc",
-            units="n/a",
-            stype="Decisions",
-            channel_format="double64",
-            source_id=f"{self.session.outlet.source_id}-decisions",
+        self._outlet = DecisionOutlet(
+            DECISIONS_STREAM, source_id=f"{self.session.outlet.source_id}-decisions"
         )
-        self._outlet = pylsl.StreamOutlet(info)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file = open(path, "w", buffering=1)  # noqa: SIM115 - closed in close()
         self._file.write("lsl_time\tsample\tvalue\tsmoothed\tvalid\ttrial\tlatency_ms\treason\n")
@@ -605,6 +605,8 @@ class _OnlineState:
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
+        if self._outlet is not None:
+            self._outlet.close()
         self._outlet = None
 
     def tick(self, timeout: float) -> None:
@@ -630,7 +632,7 @@ class _OnlineState:
                 f"{latency * 1e3:.3f}\t{d.reason}\n"
             )
             if d.valid:
-                self._outlet.push_sample([d.value, d.smoothed], d.timestamp)
+                self._outlet.push([d.value, d.smoothed], d.timestamp)
             if trial is not None:
                 trial.add(d)
                 if d.valid:

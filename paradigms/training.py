@@ -14,12 +14,13 @@ Files without a sidecar are used.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import mne
 
+from bci_universum.datasets.bids import bids_recordings, is_bids_root
 from bci_universum.datasets.epochs import _sidecar
 from bci_universum.training import TrainingResult, train
 
@@ -48,23 +49,27 @@ class Recordings:
     skipped: list
 
 
-def _interrupted(sidecar: dict) -> bool:
-    return bool(sidecar.get("interrupted")) or sidecar.get("status") == "interrupted"
-
-
 def select_recordings(
-    recordings: Sequence, *, include_online: bool = False, include_interrupted: bool = False
+    recordings: Sequence,
+    *,
+    include_online: bool = False,
+    include_interrupted: bool = False,
+    bids: Mapping | None = None,
 ) -> Recordings:
     """Expand folders into their ``*_raw.fif`` recordings and pick the training runs.
 
     Parameters
     ----------
     recordings : sequence of path-like or mne.io.BaseRaw
-        Files, session folders (every ``*_raw.fif`` directly inside, sorted), or Raw objects.
+        Files, session folders (every ``*_raw.fif`` directly inside, sorted), BIDS roots
+        (their EEG recordings, :func:`~bci_universum.datasets.bids_recordings`) or Raw
+        objects.
     include_online : bool
         Also use online runs (sidecar task ``online``).
     include_interrupted : bool
         Also use runs whose sidecar says they were interrupted.
+    bids : mapping or None
+        ``subjects``, ``sessions``, ``tasks``, ``runs`` selecting the recordings of BIDS roots.
 
     Returns
     -------
@@ -80,7 +85,9 @@ def select_recordings(
             found.append(item)
             continue
         path = Path(item)
-        if path.is_dir():
+        if is_bids_root(path):
+            found.extend(bids_recordings(path, **(bids or {})))
+        elif path.is_dir():
             files = sorted(path.glob("*_raw.fif"))
             if not files:
                 raise FileNotFoundError(f"No recordings (*_raw.fif) in folder {path}.")
@@ -98,7 +105,7 @@ def select_recordings(
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:
             skipped.append((name, f"{task} run (--include-online to use it)"))
-        elif _interrupted(sidecar) and not include_interrupted:
+        elif sidecar.get("interrupted") and not include_interrupted:  # the recorder's flag
             skipped.append((name, "interrupted run (--include-interrupted to use it)"))
         else:
             used.append(item)
@@ -127,6 +134,7 @@ def train_model(
     prior=None,
     include_online: bool = False,
     include_interrupted: bool = False,
+    bids: Mapping | None = None,
     verbose=None,
 ) -> TrainingResult:
     """Train the session's pipeline on its recordings (:func:`bci_universum.training.train`).
@@ -134,7 +142,7 @@ def train_model(
     Parameters
     ----------
     recordings : sequence of path-like or mne.io.BaseRaw
-        Recording files, session folders (their ``*_raw.fif``) or Raw objects.
+        Recording files, session folders (their ``*_raw.fif``), BIDS roots or Raw objects.
     config : SessionConfig or None
         Classes and universum conditions (``[paradigm]``), pipeline name, band and window
         (``[pipeline]``). ``None``: the defaults.
@@ -142,6 +150,8 @@ def train_model(
         Registry name overriding ``[pipeline] name``.
     include_online, include_interrupted : bool
         Also train on online runs / interrupted runs (:func:`select_recordings`).
+    bids : mapping or None
+        Entities selecting the recordings of BIDS roots (:func:`select_recordings`).
     output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
         As :func:`bci_universum.training.train` takes them.
 
@@ -153,7 +163,10 @@ def train_model(
     config = SessionConfig() if config is None else config
     name = config.pipeline.name if pipeline is None else pipeline
     chosen = select_recordings(
-        recordings, include_online=include_online, include_interrupted=include_interrupted
+        recordings,
+        include_online=include_online,
+        include_interrupted=include_interrupted,
+        bids=bids,
     )
     return train(
         chosen.used,

@@ -1,10 +1,11 @@
 """The operator's scope: look at an LSL stream, its spectrum and its channels' quality.
 
 :class:`Scope` is a pyqtgraph window (``bci-universum view``): scrolling traces of every channel
-(stacked, each with its own scale in µV per trace spacing), an optional causal band-pass and
-mains notch (:class:`bci_universum.online.CausalFilter`, the online decoder's filter), the Welch
-spectrum of the last two seconds shown and, in each channel's label, the verdict of
-:func:`bci_universum.quality.assess_quality` on the last seconds of unfiltered data and the
+(stacked, each with its own scale in µV per trace spacing, bad channels in red), an optional
+causal band-pass and mains notch (:class:`bci_universum.online.CausalFilter`, the online
+decoder's filter), the Welch spectrum of the last two seconds (unfiltered, so mains shows)
+and, in each channel's label, the verdict of :func:`bci_universum.quality.assess_quality` on
+the last seconds of unfiltered data and the
 receiver's dropped-sample events. :func:`stream_quality` runs the same quality check headless
 (``bci-universum view --check``, and before every calibration).
 
@@ -29,7 +30,8 @@ from bci_universum.quality import QualityReport, QualityThresholds, assess_quali
 logger = logging.getLogger(__name__)
 
 _SPECTRUM_SECONDS = 2.0
-_GOOD, _BAD = "#dddddd", "#ff5050"
+_SPECTRUM_MAX_HZ = 100.0
+_GOOD, _BAD, _TRACE = "#dddddd", "#ff5050", "#9fd3ff"
 
 
 def pick_stream(name: str | None = None, timeout: float = 2.0):
@@ -71,6 +73,27 @@ def wait_for_samples(receiver: StreamReceiver, n: int, timeout: float) -> None:
                 f"needed within {timeout:g} s."
             )
         time.sleep(0.02)
+
+
+def decimate(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray, np.ndarray]:
+    """Peak decimation of traces ``y`` (n_channels, n) at times ``x`` (n,) to at most
+    ``max_points`` points: each bin of samples becomes its minimum and its maximum (at the
+    bin's first and last time), the newest samples kept whole bins."""
+    n = len(x)
+    if n <= max_points:
+        return x, y
+    size = -(-n // (max_points // 2))  # samples per bin
+    bins = n // size
+    start = n - bins * size
+    blocks = y[:, start:].reshape(len(y), bins, size)
+    times = x[start:].reshape(bins, size)
+    # a few passes over (n_channels, bins) slices: numpy reduces a short last axis slowly
+    low, high = blocks[..., 0].copy(), blocks[..., 0].copy()
+    for j in range(1, size):
+        np.minimum(low, blocks[..., j], out=low)
+        np.maximum(high, blocks[..., j], out=high)
+    peaks = np.stack([low, high], axis=2).reshape(len(y), -1)
+    return np.stack([times[:, 0], times[:, -1]], axis=1).ravel(), peaks
 
 
 def quality_picks(info) -> np.ndarray:
@@ -145,6 +168,9 @@ class Scope:
         Seconds between redraws once :meth:`show` started the scope's timer.
     size : (int, int)
         Window size in pixels.
+    max_points : int
+        Points drawn per channel at most: longer windows are peak-decimated (each bin drawn
+        as its minimum and maximum, so no spike disappears).
 
     Attributes
     ----------
@@ -163,8 +189,9 @@ class Scope:
         filtered: bool = False,
         thresholds: QualityThresholds | None = None,
         quality_seconds: float = 5.0,
-        refresh: float = 0.04,
+        refresh: float = 0.05,
         size: tuple[int, int] = (1200, 800),
+        max_points: int = 1000,
     ):
         import pyqtgraph as pg
         from pyqtgraph.Qt import QtCore, QtGui
@@ -180,6 +207,7 @@ class Scope:
         self.thresholds = thresholds
         self.quality_seconds = min(float(quality_seconds), window)
         self.n_window = max(round(window * self.sfreq), 2)
+        self.max_points = max(int(max_points), 2)
         self._to_uv = si_scalings(receiver.info) * 1e6
         self._picks = quality_picks(receiver.info)
         if notch is not None and notch >= self.sfreq / 2:
@@ -195,7 +223,9 @@ class Scope:
         self.shown = np.zeros((n_ch, self.n_window))  # µV, as drawn
         self.n_samples = 0
         self.scales = np.full(n_ch, 100.0)
-        self._autoscaled = False
+        self.auto_scale = True
+        self._next_scale = self.sfreq
+        self._baseline: np.ndarray | None = None
         self.report: QualityReport | None = None
         self._next_quality = self._next_spectrum = 0.0
         self._queue = receiver.subscribe()
@@ -211,26 +241,30 @@ class Scope:
         self.traces.hideAxis("left")
         self.traces.setMenuEnabled(False)
         self.traces.setMouseEnabled(x=False, y=False)
-        self.traces.setDownsampling(auto=True, mode="peak")
-        self.traces.setClipToView(True)
         self.traces.setXRange(-window, 0, padding=0)
         self.traces.setYRange(-1, n_ch, padding=0)
         self._x = (np.arange(self.n_window) - self.n_window + 1) / self.sfreq
-        self.curves = []
+        # all good channels in one path, all bad ones in another: two draw calls per frame
+        # whatever the number of channels
+        self.curves = {
+            "good": pg.PlotCurveItem(pen=pg.mkPen(_TRACE, width=1), skipFiniteCheck=True),
+            "bad": pg.PlotCurveItem(pen=pg.mkPen(_BAD, width=1), skipFiniteCheck=True),
+        }
+        for curve in self.curves.values():
+            self.traces.addItem(curve)
+        self.bad = np.zeros(n_ch, dtype=bool)
+        self._drawn = (np.zeros(0), np.zeros((n_ch, 0)))
         self.labels = []
         for k, name in enumerate(self.ch_names):
-            curve = self.traces.plot(pen=pg.mkPen(pg.intColor(k, n_ch, maxValue=220), width=1))
-            curve.setSkipFiniteCheck(True)
             label = pg.TextItem(name, color=_GOOD, anchor=(0, 0.5))
             label.setPos(-window, self._offset(k))
             self.traces.addItem(label)
-            self.curves.append(curve)
             self.labels.append(label)
         self.psd_plot = self.widget.addPlot(row=0, col=1)
         self.psd_plot.setLogMode(y=True)
         self.psd_plot.setLabel("bottom", "frequency (Hz)")
         self.psd_plot.setLabel("left", "PSD (µV²/Hz)")
-        self.psd_plot.setXRange(0, min(self.sfreq / 2, 100.0))
+        self.psd_plot.setXRange(0, min(self.sfreq / 2, _SPECTRUM_MAX_HZ))
         self.psd_curves = [
             self.psd_plot.plot(pen=pg.mkPen(pg.intColor(k, n_ch, maxValue=220)))
             for k in range(n_ch)
@@ -246,7 +280,7 @@ class Scope:
                 ("+", lambda: self.zoom(0.5)),
                 ("=", lambda: self.zoom(0.5)),
                 ("-", lambda: self.zoom(2.0)),
-                ("A", self.autoscale),
+                ("A", self._auto),
                 ("Q", self.close),
                 ("Escape", self.close),
             )
@@ -255,6 +289,7 @@ class Scope:
         self._timer.setInterval(max(1, round(refresh * 1000)))
         self._timer.timeout.connect(self.update)
         self._running = self._closed = False
+        self._signal: int | None = None
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -274,13 +309,18 @@ class Scope:
             raise ValueError(f"The scope was started without a {name} filter.")
         self.enabled[name] = bool(on)
         self._make_filter()
-        # the window shown is filtered again from a zero state, and the state carries on
+        # the window shown is filtered again from a zero state, its first sample taken as the
+        # baseline, and the state carries on
+        n = min(self.n_samples, self.n_window)
+        self._baseline = self.raw[:, -n].copy() if n else None
         self.shown = self._filtered(self.raw.T).T
 
     def _filtered(self, chunk: np.ndarray) -> np.ndarray:
         if self._filter is None:
             return chunk.copy()
-        return self._filter.push(chunk)[0]
+        # from the first sample's level, not zero: a DC offset of millivolts (common on
+        # amplifiers) would otherwise start the traces with a long high-pass transient
+        return self._filter.push(chunk - self._baseline)[0]
 
     def drain(self) -> int:
         """Move every chunk received since the last call into the buffers; return the number
@@ -298,6 +338,8 @@ class Scope:
         if not chunks:
             return 0
         new = np.concatenate(chunks) * self._to_uv  # (n, n_ch) µV
+        if self._baseline is None:
+            self._baseline = new[0].copy()
         n = min(len(new), self.n_window)
         filtered = self._filtered(new)[-n:].T
         for buf, block in ((self.raw, new[-n:].T), (self.shown, filtered)):
@@ -307,14 +349,16 @@ class Scope:
         return len(new)
 
     def autoscale(self) -> None:
-        """Each channel's scale: four robust standard deviations of its trace per spacing."""
+        """Each channel's scale: four robust standard deviations of its trace per spacing.
+
+        Done every second of data while :attr:`auto_scale` is on (:meth:`set_scale` and
+        :meth:`zoom` switch it off, the ``a`` key on again)."""
         n = min(self.n_samples, self.n_window)
         if n < 2:
             return
         data = self.shown[:, -n:]
         spread = 1.4826 * np.median(np.abs(data - np.median(data, axis=1, keepdims=True)), axis=1)
         self.scales = np.where(spread > 0, 4 * spread, 1.0)
-        self._autoscaled = True
 
     def set_scale(self, channel: int | str, microvolts: float) -> None:
         """Set one channel's scale (µV per trace spacing), by index or name."""
@@ -322,6 +366,7 @@ class Scope:
         if not microvolts > 0:
             raise ValueError(f"A scale must be positive, got {microvolts!r} µV.")
         self.scales[k] = float(microvolts)
+        self.auto_scale = False
 
     def assess(self) -> QualityReport | None:
         """The quality verdict over the last ``quality_seconds`` of unfiltered data (sample
@@ -346,18 +391,27 @@ class Scope:
         """Take the new samples and redraw the traces (the timer's callback); the spectrum
         every half second of data and the quality every second of data, or now when ``full``.
         """
+        if self._signal is not None:
+            self.close()
+            return
         self.drain()
-        if not self._autoscaled and self.n_samples >= self.sfreq:
+        if self.auto_scale and self.n_samples >= self._next_scale:
+            self._next_scale = self.n_samples + self.sfreq
             self.autoscale()
         n = min(self.n_samples, self.n_window)
-        x = self._x[-n:]
-        for k, curve in enumerate(self.curves):
-            curve.setData(x, self._offset(k) + self.shown[k, -n:] / self.scales[k])
+        x, y = decimate(self._x[-n:], self.shown[:, -n:], self.max_points)
+        y = np.arange(len(self.ch_names))[::-1, np.newaxis] + y / self.scales[:, np.newaxis]
+        self._drawn = (x, y)
+        for key, rows in (("good", ~self.bad), ("bad", self.bad)):
+            m = int(rows.sum())
+            connect = np.ones((m, len(x)), dtype=bool)
+            connect[:, -1] = False  # no line from one channel's end to the next one's start
+            self.curves[key].setData(np.tile(x, m), y[rows].ravel(), connect=connect.ravel())
         if (full or self.n_samples >= self._next_spectrum) and n >= self.sfreq / 2:
             self._next_spectrum = self.n_samples + self.sfreq / 2
             m = min(n, round(_SPECTRUM_SECONDS * self.sfreq))
-            freqs, psd = spectrum(self.shown[:, -m:], self.sfreq, _SPECTRUM_SECONDS)
-            keep = freqs > 0
+            freqs, psd = spectrum(self.raw[:, -m:], self.sfreq, _SPECTRUM_SECONDS)
+            keep = (freqs > 0) & (freqs <= _SPECTRUM_MAX_HZ)
             for curve, p in zip(self.psd_curves, psd, strict=True):
                 curve.setData(freqs[keep], np.maximum(p[keep], 1e-12))
         if (full or self.n_samples >= self._next_quality) and self.assess() is not None:
@@ -365,8 +419,17 @@ class Scope:
             self._mark_quality()
         self._set_status()
 
+    def trace(self, channel: int | str) -> tuple[np.ndarray, np.ndarray]:
+        """The points drawn for ``channel`` (index or name): times (s, newest at 0) and
+        heights (its offset plus its samples over its scale, peak-decimated beyond
+        ``max_points`` samples)."""
+        k = self.ch_names.index(channel) if isinstance(channel, str) else int(channel)
+        x, y = self._drawn
+        return x, y[k]
+
     def _mark_quality(self) -> None:
         bad = self.report.bad_channels
+        self.bad = np.array([name in bad for name in self.ch_names])
         for name, label in zip(self.ch_names, self.labels, strict=True):
             checks = bad.get(name)
             label.setText(name if not checks else f"{name} ⚠ {', '.join(checks)}")
@@ -394,9 +457,14 @@ class Scope:
         if self._sections.get(name) is not None:
             self.set_filter(name, not self.enabled[name])
 
+    def _auto(self) -> None:
+        self.auto_scale = True
+        self.autoscale()
+
     def zoom(self, factor: float) -> None:
         """Multiply every channel's scale by ``factor`` (< 1 magnifies the traces)."""
         self.scales *= factor
+        self.auto_scale = False
 
     # -- lifecycle ----------------------------------------------------------------------------
 
@@ -416,11 +484,10 @@ class Scope:
         """
         from pyqtgraph.Qt import QtCore
 
-        interrupted = []
-
         def stop(signum, frame):
-            interrupted.append(signum)
-            self.close()
+            # no Qt call here: the handler runs in the middle of whatever Python code Qt was
+            # running (a redraw); the next redraw closes the window
+            self._signal = signum
 
         if duration is not None:
             QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
@@ -436,7 +503,7 @@ class Scope:
                 signal.signal(sig, handler)
             self.close()
             self._dispose()
-        return bool(interrupted)
+        return self._signal is not None
 
     def grab(self, fname) -> None:
         """Save the window as a PNG."""
@@ -463,5 +530,8 @@ class Scope:
     def _dispose(self) -> None:
         # delete the Qt objects while the application lives and no event is being handled:
         # left to the interpreter's exit, PySide may free them in the wrong order and abort
+        from pyqtgraph.Qt import QtCore
+
         self.widget.deleteLater()
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
         self._app.processEvents()

@@ -22,6 +22,7 @@ from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
+from ..solvers import ipm_solve, linear_solver
 from ..solvers.kernels import kernel_diagonal, kernel_matrix, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
@@ -70,10 +71,6 @@ class UniversumDual:
         return (self.y.size - self.n_labelled) // 2
 
 
-# "auto" uses dual coordinate descent for linear problems with at least this many variables
-_DCD_MIN_VARIABLES = 10_000
-
-
 class UniversumSVC(BaseBinaryUniversumClassifier):
     """Hinge-loss universum support vector classifier (U-SVM / U_c-SVM), binary.
 
@@ -116,7 +113,9 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         Use the shrinking heuristic.
     solver : {"auto", "smo", "dcd"}, default="auto"
         ``"dcd"`` (linear kernel only) is dual coordinate descent on ``w`` with an exact offset;
-        ``"auto"`` picks it for linear problems with ≥ 10 000 dual variables, else SMO.
+        ``"ipm"`` (linear kernel only) an interior point method finished by SMO; ``"auto"``
+        picks by problem shape among the three for the linear kernel
+        (:func:`~bci_universum.solvers.linear_solver`), else SMO.
     universum_label : int, str or None, default=None
         Label of universum trials in ``y`` (``None``: ``-2`` or ``"universum"``).
     random_state : int, RandomState or None, default=None
@@ -174,7 +173,7 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         "max_iter": [Options(Integral, {-1}), Interval(Integral, 1, None, closed="left")],
         "cache_size": [POSITIVE],
         "shrinking": ["boolean"],
-        "solver": [StrOptions({"auto", "smo", "dcd"})],
+        "solver": [StrOptions({"auto", "smo", "dcd", "ipm"})],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
     }
@@ -219,8 +218,10 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
 
     def _check_params(self) -> None:
         """Cross-parameter checks that ``_parameter_constraints`` cannot express."""
-        if self.solver == "dcd" and self.kernel != "linear":
-            raise ValueError(f"solver='dcd' needs kernel='linear', got kernel={self.kernel!r}.")
+        if self.solver in ("dcd", "ipm") and self.kernel != "linear":
+            raise ValueError(
+                f"solver={self.solver!r} needs kernel='linear', got kernel={self.kernel!r}."
+            )
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, X_universum=None):
@@ -306,9 +307,21 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         """Solve the assembled dual with the configured solver and store the solution."""
         solver = self.solver
         if solver == "auto":
-            linear_big = self.kernel == "linear" and dual.y.size >= _DCD_MIN_VARIABLES
-            solver = "dcd" if linear_big else "smo"
-        if solver == "dcd":
+            linear = self.kernel == "linear"
+            solver = linear_solver(dual.y.size, dual.points.shape[1]) if linear else "smo"
+        if solver == "ipm":
+            result = ipm_solve(
+                dual.y,
+                dual.p,
+                dual.upper,
+                dual.points,
+                index=dual.index,
+                equality=self.fit_intercept,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                shrinking=self.shrinking,
+            )
+        elif solver == "dcd":
             result = dcd_solve(
                 dual.y,
                 dual.p,

@@ -10,13 +10,26 @@ Modules
     :func:`load_recording` / :func:`load_recordings`.
 :mod:`~bci_universum.datasets.eegmmidb`, :mod:`~bci_universum.datasets.bci4als`
     PhysioNet eegmmidb and the BCI4ALS XDF runs.
+:mod:`~bci_universum.datasets.bids`
+    :func:`write_bids` (a recording into a BIDS dataset, through mne-bids) and
+    :func:`bids_recordings` (the recordings of a BIDS root by subject, session, task, run).
+:mod:`~bci_universum.datasets.moabb_bridge`
+    A MOABB dataset over local files and registry pipelines for MOABB evaluations (needs the
+    ``moabb`` extra; imported on its own).
 :mod:`~bci_universum.datasets.spikes`
     The macaque M1 reaching recording.
 """
 
 from ._path import DATA_ENV, data_path
 from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
-from .eegmmidb import EEGMMIDB_RUN_CLASSES, EEGMMIDB_UNIVERSA, load_eegmmidb
+from .bids import bids_recordings, write_bids
+from .eegmmidb import (
+    EEGMMIDB_FOLDER,
+    EEGMMIDB_RUN_CLASSES,
+    EEGMMIDB_UNIVERSA,
+    load_eegmmidb,
+    read_eegmmidb_run,
+)
 from .epochs import (
     EpochSet,
     epochs_from_raw,
@@ -40,6 +53,7 @@ __all__ = [
     "BCI4ALS_CLASSES",
     "BCI4ALS_UNIVERSUM",
     "DATA_ENV",
+    "EEGMMIDB_FOLDER",
     "EEGMMIDB_RUN_CLASSES",
     "EEGMMIDB_UNIVERSA",
     "M1_BIN_WIDTH",
@@ -49,6 +63,7 @@ __all__ = [
     "XDF_SUFFIXES",
     "EpochSet",
     "M1Windows",
+    "bids_recordings",
     "data_path",
     "epochs_from_raw",
     "epochset_from_raw",
@@ -58,7 +73,9 @@ __all__ = [
     "load_recording",
     "load_recordings",
     "marker_event_id",
+    "read_eegmmidb_run",
     "read_recording",
     "run_label",
     "subject_label",
+    "write_bids",
 ]

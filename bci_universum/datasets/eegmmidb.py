@@ -16,8 +16,18 @@ import numpy as np
 from .._universum import UNIVERSUM_STR
 from ._path import data_path
 from .epochs import EpochSet, epochset_from_raw
+from .io import read_recording
 
-__all__ = ["EEGMMIDB_RUN_CLASSES", "EEGMMIDB_UNIVERSA", "load_eegmmidb"]
+__all__ = [
+    "EEGMMIDB_FOLDER",
+    "EEGMMIDB_RUN_CLASSES",
+    "EEGMMIDB_UNIVERSA",
+    "load_eegmmidb",
+    "read_eegmmidb_run",
+]
+
+#: Where MNE's ``eegbci.load_data`` keeps the files, under the data folder.
+EEGMMIDB_FOLDER = Path("MNE-eegbci-data/files/eegmmidb/1.0.0")
 
 
 #: eegmmidb run → annotation → class label. T1/T2 are left/right fist in runs 3, 4, 7, 8, 11,
@@ -39,21 +49,33 @@ _EEGMMIDB_OTHER_TASK = {
 EEGMMIDB_UNIVERSA = ("rest", "baseline", "task")
 
 
-def _eegmmidb_raw(subject: int, run: int, path: Path, verbose) -> mne.io.BaseRaw:
-    fname = (
-        path
-        / "MNE-eegbci-data/files/eegmmidb/1.0.0"
-        / f"S{subject:03d}/S{subject:03d}R{run:02d}.edf"
-    )
+def read_eegmmidb_run(
+    subject: int, run: int, path: str | os.PathLike | None = None, verbose=None
+) -> mne.io.BaseRaw:
+    """Read one eegmmidb run from MNE's folder layout (no download), standard channel names.
+
+    Parameters
+    ----------
+    subject, run : int
+        Subject (1–109) and run (1–14).
+    path : path-like or None
+        Folder holding ``MNE-eegbci-data/`` (default: :func:`bci_universum.datasets.data_path`).
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Preloaded, with annotations T0/T1/T2 and :func:`mne.datasets.eegbci.standardize`'s names.
+    """
+    root = Path(path) if path is not None else data_path(required=True)
+    fname = root / EEGMMIDB_FOLDER / f"S{subject:03d}/S{subject:03d}R{run:02d}.edf"
     if not fname.exists():
         raise FileNotFoundError(
             f"eegmmidb subject {subject} run {run} not found at {fname} (expected MNE's "
             "layout under the data folder; nothing is downloaded)."
         )
-    (found,) = mne.datasets.eegbci.load_data(
-        subject, [run], path=path, update_path=False, verbose=verbose
-    )
-    raw = mne.io.read_raw_edf(found, preload=True, verbose=verbose)
+    raw = read_recording(fname, verbose=verbose)
     mne.datasets.eegbci.standardize(raw)
     return raw
 
@@ -137,7 +159,7 @@ def load_eegmmidb(
     }
     sets = []
     for run in runs:
-        raw = _eegmmidb_raw(subject, run, root, verbose)
+        raw = read_eegmmidb_run(subject, run, root, verbose)
         rest = {"T0": "rest"} if "rest" in universum else None
         sets.append(
             epochset_from_raw(
@@ -146,7 +168,7 @@ def load_eegmmidb(
         )
     if "task" in universum:
         for run in task_runs if task_runs is not None else _other_task_runs(runs):
-            raw = _eegmmidb_raw(subject, run, root, verbose)
+            raw = read_eegmmidb_run(subject, run, root, verbose)
             task = epochset_from_raw(
                 raw, EEGMMIDB_RUN_CLASSES[run], None, run=str(run), verbose=verbose, **common
             )
@@ -155,7 +177,7 @@ def load_eegmmidb(
             sets.append(task)
     if "baseline" in universum:
         for run in baseline_runs:
-            raw = _eegmmidb_raw(subject, run, root, verbose)
+            raw = read_eegmmidb_run(subject, run, root, verbose)
             onsets = np.arange(0.0, raw.times[-1] - tmax, baseline_step)
             raw.set_annotations(mne.Annotations(onsets, 0.0, "baseline"))
             sets.append(

@@ -28,6 +28,7 @@ import numpy as np
 
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
+from .bids import bids_path_of
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
@@ -536,7 +537,15 @@ def epochset_from_raw(
 
 
 def _sidecar(fname: Path) -> dict:
-    """The project recorder's JSON sidecar of ``fname`` (``<name>.json``), or ``{}``."""
+    """The project recorder's JSON sidecar of ``fname`` (``<name>.json``), or ``{}``.
+
+    For a recording of a BIDS root: its ``subject``, ``session``, ``task`` and ``run``
+    entities.
+    """
+    bids_path = bids_path_of(fname)
+    if bids_path is not None:
+        entities = {k: getattr(bids_path, k) for k in ("subject", "session", "task", "run")}
+        return {k: v for k, v in entities.items() if v is not None}
     path = fname.with_suffix(".json")
     if fname.suffix.lower() != ".fif" or not path.exists():
         return {}

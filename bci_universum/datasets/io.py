@@ -33,6 +33,7 @@ from pathlib import Path
 import mne
 import numpy as np
 
+from .bids import bids_path_of, read_bids_recording
 from .units import UNIT_SCALES, VOLTAGE_TYPES, resolve_unit
 
 __all__ = [
@@ -64,8 +65,10 @@ def read_recording(
         with a BCI2000 header with :func:`mne.io.read_raw_bci2k`, then given the header's
         channel names and µV scaling (``SourceChGain``, ``SourceChOffset``) and its
         ``StimulusCode`` state as annotations ``StimulusCode/<code>`` (onset and duration of
-        each run of a non-zero code); everything else with :func:`mne.io.read_raw`. A Raw is
-        returned as it is.
+        each run of a non-zero code); a recording of a BIDS root
+        (:func:`~bci_universum.datasets.bids.bids_path_of`) with :func:`mne_bids.read_raw_bids`
+        (annotations from its ``events.tsv``); everything else with :func:`mne.io.read_raw`.
+        A Raw is returned as it is.
     stream : str | None
         XDF only: name of the data stream; by default the first numeric stream with a nominal
         rate and at least one sample.
@@ -110,6 +113,8 @@ def read_recording(
         raise ValueError(
             f"stream and marker_streams select streams of an XDF file; {path.name} is not one."
         )
+    if bids_path_of(path) is not None:
+        return read_bids_recording(path, verbose)
     bci2000 = _is_bci2000(path)
     if bci2000:
         _check_bci2000_header(path)

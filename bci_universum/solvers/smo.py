@@ -14,11 +14,18 @@ Algorithm
 * Without it: single coordinates chosen by the largest exact decrease of a clipped Newton step;
   stops when the largest projected-gradient magnitude is below ``tol``.
 * Shrinking as in libsvm: bounded variables whose gradient keeps them out of any working set are
-  set aside, the gradient of the set-aside ones is rebuilt from ``G_bar`` (the contribution of
-  variables at their upper bound) once the violation is within ``10·tol`` and at the end.
-* Kernel rows are computed in numba per *point* (the index map lets variables share rows) and
-  kept in a least-recently-used cache of ``cache_size`` megabytes; with ``kernel="precomputed"``
-  (and for callables, whose Gram matrix is computed first) rows are read from the matrix.
+  set aside (the variables are permuted so that the active ones form a prefix); the gradient of
+  the set-aside ones is rebuilt from ``G_bar`` (the contribution of variables at their upper
+  bound) once the violation is within ``10·tol`` and at the end.
+* The gradient is kept per *point*, ``F = Σ_j y_j α_j k(·, x_index[j])``, with
+  ``G_t = y_t F[index_t] + p_t``: both copies of a universum trial share one update.
+* Kernel rows are computed per *point* in numba loops (never BLAS calls, so the speed does not
+  depend on the BLAS thread pool) and kept in a least-recently-used cache of ``cache_size``
+  megabytes. When a float64 row per point fits, every row is computed once in full; otherwise
+  RBF rows are stored in float32 (libsvm's choice, computed in single precision from centred
+  points: ~1e-7 relative) and rows are computed for the active points only, completed when a
+  bound change needs them in full. With ``kernel="precomputed"`` (and for callables, whose Gram
+  matrix is computed first) rows are read from the matrix.
 * The offset follows libsvm: the mean of ``−y_iG_i`` over free variables, or the middle of the
   feasible interval when no variable is free.
 """
@@ -45,6 +52,7 @@ from .kernels import (
 _TAU = 1e-12
 _PRECOMPUTED = KERNEL_CODES["precomputed"]
 _FULL = -1  # coverage of a cache row computed for every point
+_STAYED = np.iinfo(np.int64).max  # ``gone`` of a point active since the last growth
 
 
 @njit(cache=True)
@@ -54,14 +62,16 @@ def _get_row(point, full, kc):
     Entries are guaranteed for the active points only, or for every point when ``full``; when
     the cache holds a row per point, rows are always computed in full (each is computed once).
     ``kc`` packs the kernel state ``(X, sq_norms, K, cache, slot_of, owner, cover, links, state,
-    act_pts, all_pts, kernel_code, gamma, degree, coef0)``: ``cover[s]`` is ``_FULL`` or the
-    epoch (count of active-set growths) in which slot ``s`` was filled for the active points
-    only (the active set only shrinks within an epoch); ``links`` is the doubly linked LRU list
-    (prev, next; node ``n_slots`` is the head); ``state`` is ``(epoch, n_active_points,
-    n_used_slots)``.
+    act_pts, all_pts, gone, scratch, kernel_code, gamma, degree, coef0)``. ``state`` is
+    ``(last_growth, n_active_points, n_used_slots, step)``: ``step`` counts the changes of the
+    active set, ``last_growth`` is the step at which it last grew (between growths it only
+    shrinks). ``cover[s]`` is ``_FULL`` or the step at which slot ``s`` was filled for the
+    active points only; ``gone[a]`` the step at which point ``a`` left the active set since the
+    last growth, so that such a row is completed by the points gone by its step. ``links`` is
+    the doubly linked LRU list (prev, next; node ``n_slots`` is the head).
     """
-    X, sq, K, cache, slot_of, owner, cover, links, state, act_pts, all_pts = kc[:11]
-    kcode, gamma, degree, coef0 = kc[11:]
+    X, sq, K, cache, slot_of, owner, cover, links, state, act_pts, all_pts, gone, tmp = kc[:13]
+    kcode, gamma, degree, coef0 = kc[13:]
     if kcode == _PRECOMPUTED:
         return K[point]
     head = cache.shape[0]
@@ -70,9 +80,10 @@ def _get_row(point, full, kc):
         # unlink, to be re-inserted at the front
         links[1, links[0, s]] = links[1, s]
         links[0, links[1, s]] = links[0, s]
-        valid = cover[s] == _FULL or (not full and cover[s] == state[0])
+        partial = cover[s] != _FULL and cover[s] >= state[0]
+        valid = cover[s] == _FULL or (partial and not full)
     else:
-        valid = False
+        partial = valid = False
         if state[2] < head:
             s = state[2]
             state[2] += 1
@@ -89,12 +100,21 @@ def _get_row(point, full, kc):
     links[1, head] = s
     if not valid:
         n_points = X.shape[0]
-        if full or state[1] == n_points or head == n_points:
+        if partial:
+            # complete: the points that left the active set by the row's step
+            m = 0
+            for a in range(n_points):
+                if gone[a] <= cover[s]:
+                    tmp[m] = a
+                    m += 1
+            kernel_row(point, X, sq, kcode, gamma, degree, coef0, tmp, m, cache[s])
+            cover[s] = _FULL
+        elif full or state[1] == n_points or head == n_points:
             kernel_row(point, X, sq, kcode, gamma, degree, coef0, all_pts, n_points, cache[s])
             cover[s] = _FULL
         else:
             kernel_row(point, X, sq, kcode, gamma, degree, coef0, act_pts, state[1], cache[s])
-            cover[s] = state[0]
+            cover[s] = state[3]
     return cache[s]
 
 
@@ -130,11 +150,14 @@ def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, cache):
             diag[a] = one[0]
     links = np.empty((2, n_slots + 1), dtype=np.int64)
     links[:, n_slots] = n_slots
-    state = np.array([0, n_points, 0], dtype=np.int64)
+    state = np.array([0, n_points, 0, 0], dtype=np.int64)
     slot_of = -np.ones(n_points, dtype=np.int64)
     owner = -np.ones(n_slots, dtype=np.int64)
     cover = np.zeros(n_slots, dtype=np.int64)
+    gone = np.full(n_points, _STAYED)
+    scratch = np.empty(n_points, dtype=np.int64)
     kc = (X, sq, K, cache, slot_of, owner, cover, links, state, all_pts.copy(), all_pts)
+    kc = (*kc, gone, scratch)
     return (*kc, kcode, gamma, degree, coef0), diag
 
 
@@ -405,9 +428,10 @@ def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
 
 @njit(cache=True)
 def _set_active_points(index, n_active, kc):
-    """Store the points of the active variables in the kernel state (``act_pts``)."""
-    state, act_pts = kc[8], kc[9]
+    """Store the points of the active variables in the kernel state (``act_pts``, ``gone``)."""
+    state, act_pts, gone = kc[8], kc[9], kc[11]
     n_points = act_pts.shape[0]
+    state[3] += 1
     mark = np.zeros(n_points, dtype=np.bool_)
     for t in range(n_active):
         mark[index[t]] = True
@@ -416,8 +440,15 @@ def _set_active_points(index, n_active, kc):
         if mark[a]:
             act_pts[m] = a
             m += 1
-    if m > state[1]:
-        state[0] += 1  # the active set grew: rows filled for the old one are incomplete
+    grew = m > state[1]
+    if grew:
+        state[0] = state[3]  # rows filled for the old active set are incomplete
+    for a in range(n_points):
+        if mark[a]:
+            if grew:
+                gone[a] = _STAYED
+        elif grew or gone[a] == _STAYED:
+            gone[a] = state[3]
     state[1] = m
 
 
@@ -456,7 +487,7 @@ def _unshrink(v, F, Fbar, n_active, kc):
             if free[a] != 0.0:
                 by_free += n_inactive if s >= 0 and cover[s] == _FULL else n_points * d
             if inactive[a]:
-                valid = s >= 0 and (cover[s] == _FULL or cover[s] == state[0])
+                valid = s >= 0 and (cover[s] == _FULL or cover[s] >= state[0])
                 by_inactive += n_act_pts if valid else n_act_pts * d
         if by_free <= by_inactive:
             # one full row per free point

@@ -33,7 +33,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import mne
 import numpy as np
 from sklearn.base import clone
 from sklearn.frozen import FrozenEstimator
@@ -42,7 +41,7 @@ from sklearn.svm import SVC
 
 from .._universum import UNIVERSUM_STR, split_universum
 from ..classifiers.biased import BiasedSVC, PriorDecision
-from ..datasets import epochs_from_raw
+from ..datasets import epochs_from_raw, read_eegmmidb_run
 from ..features.csp import CSP
 from ..features.tangent_space import TangentSpace
 
@@ -91,9 +90,7 @@ def load_imagery_runs(
     """
     data = {}
     for run in runs:
-        path = mne.datasets.eegbci.load_data(1, [run], path=str(folder), update_path=False)[0]
-        raw = mne.io.read_raw_edf(path, preload=True, verbose="error")
-        mne.datasets.eegbci.standardize(raw)
+        raw = read_eegmmidb_run(1, run, folder, verbose="error")
         raw.filter(*band, fir_design="firwin", skip_by_annotation="edge", verbose="error")
         X, y, _ = epochs_from_raw(
             raw,

@@ -27,19 +27,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         "--speed", type=float, help="run the timeline this many times faster than real time"
     )
     parser.add_argument("--output", help="recordings folder (default: [session] output)")
-    parser.add_argument(
-        "--display", action="store_true", help="show the paradigm in a window (default: headless)"
-    )
-    parser.add_argument(
-        "--fullscreen", action="store_true", help="show the window full screen (implies --display)"
-    )
-    parser.add_argument(
-        "--screenshots",
-        type=Path,
-        metavar="DIR",
-        help="save the first sight of each screen as a PNG in DIR (implies --display; "
-        "offscreen when there is no screen)",
-    )
+    add_display_arguments(parser)
     parser.add_argument(
         "--source",
         help=f"'{SIMULATE}' for the simulated subject, or the name of the LSL EEG stream "
@@ -54,6 +42,23 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         choices=("lab", "loopback"),
         help="liblsl configuration: 'lab' (the lab network) or 'loopback' (this machine only); "
         "default: [session] lsl_mode",
+    )
+
+
+def add_display_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--display``, ``--fullscreen`` and ``--screenshots`` (see :func:`presenter_arguments`)."""
+    parser.add_argument(
+        "--display", action="store_true", help="show the paradigm in a window (default: headless)"
+    )
+    parser.add_argument(
+        "--fullscreen", action="store_true", help="show the window full screen (implies --display)"
+    )
+    parser.add_argument(
+        "--screenshots",
+        type=Path,
+        metavar="DIR",
+        help="save the first sight of each screen as a PNG in DIR (implies --display; "
+        "offscreen when there is no screen)",
     )
 
 

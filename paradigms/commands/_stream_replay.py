@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 
+from ._bids_args import add_bids_arguments, resolve_one
 from ._until_stopped import run_until_stopped
 
 MARKER_MAP_HELP = (
@@ -26,7 +27,7 @@ def add_parser(stream_subparsers) -> None:
         "replay",
         help="replay a recording (FIF, EDF/BDF, GDF, BrainVision, EEGLAB, XDF) as LSL streams",
     )
-    p.add_argument("file", help="the recording")
+    p.add_argument("file", help="the recording, or a BIDS root (with --subject, --task, ...)")
     p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1: real time)")
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
     p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default 10)")
@@ -61,6 +62,7 @@ def add_parser(stream_subparsers) -> None:
         default="lab",
         help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
     )
+    add_bids_arguments(p)
     p.set_defaults(func=run_replay)
 
 
@@ -72,6 +74,7 @@ def run_replay(args) -> int:
     from acquisition.markers import resolve_marker_map
     from acquisition.player import Player
 
+    args.file = resolve_one(args.file, args)
     marker_map = resolve_marker_map(args.marker_map)
     configure_lsl(args.lsl_mode)
     player = Player(

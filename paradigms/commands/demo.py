@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ._session_args import add_display_arguments, presenter_arguments
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -47,7 +49,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--output", type=Path, help="keep the recordings and the model here (default: discard)"
     )
-    parser.add_argument("--display", action="store_true", help="show the paradigm in a window")
+    add_display_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -96,7 +98,7 @@ def _run(args, output: Path, model_path: Path | None) -> None:
     from paradigms.session import Session
     from paradigms.training import train_model
 
-    presenter = make_presenter(display=args.display)
+    presenter = make_presenter(**presenter_arguments(args))
     simulate = {"n_channels": args.channels, "seed": args.seed}
     print(
         f"Simulated subject: {args.channels} channels, 250 Hz, seed {args.seed}; "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ._bids_args import add_bids_arguments, bids_entities
+
 
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
@@ -18,7 +20,8 @@ def add_parser(subparsers) -> None:
         "recordings",
         nargs="+",
         metavar="SESSION_DIR_OR_FILE",
-        help="recording files, or session folders whose _raw.fif recordings are all used",
+        help="recording files, session folders whose _raw.fif recordings are all used, or "
+        "BIDS roots (their EEG recordings, selected with --subject/--session/--task/--run)",
     )
     parser.add_argument("--config", help="session TOML file (classes, universum, [pipeline])")
     parser.add_argument(
@@ -53,6 +56,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default 0)")
     parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (default 1)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing model")
+    add_bids_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -73,6 +77,7 @@ def run(args) -> int:
         prior=args.prior,
         include_online=args.include_online,
         include_interrupted=args.include_interrupted,
+        bids=bids_entities(args),
         verbose="error",
     )
     for name, why in result.metadata.params["provenance"]["skipped"]:

@@ -99,7 +99,10 @@ def test_mne_lsl_player_into_the_recorder_both_annotation_encodings(tmp_path):
             marker_map="eegmmidb",
             timeout=10.0,
         )
-        data = StreamReceiver(spec["name"], source_id=spec["source_id"], timeout=10.0)
+        # the peer process may stall for seconds on a busy machine: that is not what is tested
+        data = StreamReceiver(
+            spec["name"], source_id=spec["source_id"], timeout=10.0, silence_timeout=60.0
+        )
         receivers.append((data, markers))
     recorders = []
     try:

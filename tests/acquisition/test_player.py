@@ -15,6 +15,7 @@ from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
 from bci_universum.datasets import read_recording
+from tests.acquisition.lsl_helpers import wait_until
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
 
@@ -409,3 +410,28 @@ def test_cli_replay_bad_input(tmp_path):
         resolve_marker_map(str(tmp_path / "bad.json"))
     with pytest.raises(ValueError, match="speed"):
         _replay_cli([str(_fif(tmp_path)), "--speed", "0", "--lsl-mode", "loopback"])
+
+
+@pytest.mark.lsl
+def test_a_finished_replay_keeps_its_streams_while_consumers_may_lack_samples(tmp_path):
+    fname = _fif(tmp_path, n_times=300)
+    player = Player(
+        fname, name=f"busy-{uuid4().hex}", pacing=False, wait_for_consumers=("data", "markers")
+    )
+    with player:
+        consumer = Consumer(player)
+        assert player.wait(10.0)
+        # liblsl drops what is in transit when an outlet closes: both streams are still consumed
+        assert player.busy_streams() == [player.name, f"{player.name}-markers"]
+        consumer.pull(300, 4)
+        consumer.close()
+        wait_until(lambda: player.busy_streams() == [], what="the consumers gone")
+    pulled = [0]
+    player = Player(fname, name=f"busy-{uuid4().hex}", pacing=False, drained=lambda: pulled[0])
+    with player:
+        consumer = Consumer(player)
+        assert player.wait(10.0)
+        assert player.busy_streams() == [player.name]  # nothing pulled yet
+        pulled[0] = len(consumer.pull(300, 0)[1])
+        assert player.busy_streams() == []
+        consumer.close()

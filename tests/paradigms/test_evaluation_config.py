@@ -30,7 +30,9 @@ pairs = [[["S001R04", "S001R08"], "S001R12"]]
 """
     )
     data, protocols = load_evaluation_config(config).prepare()
-    (epochs,) = data
+    (variants,) = data  # one EpochSet per band of the pipelines: csp_lda's 7-30 Hz
+    (epochs,) = variants.values()
+    assert epochs.info["band"] == (7.0, 30.0)
     assert sorted(set(epochs.runs)) == ["S001R04", "S001R08", "S001R12"]
     assert epochs.subject == "S001" and protocols[0][0].name == "cross-run"
     config.write_text(config.read_text().replace('"S001R12"]]', '"R12"]]'))

@@ -11,13 +11,13 @@ from uuid import uuid4
 import numpy as np
 import pylsl
 import pytest
-from scipy import signal
+from scipy import signal, stats
 
 from acquisition import StreamReceiver
 from acquisition.streams import make_stream_info
 from bci_universum.online import design_bandpass
 from paradigms.cli import main
-from paradigms.viewer import Scope, pick_stream, stream_quality
+from paradigms.viewer import Scope, decimate, pick_stream, stream_quality
 from tests.acquisition.lsl_helpers import wait_until
 
 pytestmark = [pytest.mark.lsl, pytest.mark.gui]
@@ -78,20 +78,31 @@ def test_scope_draws_the_stream(stream, tmp_path):
         _fill(scope, outlet, data)
         assert scope.n_samples == 1000
         # traces: offset + sample / scale, the newest sample at t = 0, first channel on top
-        for k, curve in enumerate(scope.curves):
-            x, y = curve.xData, curve.yData
+        for k in range(N_CH):
+            x, y = scope.trace(k)
             assert x[-1] == 0.0 and x[0] == pytest.approx(-999 / SFREQ)
             np.testing.assert_allclose((y - (N_CH - 1 - k)) * scope.scales[k], data[:, k], 1e-5)
+        scope.autoscale()
+        spread = stats.median_abs_deviation(scope.shown, axis=1, scale="normal")
+        np.testing.assert_allclose(scope.scales, np.where(spread > 0, 4 * spread, 1.0), 1e-3)
+        assert scope.auto_scale
         scope.set_scale("E2", 25.0)
+        assert not scope.auto_scale
         scope.update()
-        np.testing.assert_allclose(scope.curves[2].yData - (N_CH - 3), data[:, 2] / 25.0, 1e-5)
+        np.testing.assert_allclose(scope.trace("E2")[1] - (N_CH - 3), data[:, 2] / 25.0, 1e-5)
+        # what Qt draws: the good channels in one curve, the bad one in the other
+        good, bad = scope.curves["good"], scope.curves["bad"]
+        assert len(good.yData) == (N_CH - 1) * 1000 and len(bad.yData) == 1000
+        np.testing.assert_allclose(bad.yData, scope.trace(FLAT)[1])
+        np.testing.assert_allclose(good.yData[2000:3000], scope.trace("E2")[1])
 
         # spectrum: Welch over the last 2 s, peaking at the injected rhythm on channel 1
         freqs, power = scope.psd_curves[1].xData, scope.psd_curves[1].yData
         assert freqs[np.argmax(power)] == pytest.approx(SINE_HZ, abs=0.5)
         ref_freqs, ref = signal.welch(data[-500:].T.astype(float), SFREQ, nperseg=500)
-        np.testing.assert_allclose(freqs, ref_freqs[1:])
-        np.testing.assert_allclose(power, ref[1, 1:], rtol=1e-4)
+        shown = (ref_freqs > 0) & (ref_freqs <= 100)
+        np.testing.assert_allclose(freqs, ref_freqs[shown])
+        np.testing.assert_allclose(power, ref[1, shown], rtol=1e-4)
         assert power.max() > 20 * scope.psd_curves[0].yData.max()
 
         # quality: the constant channel, and only it, is marked
@@ -101,14 +112,31 @@ def test_scope_draws_the_stream(stream, tmp_path):
             assert ("⚠ flat" in text) == (k == FLAT), text
             assert label.color.name() == ("#ff5050" if k == FLAT else "#dddddd")
 
-        # the band-pass toggle re-filters the window causally from a zero state
+        # the band-pass toggle re-filters the window causally from a zero state at the level
+        # of its first sample
         scope.set_filter("band-pass", True)
-        expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), data.T.astype(float))
+        x = data.T.astype(float)
+        expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), x - x[:, :1])
         np.testing.assert_allclose(scope.shown, expected, atol=1e-3)
         scope.grab(tmp_path / "scope.png")
         assert (tmp_path / "scope.png").stat().st_size > 1000
     finally:
         scope.close()
+
+
+def test_peak_decimation_keeps_every_extreme():
+    x = np.arange(10_000) / 1000.0
+    y = np.random.default_rng(0).standard_normal((3, 10_000))
+    y[1, 1234] = 50.0
+    dx, dy = decimate(x, y, 2000)
+    assert dy.shape == (3, 2000) and dx.shape == (2000,)
+    assert dy[1].max() == 50.0 and dx[-1] == x[-1]
+    bins = y.reshape(3, 1000, 10)
+    np.testing.assert_array_equal(dy[:, 0::2], bins.min(axis=2))
+    np.testing.assert_array_equal(dy[:, 1::2], bins.max(axis=2))
+    short_x, short_y = decimate(x[:500], y[:, :500], 2000)  # short enough: drawn as it is
+    np.testing.assert_array_equal(short_y, y[:, :500])
+    np.testing.assert_array_equal(short_x, x[:500])
 
 
 def test_scope_keeps_filter_state_across_chunks(stream):
@@ -119,7 +147,8 @@ def test_scope_keeps_filter_state_across_chunks(stream):
         _fill(scope, outlet, data)
         notch = signal.tf2sos(*signal.iirnotch(50.0, 30.0, fs=SFREQ))
         sos = np.vstack([design_bandpass(SFREQ, (1.0, 40.0)), notch])
-        expected = signal.sosfilt(sos, data.T.astype(float))
+        x = data.T.astype(float)
+        expected = signal.sosfilt(sos, x - x[:, :1])
         np.testing.assert_allclose(scope.shown[:, -1500:], expected, atol=1e-3)
         with pytest.raises(ValueError, match="Unknown filter 'lowpass'"):
             scope.set_filter("lowpass", True)

@@ -15,6 +15,7 @@ from bci_universum.evaluation import (
     WithinSession,
     accepts_universum,
     evaluate,
+    plan_jobs,
     with_universum,
 )
 from bci_universum.features.csp import CSP
@@ -109,3 +110,47 @@ def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):
         evaluate(one_class_run, {"lda": csp_lda}, ["none"], CrossGroup("run"), progress=False)
     with pytest.raises(TypeError, match="not callable"):
         evaluate(data, {"usvm": "csp_usvm"}, ["none"], progress=False)
+
+
+def _filtered(epochs, band, scale):
+    """The same trials as if filtered with ``band`` (here: scaled, to tell them apart)."""
+    out = epochs.subset(np.arange(epochs.n_trials))
+    out.X = out.X * scale
+    out.info["band"] = band
+    return out
+
+
+def test_each_pipeline_runs_on_the_epochs_of_its_band(data):
+    epochs = data[0]
+    variants = {(7.0, 30.0): _filtered(epochs, (7.0, 30.0), 1.0), None: _filtered(epochs, None, 3)}
+    seen = {}
+
+    class Recording:
+        """A factory with a band that records the epochs it was built for."""
+
+        def __init__(self, band):
+            self.band = band
+
+        def __call__(self, e):
+            seen[self.band] = e
+            return csp_lda(e)
+
+    pipelines = {"wide": Recording((7, 30)), "raw": Recording(None)}
+    jobs = plan_jobs([variants], pipelines, "none", WithinSession(3, 3, GRID))
+    assert seen[(7, 30)] is variants[(7.0, 30.0)] and seen[None] is variants[None]
+    assert {job.band for job in jobs if job.pipeline == "raw"} == {None}
+    rows = evaluate([variants], pipelines, "none", WithinSession(3, 3, GRID), progress=False)
+    assert {r["pipeline"] for r in rows} == {"wide", "raw"}
+    with pytest.raises(ValueError, match=r"band \(8.0, 30.0\) Hz .*filter_raw"):
+        plan_jobs([variants], {"other": Recording((8, 30))}, "none", WithinSession(3, 3, GRID))
+    with pytest.raises(ValueError, match="band"):  # an unfiltered EpochSet for a band pipeline
+        plan_jobs([epochs], {"wide": Recording((7, 30))}, "none", WithinSession(3, 3, GRID))
+    shuffled = _filtered(epochs, None, 1.0)
+    shuffled.y = shuffled.y[::-1].copy()
+    with pytest.raises(ValueError, match="other trials"):
+        plan_jobs(
+            [{(7, 30): variants[(7.0, 30.0)], None: shuffled}],
+            pipelines,
+            "none",
+            WithinSession(3, 3, GRID),
+        )

@@ -1,0 +1,206 @@
+"""BIDS: write the project's recordings as a BIDS dataset and find recordings in a BIDS root.
+
+The recorder (:class:`acquisition.Recorder`) writes crash-safe FIF files with a JSON sidecar
+into ``<output>/sub-<subject>_ses-<session>/``. Once a run is closed, :func:`write_bids` copies
+it into the BIDS dataset rooted at ``<output>`` through :func:`mne_bids.write_raw_bids`
+(``dataset_description.json``, ``participants.tsv``, ``*_scans.tsv``, ``*_eeg.json``,
+``*_channels.tsv``, the data as BrainVision (BIDS EEG does not take FIF; mne-bids writes
+float32 samples through pybv) and ``*_events.tsv`` whose ``trial_type`` column holds the
+markers' names, ``cue/<class>``, ``universum/<kind>``, ``trial/end``, ...). The recorder's own
+folders are listed in ``.bidsignore``, so the root stays a valid BIDS dataset.
+
+:func:`bids_recordings` finds recordings in any BIDS root by subject, session, task and run;
+:func:`~bci_universum.datasets.read_recording` reads a file of a BIDS root through
+:func:`mne_bids.read_raw_bids` (annotations from ``events.tsv``, channel types from
+``channels.tsv``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import mne
+
+__all__ = ["BIDS_EXTENSIONS", "bids_path_of", "bids_recordings", "is_bids_root", "write_bids"]
+
+#: Raw data extensions of EEG recordings in a BIDS root (one file per recording).
+BIDS_EXTENSIONS = (".fif", ".edf", ".bdf", ".vhdr", ".set")
+_DESCRIPTION = "dataset_description.json"
+#: Patterns of ``.bidsignore``: the recorder's session folders and its partial recordings.
+_IGNORED = ("sub-*_ses-*/", "*.partial/")
+
+
+def is_bids_root(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a folder holding a ``dataset_description.json``."""
+    return (Path(path) / _DESCRIPTION).is_file()
+
+
+def bids_path_of(fname: str | os.PathLike):
+    """The :class:`mne_bids.BIDSPath` of a recording inside a BIDS root, or ``None``.
+
+    A file is in a BIDS root when its name is ``sub-<label>[_...]_<datatype>.<ext>`` with an
+    EEG raw-data extension and a ``dataset_description.json`` sits in one of its parents
+    (``sub-*/[ses-*/]<datatype>/``).
+    """
+    path = Path(fname)
+    if path.suffix.lower() not in BIDS_EXTENSIONS or not path.name.startswith("sub-"):
+        return None
+    if "_" not in path.stem or path.stem.rsplit("_", 1)[1] not in ("eeg", "meg", "ieeg"):
+        return None
+    root = next((p for p in path.parents[1:4] if is_bids_root(p)), None)
+    if root is None:
+        return None
+    from mne_bids import get_bids_path_from_fname
+
+    bids_path = get_bids_path_from_fname(path, check=False)
+    bids_path.root = root
+    return bids_path
+
+
+def write_bids(
+    fname: str | os.PathLike,
+    root: str | os.PathLike,
+    *,
+    subject: str,
+    session: str | None,
+    task: str,
+    run: int | str | None = None,
+    line_freq: float | None = None,
+    overwrite: bool = False,
+    verbose: bool | str | int | None = None,
+):
+    """Copy a recording into the BIDS dataset at ``root`` with :func:`mne_bids.write_raw_bids`.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording (any format :func:`~bci_universum.datasets.read_recording` reads, e.g.
+        the recorder's FIF), written as BrainVision; its annotations become ``*_events.tsv``
+        (``trial_type`` = marker).
+    root : path-like
+        BIDS root; created with ``dataset_description.json`` and ``.bidsignore`` if needed.
+    subject, session, task : str
+        BIDS entities (alphanumeric labels); ``session`` may be None.
+    run : int, str or None
+        BIDS run index.
+    line_freq : float or None
+        Power-line frequency (Hz) for the sidecar's ``PowerLineFrequency``; None writes
+        ``n/a``.
+    overwrite : bool
+        Replace an existing recording with the same entities.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    bids_path : mne_bids.BIDSPath
+        Path of the written recording.
+
+    Raises
+    ------
+    ValueError
+        For an entity label that is not alphanumeric (checked before anything is written).
+    """
+    from mne_bids import BIDSPath, write_raw_bids
+
+    from .io import read_recording
+
+    for name, value in (("subject", subject), ("session", session), ("task", task)):
+        if value is not None and not str(value).isalnum():
+            raise ValueError(f"BIDS {name} label must be alphanumeric, got {value!r}.")
+    if run is not None and not str(run).isdigit():
+        raise ValueError(f"BIDS run must be a non-negative integer, got {run!r}.")
+    raw = read_recording(fname, verbose="error" if verbose is None else verbose)
+    raw.info["line_freq"] = line_freq
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    ignore = root / ".bidsignore"
+    if not ignore.exists():
+        ignore.write_text("".join(f"{p}\n" for p in _IGNORED))
+    bids_path = BIDSPath(
+        subject=str(subject),
+        session=None if session is None else str(session),
+        task=str(task),
+        run=None if run is None else f"{int(run):02d}",
+        datatype="eeg",
+        root=root,
+    )
+    write_raw_bids(
+        raw,
+        bids_path,
+        allow_preload=True,
+        format="BrainVision",
+        overwrite=overwrite,
+        verbose=False if verbose is None else verbose,
+    )
+    return bids_path.update(suffix="eeg", extension=".vhdr")
+
+
+def bids_recordings(
+    root: str | os.PathLike,
+    *,
+    subjects: Sequence[str] | str | None = None,
+    sessions: Sequence[str] | str | None = None,
+    tasks: Sequence[str] | str | None = None,
+    runs: Sequence[int | str] | int | str | None = None,
+) -> list[Path]:
+    """The EEG recordings of a BIDS root matching the given entities, sorted.
+
+    Parameters
+    ----------
+    root : path-like
+        A BIDS root (a folder with ``dataset_description.json``).
+    subjects, sessions, tasks, runs : label, sequence of labels or None
+        Keep only these (None: all).
+
+    Returns
+    -------
+    files : list of Path
+
+    Raises
+    ------
+    FileNotFoundError
+        When ``root`` is not a BIDS root or nothing matches (the message lists the entities).
+    """
+    from mne_bids import find_matching_paths
+
+    root = Path(root)
+    if not is_bids_root(root):
+        raise FileNotFoundError(f"{root} is not a BIDS root (no {_DESCRIPTION}).")
+
+    def as_list(values):
+        if values is None:
+            return None
+        return [str(v) for v in ([values] if isinstance(values, str | int) else values)]
+
+    found = find_matching_paths(
+        root,
+        subjects=as_list(subjects),
+        sessions=as_list(sessions),
+        tasks=as_list(tasks),
+        datatypes="eeg",
+        suffixes="eeg",
+        extensions=list(BIDS_EXTENSIONS),
+    )
+    if runs is not None:
+        wanted_runs = {int(r) for r in as_list(runs)}
+        found = [p for p in found if p.run is not None and int(p.run) in wanted_runs]
+    files = sorted({p.fpath for p in found})
+    if not files:
+        wanted = {"subjects": subjects, "sessions": sessions, "tasks": tasks, "runs": runs}
+        raise FileNotFoundError(
+            f"No EEG recording in BIDS root {root} for "
+            + ", ".join(f"{k}={v}" for k, v in wanted.items() if v is not None)
+            + "."
+        )
+    return files
+
+
+def read_bids_recording(path, verbose=None) -> mne.io.BaseRaw:
+    """Read a recording of a BIDS root with :func:`mne_bids.read_raw_bids`, preloaded."""
+    from mne_bids import read_raw_bids
+
+    raw = read_raw_bids(bids_path_of(path), verbose=False if verbose is None else verbose)
+    return raw.load_data(verbose=verbose)

@@ -1,0 +1,226 @@
+"""Solver speed at scale: UniversumSVC against scikit-learn's SVC, with default BLAS threads.
+
+Problems are those of ``bench_usvm_training.py`` (two overlapping Gaussian classes in d = 64,
+universum trials from the mixture's centre N(0, I)); RBF with gamma = 1/64, C = 1, and for the
+universum fits C_U = 0.5, epsilon = 0.05 with n/2 universum trials. Every cell is a wall-clock
+fit time with the BLAS thread pool left at its default (the solver never calls BLAS), after a
+numba warm-up; cells of one size are interleaved (SVC, plain, universum, repeated) and the
+median is reported, with the 1-minute load average of the machine around them.
+
+Also measured: the fit with BLAS limited to one thread (must not matter), the linear solver
+choice of ``solver="auto"`` against SMO, DCD and the interior point (IPM), and a 10 labelled +
+90 universum linear problem whose universum trials have 10x the labelled trials' scale (as
+tangent-space features standardised on ten labelled trials have), on which SMO needs ~5·10^5
+updates.
+
+Run from the repository root::
+
+    PYTHONPATH=. python benchmarks/bench_solver_scaling.py [--sizes 1000 2000 4000 8000 16000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+from bench_usvm_training import make_problem
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
+from threadpoolctl import threadpool_info, threadpool_limits
+
+from bci_universum import UNIVERSUM
+from bci_universum.classifiers import UniversumSVC
+
+GAMMA = 1.0 / 64
+RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
+UNI = {"C_universum": 0.5, "epsilon": 0.05}
+SOLVERS = ("auto", "smo", "dcd", "ipm")
+
+
+def fit_seconds(estimator, X, y) -> float:
+    start = time.perf_counter()
+    estimator.fit(X, y)
+    return time.perf_counter() - start
+
+
+def warm_up() -> None:
+    X, y, _, _ = make_problem(300, 0, n_universum=150)
+    for cache in (200, 0.1):  # float64 and float32 rows
+        UniversumSVC(**RBF, **UNI, cache_size=cache).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for solver in SOLVERS:
+            UniversumSVC(kernel="linear", solver=solver, **UNI).fit(X, y)
+
+
+def rbf_cells(n: int, repeats: int) -> dict:
+    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
+    lab = y != UNIVERSUM
+    times = {"svc": [], "plain": [], "usvm": []}
+    loads = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        times["svc"].append(fit_seconds(SVC(**RBF), X[lab], y[lab]))
+        times["plain"].append(fit_seconds(UniversumSVC(**RBF, C_universum=0.0), X[lab], y[lab]))
+        times["usvm"].append(fit_seconds(UniversumSVC(**RBF, **UNI), X, y))
+        loads.append(os.getloadavg()[0])
+    row = {k: statistics.median(v) for k, v in times.items()}
+    row.update(n=n, load=(min(loads), max(loads)))
+    print(row, flush=True)
+    return row
+
+
+def thread_cells(n: int, repeats: int) -> dict:
+    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
+    times = {"default": [], "one": []}
+    for _ in range(repeats):
+        times["default"].append(fit_seconds(UniversumSVC(**RBF, **UNI), X, y))
+        with threadpool_limits(1):
+            times["one"].append(fit_seconds(UniversumSVC(**RBF, **UNI), X, y))
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def linear_cells(n: int) -> dict:
+    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
+    lab = y != UNIVERSUM
+    row = {"n": n, "svc": fit_seconds(SVC(kernel="linear"), X[lab], y[lab])}
+    for solver in SOLVERS:
+        est = UniversumSVC(kernel="linear", solver=solver, random_state=0, **UNI)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # DCD's, reported by objective
+            row[solver] = fit_seconds(est, X, y)
+        row[f"{solver}_objective"] = est.objective_
+        if solver == "auto":
+            row["chosen"] = est.solver_
+    print(row, flush=True)
+    return row
+
+
+def few_labelled_problem(seed: int = 20, d: int = 20):
+    """10 labelled + 90 universum trials; the universum has 10x the labelled trials' scale."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(10, d))
+    y = np.repeat([1, 0], 5)
+    X[:, 0] += np.where(y == 1, 1.0, -1.0)
+    Z = 10.0 * rng.normal(size=(90, d))
+    return np.concatenate([X, Z]), np.concatenate([y, np.full(90, UNIVERSUM)])
+
+
+def few_labelled_cells(repeats: int) -> list[dict]:
+    X, y = few_labelled_problem()
+    rows = []
+    for solver in SOLVERS:
+        seconds, est = [], None
+        for _ in range(repeats):
+            est = UniversumSVC(kernel="linear", solver=solver, random_state=0, **UNI)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                seconds.append(fit_seconds(est, X, y))
+        row = {
+            "solver": solver,
+            "chosen": est.solver_,
+            "s": statistics.median(seconds),
+            "n_iter": est.n_iter_,
+            "objective": est.objective_,
+            "warned": any("max_iter" in str(w.message) for w in caught),
+        }
+        print(row, flush=True)
+        rows.append(row)
+    return rows
+
+
+def exponent(ns, ts) -> float:
+    return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000])
+    parser.add_argument("--repeats", type=int, default=3, help="repeats for n <= 4000")
+    parser.add_argument(
+        "--output", type=Path, default=Path(__file__).parent / "results" / "solver_scaling.md"
+    )
+    args = parser.parse_args(argv)
+    blas = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
+    warm_up()
+    rbf = [rbf_cells(n, args.repeats if n <= 4000 else 1) for n in args.sizes]
+    threads = thread_cells(min(args.sizes[-1], 4000), args.repeats)
+    linear = linear_cells(min(args.sizes[-1], 2000))
+    few = few_labelled_cells(5)
+    write_markdown(args, blas, rbf, threads, linear, few)
+
+
+def write_markdown(args, blas, rbf, threads, linear, few):
+    scaled = [r for r in rbf if r["n"] >= 2000]
+    ns = [r["n"] for r in scaled]
+    command = "PYTHONPATH=. python benchmarks/bench_solver_scaling.py"
+    if args.sizes != [1000, 2000, 4000, 8000, 16000] or args.repeats != 3:
+        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
+    lines = [
+        "# Solver speed at scale",
+        "",
+        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores shared with other jobs; BLAS thread pools at their defaults: "
+        f"{blas}).",
+        "",
+        "RBF, gamma = 1/64, C = 1, d = 64; universum fits: n/2 universum trials from N(0, I), "
+        "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "
+        f"({args.repeats} for n <= 4000, else 1); load = 1-minute load average around the cells.",
+        "",
+        "| n labelled | SVC s | plain s | U-SVM (n + n/2) s | plain / SVC | U-SVM / plain "
+        "| U-SVM / SVC | load |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rbf:
+        lines.append(
+            f"| {r['n']} | {r['svc']:.3f} | {r['plain']:.3f} | {r['usvm']:.3f} | "
+            f"{r['plain'] / r['svc']:.2f} | {r['usvm'] / r['plain']:.2f} | "
+            f"{r['usvm'] / r['svc']:.2f} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+        )
+    if len(ns) >= 2:
+        lines += [
+            "",
+            f"Scaling exponent (least squares on log t vs log n, n = {ns[0]} … {ns[-1]}): "
+            f"SVC {exponent(ns, [r['svc'] for r in scaled]):.2f}, plain "
+            f"{exponent(ns, [r['plain'] for r in scaled]):.2f}, U-SVM "
+            f"{exponent(ns, [r['usvm'] for r in scaled]):.2f}.",
+        ]
+    n_t = min(args.sizes[-1], 4000)
+    lines += [
+        "",
+        f"BLAS threads: the U-SVM fit at n = {n_t} + {n_t // 2} takes {threads['default']:.3f} s "
+        f"with the default pool and {threads['one']:.3f} s with one thread "
+        f"(ratio {threads['default'] / threads['one']:.2f}).",
+        "",
+        f"## Linear kernel, n = {linear['n']} + {linear['n'] // 2} universum (one fit each)",
+        "",
+        "| | SVC (labelled) | SMO | DCD | IPM | auto |",
+        "|---|---|---|---|---|---|",
+        f"| s | {linear['svc']:.3f} | {linear['smo']:.3f} | {linear['dcd']:.3f} | "
+        f"{linear['ipm']:.3f} | {linear['auto']:.3f} ({linear['chosen']}) |",
+        "| objective | | "
+        + " | ".join(f"{linear[f'{s}_objective']:.8g}" for s in ("smo", "dcd", "ipm", "auto"))
+        + " |",
+        "",
+        "## 10 labelled + 90 universum trials, linear, d = 20, universum at 10x scale",
+        "",
+        "| solver | ran | s | iterations | objective | hit max_iter |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in few:
+        lines.append(
+            f"| {r['solver']} | {r['chosen']} | {r['s']:.4f} | {r['n_iter']} | "
+            f"{r['objective']:.8g} | {r['warned']} |"
+        )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()

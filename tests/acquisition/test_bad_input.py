@@ -1,0 +1,226 @@
+"""Bad input at the acquisition entry points: Player, Recorder, recover and the stream commands.
+
+Every case asserts that the message names what is wrong (file, key, label) and that nothing
+already on disk was modified or created.
+"""
+
+import json
+import shutil
+
+import mne
+import numpy as np
+import pylsl
+import pytest
+
+from acquisition.player import Player
+from acquisition.receiver import StreamReceiver
+from acquisition.recorder import Recorder, recover
+from paradigms.cli import main
+
+from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
+
+
+def snapshot(folder):
+    """Every path under ``folder`` with its size and content hash."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, hash(p.read_bytes()) if p.is_file() else 0)
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.fixture(scope="module")
+def good_fif(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("recordings")
+    info = mne.create_info(["C3", "Cz", "C4"], 100.0, "eeg")
+    raw = mne.io.RawArray(np.random.default_rng(0).standard_normal((3, 500)) * 1e-5, info)
+    raw.set_annotations(mne.Annotations([1.0], [0.0], ["cue/left"]))
+    fname = folder / "good_raw.fif"
+    raw.save(fname, verbose=False)
+    return fname
+
+
+def _bad_recordings(folder, good_fif):
+    content = good_fif.read_bytes()
+    cases = {
+        "empty_raw.fif": b"",
+        "truncated_raw.fif": content[: len(content) // 2],
+        "renamed.edf": b"these are notes, not EDF",
+        "renamed.set": content,  # a FIF under an EEGLAB name
+    }
+    for name, payload in cases.items():
+        (folder / name).write_bytes(payload)
+    return list(cases)
+
+
+@pytest.mark.parametrize(
+    ("name", "fragment"),
+    [
+        ("empty_raw.fif", "is empty"),
+        ("truncated_raw.fif", "truncated or corrupt"),
+        ("renamed.edf", "truncated or corrupt"),
+        ("renamed.set", "renamed.set"),
+        ("missing_raw.fif", "not found"),
+    ],
+)
+def test_player_and_stream_replay_name_the_bad_file(tmp_path, good_fif, capsys, name, fragment):
+    _bad_recordings(tmp_path, good_fif)
+    before = snapshot(tmp_path)
+    with pytest.raises((ValueError, FileNotFoundError), match=fragment) as err:
+        Player(tmp_path / name)
+    assert name in str(err.value)
+    assert main(["stream", "replay", str(tmp_path / name), "--lsl-mode", "loopback"]) == 1
+    message = capsys.readouterr().err
+    assert name in message and fragment in message
+    assert snapshot(tmp_path) == before
+
+
+def test_player_mismatched_options_are_refused(tmp_path, good_fif, capsys):
+    raw = mne.io.read_raw_fif(good_fif, preload=True, verbose=False)
+    raw.rename_channels({"Cz": "counter"})
+    with pytest.raises(ValueError, match="already has a channel named 'counter'"):
+        Player(raw, counter=True)
+    (tmp_path / "map.json").write_text("{not json")
+    before = snapshot(tmp_path)
+    argv = ["stream", "replay", str(good_fif), "--marker-map", str(tmp_path / "map.json")]
+    assert main([*argv, "--lsl-mode", "loopback"]) == 1
+    assert "map.json" in capsys.readouterr().err
+    assert snapshot(tmp_path) == before
+
+
+ESCAPES = ["a/../../escape", "../up", "x/y", "..", "/abs", "a b", ""]
+
+
+@pytest.mark.parametrize("label", ["subject", "session", "task", "run"])
+def test_recorder_refuses_path_components_before_creating_anything(tmp_path, label):
+    receiver = StreamReceiver("never-started", timeout=1.0)
+    for value in ESCAPES:
+        with pytest.raises(ValueError, match=f"{label} label"):
+            Recorder(receiver, None, tmp_path / "out", **{label: value})
+    assert list(tmp_path.rglob("*")) == []
+
+
+@pytest.mark.parametrize("flag", ["--subject", "--session", "--task", "--run"])
+def test_stream_record_refuses_path_components(tmp_path, capsys, flag):
+    argv = ["stream", "record", "--stream", "x", "--folder", str(tmp_path / "out")]
+    assert main([*argv, flag, "a/../../escape", "--lsl-mode", "loopback"]) == 1
+    assert "'a/../../escape' must be letters and digits" in capsys.readouterr().err
+    assert list(tmp_path.rglob("*")) == []
+
+
+@pytest.mark.lsl
+def test_stream_record_without_its_marker_stream_creates_nothing(tmp_path, capsys):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    missing = f"nobody-{info.source_id()}"
+    argv = ["stream", "record", "--source-id", info.source_id(), "--markers", missing]
+    argv += ["--folder", str(tmp_path / "out"), "--timeout", "2", "--lsl-mode", "loopback"]
+    assert main(argv) == 1
+    assert f"No LSL stream name='{missing}' found within 2 s" in capsys.readouterr().err
+    assert list(tmp_path.rglob("*")) == []
+    del outlet
+
+
+@pytest.mark.parametrize("key", ["subject", "session"])
+def test_session_commands_refuse_path_components_before_creating_anything(tmp_path, capsys, key):
+    out = tmp_path / "nested" / "out"
+    argv = ["calibrate", "--output", str(out), "--set", f"session.{key}='a/../../escape'"]
+    assert main([*argv, "--source", "simulate"]) == 1
+    assert "a/../../escape" in capsys.readouterr().err
+    assert list(tmp_path.rglob("*")) == []
+
+
+@pytest.fixture(scope="module")
+def crashed_recording(tmp_path_factory):
+    """A real partial recording as a killed recorder leaves it (50 samples, 3 channels)."""
+    folder = tmp_path_factory.mktemp("crash")
+    info = counter_stream_info(2, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, folder, subject="07").start()
+    assert outlet.wait_for_consumers(5.0)
+    outlet.push_chunk(counter_chunk(0, 50, 2))
+    wait_until(lambda: recorder.n_samples == 50, what="50 samples on disk")
+    recorder._stop_event.set()  # the writer and the receiver end without finalising
+    recorder._thread.join(5.0)
+    receiver.stop()
+    del outlet
+    return recorder.partial
+
+
+def _broken_copy(tmp_path, partial, damage):
+    copy = tmp_path / partial.name
+    shutil.copytree(partial, copy)
+    damage(copy)
+    return copy
+
+
+def _header_without(key):
+    def damage(folder):
+        header = json.loads((folder / "header.json").read_text())
+        del header[key]
+        (folder / "header.json").write_text(json.dumps(header))
+
+    return damage
+
+
+def _truncate(name, size):
+    def damage(folder):
+        with open(folder / name, "r+b") as handle:
+            handle.truncate(size)
+
+    return damage
+
+
+@pytest.mark.parametrize(
+    ("damage", "fragment"),
+    [
+        (lambda f: (f / "header.json").write_text('{"subject": "07"'), "header.json is corrupt"),
+        (lambda f: (f / "header.json").write_bytes(b""), "header.json is corrupt"),
+        (lambda f: (f / "header.json").write_bytes(b"\xff\xfe\x00"), "header.json is corrupt"),
+        (lambda f: (f / "header.json").write_text("[1, 2]"), "header.json does not hold"),
+        (_header_without("channels"), "header.json lacks ['channels']"),
+        (_header_without("dtype"), "header.json lacks ['dtype']"),
+        (lambda f: (f / "header.json").unlink(), "has no header.json"),
+        (lambda f: (f / "data.bin").unlink(), "data.bin is missing"),
+        (lambda f: (f / "timestamps.bin").unlink(), "timestamps.bin is missing"),
+        (_truncate("data.bin", 5), "holds no complete sample"),
+        (_truncate("timestamps.bin", 0), "holds no complete sample"),
+    ],
+    ids=[
+        "truncated-header", "empty-header", "binary-header", "header-not-object",
+        "no-channels", "no-dtype", "no-header", "no-data", "no-timestamps",
+        "truncated-data", "empty-timestamps",
+    ],
+)  # fmt: skip
+def test_recover_names_what_is_broken_and_changes_nothing(
+    tmp_path, crashed_recording, capsys, damage, fragment
+):
+    partial = _broken_copy(tmp_path, crashed_recording, damage)
+    before = snapshot(tmp_path)
+    with pytest.raises((ValueError, FileNotFoundError), match=fragment.replace("[", r"\[")):
+        recover(partial)
+    assert main(["stream", "recover", str(partial)]) == 1
+    assert fragment in capsys.readouterr().err
+    assert snapshot(tmp_path) == before
+
+
+def test_recover_refuses_renamed_and_already_finalised_recordings(tmp_path, crashed_recording):
+    renamed = tmp_path / "renamed"
+    shutil.copytree(crashed_recording, renamed)
+    with pytest.raises(FileNotFoundError, match=r"Nothing recoverable at .*renamed"):
+        recover(renamed / "data.bin")
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    fif.write_bytes(b"an earlier recording")
+    before = snapshot(tmp_path)
+    with pytest.raises(FileExistsError, match="refusing to overwrite"):
+        recover(partial)
+    assert snapshot(tmp_path) == before
+
+
+def test_a_good_partial_recording_recovers(tmp_path, crashed_recording):
+    """The control: the undamaged copy of the same folder recovers completely."""
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fname = recover(partial)
+    raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))

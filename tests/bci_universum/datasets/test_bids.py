@@ -1,0 +1,151 @@
+"""BIDS datasets through mne-bids: a recorded session written and read back, and BIDS roots."""
+
+import argparse
+import csv
+import json
+from pathlib import Path
+
+import mne
+import numpy as np
+import pytest
+from mne_bids import BIDSPath, get_bids_path_from_fname, read_raw_bids
+
+from bci_universum.datasets import load_recordings, read_recording
+from bci_universum.datasets.bids import bids_recordings, write_bids
+
+BUNDLED = Path(__file__).parents[3] / "recordings" / "sub-01_ses-01"
+
+
+def _tsv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def _check_round_trip(recorded: Path, bids_path: BIDSPath):
+    """``read_raw_bids`` gives the recorder's samples, channels and markers back."""
+    original = mne.io.read_raw_fif(recorded, preload=True, verbose="error")
+    bids_path = get_bids_path_from_fname(bids_path.fpath, check=True)
+    bids_path.root = bids_path.fpath.parents[3 if bids_path.session else 2]
+    raw = read_raw_bids(bids_path, verbose="error")
+    assert raw.ch_names == original.ch_names
+    assert raw.info["sfreq"] == original.info["sfreq"]
+    # BrainVision holds float32 samples
+    np.testing.assert_allclose(
+        raw.get_data(), original.get_data(), rtol=1e-6, atol=1e-6 * np.abs(original._data).max()
+    )
+    assert list(raw.annotations.description) == list(original.annotations.description)
+    np.testing.assert_allclose(raw.annotations.onset, original.annotations.onset, atol=1.5 / 250)
+    events = _tsv(str(bids_path.fpath).replace("_eeg.vhdr", "_events.tsv"))
+    assert [e["trial_type"] for e in events] == list(original.annotations.description)
+    channels = _tsv(str(bids_path.fpath).replace("_eeg.vhdr", "_channels.tsv"))
+    assert [c["name"] for c in channels] == original.ch_names
+    assert {c["type"] for c in channels} == {"EEG"}
+    return raw
+
+
+def _check_valid_tree(root: Path, subject: str):
+    """The rules mne-bids checks: required files, and every file name a valid BIDS path."""
+    description = json.loads((root / "dataset_description.json").read_text())
+    assert {"Name", "BIDSVersion"} <= set(description)
+    assert [p["participant_id"] for p in _tsv(root / "participants.tsv")] == [f"sub-{subject}"]
+    ignored = (root / ".bidsignore").read_text().split()
+    n_checked = 0
+    for path in root.rglob("sub-*"):
+        if path.is_dir() or any(path.match(f"{pattern}*") for pattern in ignored):
+            continue
+        if any(part.endswith(("_ses-01", ".partial")) for part in path.parts):
+            continue  # the recorder's own folder, listed in .bidsignore
+        parsed = get_bids_path_from_fname(path, check=True)  # raises on an invalid entity
+        assert parsed.subject == subject
+        n_checked += 1
+    assert n_checked > 0
+
+
+@pytest.fixture(scope="module")
+def bids_root(tmp_path_factory):
+    """The bundled calibration and universum runs as a BIDS root."""
+    root = tmp_path_factory.mktemp("bids")
+    for task in ("calibration", "universum"):
+        recorded = BUNDLED / f"sub-01_ses-01_task-{task}_run-01_raw.fif"
+        write_bids(recorded, root, subject="01", session="01", task=task, run=1)
+    return root
+
+
+def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, tmp_path):
+    from paradigms.cli import main
+    from paradigms.commands._bids_args import resolve_one
+    from paradigms.evaluation_config import _dataset
+
+    model = tmp_path / "model.joblib"
+    argv = ["train", str(bids_root), "--task", "calibration", "universum", "-o", str(model)]
+    assert main([*argv, "--pipeline", "csp_lda", "--folds", "3"]) == 0
+    sidecar = json.loads(model.with_suffix(".json").read_text())
+    used = [Path(r["recording"]).name for r in sidecar["metadata"]["params"]["provenance"]["runs"]]
+    assert used == [
+        "sub-01_ses-01_task-calibration_run-01_eeg.vhdr",
+        "sub-01_ses-01_task-universum_run-01_eeg.vhdr",
+    ]
+    # replay plays one recording: the options must single it out
+    args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
+    with pytest.raises(SystemExit, match=r"2 recordings of .* match"):
+        resolve_one(str(bids_root), args)
+    args.task = ["universum"]
+    assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
+    # evaluate: [[datasets]] kind = "bids"
+    dataset = _dataset(
+        {"kind": "bids", "path": str(bids_root), "tasks": ["calibration"]}, 0, Path()
+    )
+    assert [f.name for f in dataset.files()] == [used[0]]
+    with pytest.raises(ValueError, match="not files"):
+        _dataset({"kind": "bids", "path": str(bids_root), "files": ["*"]}, 0, Path())
+
+
+def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
+    recorded = BUNDLED / "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    bids_path = write_bids(
+        recorded, tmp_path, subject="01", session="01", task="calibration", run=1
+    )
+    assert bids_path.fpath.name == "sub-01_ses-01_task-calibration_run-01_eeg.vhdr"
+    _check_round_trip(recorded, bids_path)
+    _check_valid_tree(tmp_path, "01")
+    # the project's reader takes the BIDS file: annotations from events.tsv, entities as labels
+    (found,) = bids_recordings(tmp_path, subjects="01", tasks="calibration", runs=1)
+    (epochs,) = load_recordings([found])
+    assert epochs.subject == "01" and epochs.counts() == {"left": 10, "right": 10}
+    assert read_recording(found).annotations.description.tolist().count("cue/left") == 10
+
+
+def test_bids_input_is_checked_before_writing(tmp_path):
+    recorded = BUNDLED / "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    with pytest.raises(ValueError, match="subject label must be alphanumeric"):
+        write_bids(recorded, tmp_path / "root", subject="P_1", session="01", task="x")
+    with pytest.raises(ValueError, match="run must be a non-negative integer"):
+        write_bids(recorded, tmp_path / "root", subject="01", session="01", task="x", run="a")
+    assert not (tmp_path / "root").exists()
+    with pytest.raises(FileNotFoundError, match="is not a BIDS root"):
+        bids_recordings(tmp_path)
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_session_writes_a_bids_dataset(tmp_path):
+    from paradigms.session import Session
+    from tests.paradigms.session_helpers import fast_config
+
+    config = fast_config(
+        tmp_path, speed=10.0, **{"paradigm.trials_per_class": 2, "paradigm.universum_trials": 2}
+    )
+    with Session(config, simulate={"n_channels": 8, "seed": 3}) as session:
+        runs = [session.calibration(), session.universum()]
+    for results in runs:
+        bids_path = get_bids_path_from_fname(results["bids"])
+        raw = _check_round_trip(Path(results["fname"]), bids_path)
+        assert bids_path.task == results["task"] and int(bids_path.run) == results["run"]
+        kinds = {"calibration": "cue/", "universum": "universum/"}[results["task"]]
+        n_trials = sum(d.startswith(kinds) for d in raw.annotations.description)
+        assert n_trials == len(results["trials"]) > 0
+    _check_valid_tree(tmp_path, "01")
+    assert sorted(p.name for p in bids_recordings(tmp_path, sessions="01")) == [
+        "sub-01_ses-01_task-calibration_run-01_eeg.vhdr",
+        "sub-01_ses-01_task-universum_run-01_eeg.vhdr",
+    ]
