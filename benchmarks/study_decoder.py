@@ -265,7 +265,12 @@ def main(argv=None) -> None:
     write_csv(rows, args.output.with_suffix(".csv"))
     done = sorted({(r["subject"], r["protocol"]) for r in rows})
     command = "python benchmarks/study_decoder.py" + (" --quick" if args.quick else "")
-    text = report(rows, command) + f"\nFinished (subject, protocol): {done}\n"
+    names = {"within": "within-session", "loro": "cross-run", "curve": "learning-curve"}
+    missing = [(s, names[p]) for s in SUBJECTS for p in PROTOCOLS if (s, names[p]) not in done]
+    text = report(rows, command) + (
+        f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
+        f"cached jobs are reused): {missing}\n"
+    )
     args.output.write_text(text)
     print(json.dumps({"rows": len(rows), "output": str(args.output)}))
 
