@@ -68,7 +68,9 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     )  # FIF float32
     assert list(raw.annotations.description) == list(sent)
     np.testing.assert_allclose(raw.annotations.onset, list(sent.values()), atol=2e-3)
-    assert raw.info["meas_date"] is not None
+    # the wall-clock time of the first sample
+    first_wall = time.time() - (pylsl.local_clock() - t_first)
+    assert raw.info["meas_date"].timestamp() == pytest.approx(first_wall, abs=0.5)
 
     sidecar = json.loads(fname.with_suffix(".json").read_text())
     assert sidecar["n_samples"] == n_total and sidecar["n_markers"] == 3
