@@ -412,7 +412,13 @@ class Session:
             self._drain_markers()
             fname = recorder.stop(interrupted=interrupted)
         bids = write_bids(
-            fname, s.output, subject=s.subject, session=s.session, task=task, run=run
+            fname,
+            s.output,
+            subject=s.subject,
+            session=s.session,
+            task=task,
+            run=run,
+            interrupted=interrupted,
         )
         results = {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
         results["bids"] = str(bids.fpath)

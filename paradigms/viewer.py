@@ -191,7 +191,7 @@ class Scope:
         quality_seconds: float = 5.0,
         refresh: float = 0.05,
         size: tuple[int, int] = (1200, 800),
-        max_points: int = 2000,
+        max_points: int = 1000,
     ):
         import pyqtgraph as pg
         from pyqtgraph.Qt import QtCore, QtGui
@@ -289,6 +289,7 @@ class Scope:
         self._timer.setInterval(max(1, round(refresh * 1000)))
         self._timer.timeout.connect(self.update)
         self._running = self._closed = False
+        self._signal: int | None = None
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -390,6 +391,9 @@ class Scope:
         """Take the new samples and redraw the traces (the timer's callback); the spectrum
         every half second of data and the quality every second of data, or now when ``full``.
         """
+        if self._signal is not None:
+            self.close()
+            return
         self.drain()
         if self.auto_scale and self.n_samples >= self._next_scale:
             self._next_scale = self.n_samples + self.sfreq
@@ -480,11 +484,10 @@ class Scope:
         """
         from pyqtgraph.Qt import QtCore
 
-        interrupted = []
-
         def stop(signum, frame):
-            interrupted.append(signum)
-            self.close()
+            # no Qt call here: the handler runs in the middle of whatever Python code Qt was
+            # running (a redraw); the next redraw closes the window
+            self._signal = signum
 
         if duration is not None:
             QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
@@ -500,7 +503,7 @@ class Scope:
                 signal.signal(sig, handler)
             self.close()
             self._dispose()
-        return bool(interrupted)
+        return self._signal is not None
 
     def grab(self, fname) -> None:
         """Save the window as a PNG."""
@@ -527,5 +530,8 @@ class Scope:
     def _dispose(self) -> None:
         # delete the Qt objects while the application lives and no event is being handled:
         # left to the interpreter's exit, PySide may free them in the wrong order and abort
+        from pyqtgraph.Qt import QtCore
+
         self.widget.deleteLater()
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
         self._app.processEvents()

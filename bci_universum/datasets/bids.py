@@ -22,12 +22,31 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import mne
+from mne_bids import (
+    BIDSPath,
+    find_matching_paths,
+    get_bids_path_from_fname,
+    read_raw_bids,
+    update_sidecar_json,
+    write_raw_bids,
+)
 
-__all__ = ["BIDS_EXTENSIONS", "bids_path_of", "bids_recordings", "is_bids_root", "write_bids"]
+__all__ = [
+    "BIDS_EXTENSIONS",
+    "INTERRUPTED_KEY",
+    "bids_path_of",
+    "bids_recordings",
+    "is_bids_root",
+    "read_bids",
+    "write_bids",
+]
 
 #: Raw data extensions of EEG recordings in a BIDS root (one file per recording).
 BIDS_EXTENSIONS = (".fif", ".edf", ".bdf", ".vhdr", ".set")
 _DESCRIPTION = "dataset_description.json"
+#: Key of the ``*_eeg.json`` sidecar saying that the run was interrupted (a recording-specific
+#: field, as BIDS allows in sidecars).
+INTERRUPTED_KEY = "RecordingInterrupted"
 #: Patterns of ``.bidsignore``: the recorder's session folders and its partial recordings.
 _IGNORED = ("sub-*_ses-*/", "*.partial/")
 
@@ -43,6 +62,16 @@ def bids_path_of(fname: str | os.PathLike):
     A file is in a BIDS root when its name is ``sub-<label>[_...]_<datatype>.<ext>`` with an
     EEG raw-data extension and a ``dataset_description.json`` sits in one of its parents
     (``sub-*/[ses-*/]<datatype>/``).
+
+    Parameters
+    ----------
+    fname : path-like
+        A recording file.
+
+    Returns
+    -------
+    bids_path : mne_bids.BIDSPath or None
+        Its entities and root; ``None`` for a file outside a BIDS root.
     """
     path = Path(fname)
     if path.suffix.lower() not in BIDS_EXTENSIONS or not path.name.startswith("sub-"):
@@ -52,8 +81,6 @@ def bids_path_of(fname: str | os.PathLike):
     root = next((p for p in path.parents[1:4] if is_bids_root(p)), None)
     if root is None:
         return None
-    from mne_bids import get_bids_path_from_fname
-
     bids_path = get_bids_path_from_fname(path, check=False)
     bids_path.root = root
     return bids_path
@@ -68,6 +95,7 @@ def write_bids(
     task: str,
     run: int | str | None = None,
     line_freq: float | None = None,
+    interrupted: bool = False,
     overwrite: bool = False,
     verbose: bool | str | int | None = None,
 ):
@@ -88,6 +116,9 @@ def write_bids(
     line_freq : float or None
         Power-line frequency (Hz) for the sidecar's ``PowerLineFrequency``; None writes
         ``n/a``.
+    interrupted : bool
+        Whether the run was interrupted: ``RecordingInterrupted`` of the ``*_eeg.json``
+        sidecar, which ``train`` reads to leave such runs out by default.
     overwrite : bool
         Replace an existing recording with the same entities.
     verbose : bool | str | int | None
@@ -103,8 +134,6 @@ def write_bids(
     ValueError
         For an entity label that is not alphanumeric (checked before anything is written).
     """
-    from mne_bids import BIDSPath, write_raw_bids
-
     from .io import read_recording
 
     for name, value in (("subject", subject), ("session", session), ("task", task)):
@@ -135,7 +164,9 @@ def write_bids(
         overwrite=overwrite,
         verbose=False if verbose is None else verbose,
     )
-    return bids_path.update(suffix="eeg", extension=".vhdr")
+    bids_path.update(suffix="eeg", extension=".json")
+    update_sidecar_json(bids_path, {INTERRUPTED_KEY: bool(interrupted)}, verbose=False)
+    return bids_path.update(extension=".vhdr")
 
 
 def bids_recordings(
@@ -164,8 +195,6 @@ def bids_recordings(
     FileNotFoundError
         When ``root`` is not a BIDS root or nothing matches (the message lists the entities).
     """
-    from mne_bids import find_matching_paths
-
     root = Path(root)
     if not is_bids_root(root):
         raise FileNotFoundError(f"{root} is not a BIDS root (no {_DESCRIPTION}).")
@@ -198,9 +227,22 @@ def bids_recordings(
     return files
 
 
-def read_bids_recording(path, verbose=None) -> mne.io.BaseRaw:
-    """Read a recording of a BIDS root with :func:`mne_bids.read_raw_bids`, preloaded."""
-    from mne_bids import read_raw_bids
+def read_bids(path: str | os.PathLike, verbose: bool | str | int | None = None) -> mne.io.BaseRaw:
+    """Read a recording of a BIDS root with :func:`mne_bids.read_raw_bids`, preloaded.
 
+    :func:`~bci_universum.datasets.read_recording` calls it for every file of a BIDS root.
+
+    Parameters
+    ----------
+    path : path-like
+        A recording inside a BIDS root (:func:`bids_path_of` is not None).
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Annotations from ``events.tsv``, channel types from ``channels.tsv``.
+    """
     raw = read_raw_bids(bids_path_of(path), verbose=False if verbose is None else verbose)
     return raw.load_data(verbose=verbose)

@@ -28,7 +28,7 @@ import numpy as np
 
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
-from .bids import bids_path_of
+from .bids import INTERRUPTED_KEY, bids_path_of
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
@@ -540,11 +540,14 @@ def _sidecar(fname: Path) -> dict:
     """The project recorder's JSON sidecar of ``fname`` (``<name>.json``), or ``{}``.
 
     For a recording of a BIDS root: its ``subject``, ``session``, ``task`` and ``run``
-    entities.
+    entities, and ``interrupted`` when its ``*_eeg.json`` says so.
     """
     bids_path = bids_path_of(fname)
     if bids_path is not None:
         entities = {k: getattr(bids_path, k) for k in ("subject", "session", "task", "run")}
+        eeg_json = bids_path.copy().update(extension=".json").fpath
+        if eeg_json.is_file():
+            entities["interrupted"] = json.loads(eeg_json.read_text()).get(INTERRUPTED_KEY)
         return {k: v for k, v in entities.items() if v is not None}
     path = fname.with_suffix(".json")
     if fname.suffix.lower() != ".fif" or not path.exists():

@@ -33,7 +33,7 @@ from pathlib import Path
 import mne
 import numpy as np
 
-from .bids import bids_path_of, read_bids_recording
+from .bids import bids_path_of, read_bids
 from .units import UNIT_SCALES, VOLTAGE_TYPES, resolve_unit
 
 __all__ = [
@@ -114,7 +114,7 @@ def read_recording(
             f"stream and marker_streams select streams of an XDF file; {path.name} is not one."
         )
     if bids_path_of(path) is not None:
-        return read_bids_recording(path, verbose)
+        return read_bids(path, verbose)
     bci2000 = _is_bci2000(path)
     if bci2000:
         _check_bci2000_header(path)

@@ -96,6 +96,9 @@ def _interior_point(U, y, p, upper, equality, max_iter=100, rel_tol=1e-10):
         except np.linalg.LinAlgError:
             break  # lost to rounding near the end: SMO finishes from here
         H_y = solve(y) if equality else None
+        # (Q + D) is positive definite: yᵀ(Q + D)⁻¹y ≤ 0 means the solve lost its accuracy
+        if H_y is not None and not y @ H_y > 0:
+            break
         step = (state, solve, H_y, rd, rp)
         da, dz, dw, _ = _direction(*step, -a * z, np.where(fin, -s * w, 0.0))
         t = _max_step(state, da, dz, dw)

@@ -33,7 +33,7 @@ def add_parser(subparsers) -> None:
         type=Path,
         metavar="SESSION_DIR",
         help="train on this session's calibration and universum runs and replay its online "
-        "run, e.g. recordings/sub-01_ses-01",
+        "run, e.g. recordings/sub-01_ses-01 (or a BIDS root holding one session)",
     )
     parser.add_argument(
         "--speed", type=float, default=10.0, help="times faster than real time (default 10)"
@@ -137,10 +137,7 @@ def _replay(args, config, model_path: Path | None) -> None:
     from paradigms.training import train_model
 
     folder = args.replay
-    runs = {
-        task: sorted(folder.glob(f"*_task-{task}_run-*_raw.fif"))
-        for task in ("calibration", "universum", "online")
-    }
+    runs = {task: _task_runs(folder, task) for task in ("calibration", "universum", "online")}
     if not runs["calibration"] or not runs["online"]:
         raise FileNotFoundError(
             f"--replay: {folder} needs *_task-calibration_* and *_task-online_* recordings."
@@ -165,3 +162,15 @@ def _replay(args, config, model_path: Path | None) -> None:
             window=o.window or None,
         )
         print(format_summary(replayed["summary"]))
+
+
+def _task_runs(folder: Path, task: str) -> list[Path]:
+    """The runs of ``task`` in a session folder or a BIDS root (every subject and session)."""
+    from bci_universum.datasets.bids import bids_recordings, is_bids_root
+
+    if not is_bids_root(folder):
+        return sorted(folder.glob(f"*_task-{task}_run-*_raw.fif"))
+    try:
+        return bids_recordings(folder, tasks=task)
+    except FileNotFoundError:
+        return []

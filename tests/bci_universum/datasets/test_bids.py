@@ -3,11 +3,13 @@
 import argparse
 import csv
 import json
+import re
 from pathlib import Path
 
 import mne
 import numpy as np
 import pytest
+from bids_validator import BIDSValidator
 from mne_bids import BIDSPath, get_bids_path_from_fname, read_raw_bids
 
 from bci_universum.datasets import load_recordings, read_recording
@@ -44,28 +46,30 @@ def _check_round_trip(recorded: Path, bids_path: BIDSPath):
 
 
 def _check_valid_tree(root: Path, subject: str):
-    """The rules mne-bids checks: required files, and every file name a valid BIDS path."""
+    """Required files; every file name valid for the BIDS validator's path rules and mne-bids."""
     description = json.loads((root / "dataset_description.json").read_text())
     assert {"Name", "BIDSVersion"} <= set(description)
     assert [p["participant_id"] for p in _tsv(root / "participants.tsv")] == [f"sub-{subject}"]
-    ignored = (root / ".bidsignore").read_text().split()
+    assert (root / ".bidsignore").read_text().split() == ["sub-*_ses-*/", "*.partial/"]
+    validator = BIDSValidator()
     n_checked = 0
-    for path in root.rglob("sub-*"):
-        if path.is_dir() or any(path.match(f"{pattern}*") for pattern in ignored):
-            continue
-        if any(part.endswith(("_ses-01", ".partial")) for part in path.parts):
-            continue  # the recorder's own folder, listed in .bidsignore
-        parsed = get_bids_path_from_fname(path, check=True)  # raises on an invalid entity
-        assert parsed.subject == subject
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and p.name != ".bidsignore"):
+        relative = path.relative_to(root)
+        if re.fullmatch(r"sub-[^/]*_ses-[^/]*|.*\.partial", relative.parts[0]):
+            continue  # the recorder's own folders, listed in .bidsignore
+        assert validator.is_bids(f"/{relative.as_posix()}"), relative
+        if relative.parts[0].startswith("sub-"):
+            parsed = get_bids_path_from_fname(path, check=True)  # raises on a bad entity
+            assert parsed.subject == subject
         n_checked += 1
-    assert n_checked > 0
+    assert n_checked >= 10
 
 
 @pytest.fixture(scope="module")
 def bids_root(tmp_path_factory):
-    """The bundled calibration and universum runs as a BIDS root."""
+    """The bundled session's runs as a BIDS root."""
     root = tmp_path_factory.mktemp("bids")
-    for task in ("calibration", "universum"):
+    for task in ("calibration", "universum", "online"):
         recorded = BUNDLED / f"sub-01_ses-01_task-{task}_run-01_raw.fif"
         write_bids(recorded, root, subject="01", session="01", task=task, run=1)
     return root
@@ -87,7 +91,7 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     ]
     # replay plays one recording: the options must single it out
     args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
-    with pytest.raises(SystemExit, match=r"2 recordings of .* match"):
+    with pytest.raises(SystemExit, match=r"3 recordings of .* match"):
         resolve_one(str(bids_root), args)
     args.task = ["universum"]
     assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
@@ -98,6 +102,19 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     assert [f.name for f in dataset.files()] == [used[0]]
     with pytest.raises(ValueError, match="not files"):
         _dataset({"kind": "bids", "path": str(bids_root), "files": ["*"]}, 0, Path())
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_replays_a_session_from_a_bids_root(bids_root, capsys):
+    from paradigms.cli import main
+
+    assert main(["demo", "--replay", str(bids_root), "--speed", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "universum: rest 10" in out
+    assert "Replaying sub-01_ses-01_task-online_run-01_eeg.vhdr" in out
+    hits = re.search(r"hit rate: (\d+)/20", out)
+    assert hits is not None and int(hits.group(1)) >= 16, out
 
 
 def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
@@ -113,6 +130,16 @@ def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
     (epochs,) = load_recordings([found])
     assert epochs.subject == "01" and epochs.counts() == {"left": 10, "right": 10}
     assert read_recording(found).annotations.description.tolist().count("cue/left") == 10
+    # an interrupted run says so in its sidecar; train leaves it out unless asked
+    from paradigms.training import select_recordings
+
+    write_bids(
+        recorded, tmp_path, subject="01", session="01", task="calibration", run=2, interrupted=True
+    )
+    chosen = select_recordings([tmp_path])
+    assert [Path(r).name for r in chosen.used] == [found.name]
+    assert "interrupted run" in chosen.skipped[0][1] and "run-02" in chosen.skipped[0][0]
+    assert len(select_recordings([tmp_path], include_interrupted=True).used) == 2
 
 
 def test_bids_input_is_checked_before_writing(tmp_path):

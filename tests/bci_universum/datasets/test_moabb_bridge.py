@@ -81,7 +81,9 @@ def test_registry_pipelines_run_in_moabb_cross_session_on_s001(data_dir, tmp_pat
     )
     results = evaluation.process(pipelines)
     assert len(results) == 2 * 3  # one score per pipeline and held-out session
-    assert results["score"].between(0, 1).all()
+    # ROC-AUC above chance on every held-out run (observed 0.63-0.91), TS+LR well above it
+    assert (results["score"] > 0.55).all(), results[["pipeline", "session", "score"]]
+    assert results.loc[results["pipeline"] == "ts_lr", "score"].mean() > 0.7
     assert set(results["subject"].astype(str)) == {"1"}
 
 

@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.svm import SVC
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
@@ -82,3 +83,45 @@ def test_ill_conditioned_few_labelled_problem():
 )
 def test_linear_solver_by_shape(n_variables, n_features, expected):
     assert linear_solver(n_variables, n_features) == expected
+
+
+# CSP features of one inner fold on S001 (labelled only): the interior point ran on past its
+# optimum until the Woodbury solve lost its accuracy (yᵀ(Q + D)⁻¹y < 0, then NaN).
+_FOLD = np.array(
+    [
+        [-0.6427084883000609, -0.948566539354578],
+        [-0.12030498828069924, -1.0651819387232138],
+        [-0.42828797045282335, -1.2566871152182169],
+        [-0.0011065347451594415, -1.843477178654534],
+        [-1.5821922757870408, -0.3653279214123827],
+        [-1.5846332738461608, -0.21032387584016285],
+        [-1.4747458784265939, -0.28008837670693293],
+        [-1.7227017260347282, -0.7863423444754356],
+        [-1.251597918014998, 0.170215619415254],
+        [-0.7335032959614474, -1.1733405687177887],
+        [-0.4346169409363122, -1.4641685497347503],
+        [0.05704219128689094, -1.257630852374152],
+        [-0.2573372522486167, -1.210370010736653],
+        [-0.3147192088546549, -1.433188357533436],
+        [-0.3961840749563648, -1.4776982839171642],
+        [-1.3594251149148115, -0.7512087719605876],
+        [-1.4963387832959347, -0.40971576542131216],
+        [-1.2110347637862735, -0.6164349407719548],
+        [-1.1606741963950467, 0.08265258777732608],
+        [-1.2992180688289983, -0.4125527923020959],
+        [-1.0892799564223468, -0.4965849487189277],
+    ]
+)
+_FOLD_Y = np.array([0, 0, 0, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+
+
+def test_ipm_stops_before_losing_accuracy():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = UniversumSVC(kernel="linear", C=10, C_universum=0, solver="ipm").fit(
+            _FOLD, _FOLD_Y
+        )
+    reference = SVC(kernel="linear", C=10, tol=1e-10).fit(_FOLD, _FOLD_Y)
+    np.testing.assert_allclose(
+        model.decision_function(_FOLD), reference.decision_function(_FOLD), atol=1e-5
+    )
