@@ -287,9 +287,17 @@ class Recorder(Worker):
             return  # events wait for the first sample, to tell the recording's from earlier ones
         events = self.receiver.events[self._event_pos :]
         self._event_pos += len(events)
-        # a chunk that arrived while subscribing reached the receiver's events, not the queue
+        # Events of earlier samples stay out: a chunk that arrived while subscribing reached
+        # the receiver's events but not the queue, and a silence before the first sample
+        # (the source had not started yet) ends with a "resumed" on that sample.
         first = self._first_stamp - 0.5 / self.receiver.info.nominal_srate()
-        events = [e for e in events if e.kind == "silence" or e.time >= first]
+        kept = []
+        for event in events:
+            if event.kind == "resumed" and event.time <= self._first_stamp:
+                kept = [e for e in kept if e.kind != "silence"]
+            elif event.kind == "silence" or event.time >= first:
+                kept.append(event)
+        events = kept
         if events:
             lines = "".join(json.dumps(vars(e)) + "\n" for e in events)
             _fsync_append(self._files["events.jsonl"], lines.encode())

@@ -151,7 +151,8 @@ def write_report(r: dict, args) -> Path:
         f"| markers pushed / in the FIF | {r['markers_pushed']} / {r['markers_recorded']} |",
         f"| markers lost | {lost_markers} |",
         f"| largest marker offset from its sample | {r['marker_max_offset']:g} sample(s) |",
-        f"| sidecar lost_samples / stream events | {r['lost_samples']} / {len(r['events'])} |",
+        f"| sidecar lost_samples / stream events | {r['lost_samples']} / "
+        f"{[e['kind'] for e in r['events']] or 'none'} |",
         f"| wall time of the replay | {r['wall']:.1f} s ({rate:.1f}x real time) |",
         f"| receiver lag p50 / p99 / max (wall s) | {r['lag_p50'] * 1e3:.1f} ms / "
         f"{r['lag_p99'] * 1e3:.1f} ms / {r['lag_max'] * 1e3:.1f} ms |",

@@ -56,6 +56,8 @@ SUBJECTS = ("S001", "assaf", "tomer")
 PROTOCOLS = ("loro", "within", "curve")
 BAND = (7.0, 30.0)
 WINDOW = {"S001": (1.0, 2.0), "assaf": (0.4, 4.4), "tomer": (0.4, 4.4)}
+# Tomer's headset has unconnected (flat) channels: CSP needs a shrunk covariance there.
+CSP_COV = {"tomer": "oas"}
 PEER = ("ts_lr", "none")
 PRIMARY = ("ts_ulr", "U_C3")
 # (pipeline, universa): peers without universum, universum pipelines with and without it (the
@@ -102,7 +104,8 @@ def run(subject: str, name: str, cache: Path, quick: bool) -> list[dict]:
     for variant, entries in by_variant.items():
         data = epochs if not variant else recentre_runs(epochs, **VARIANTS[variant])
         for pipeline, base, universa in entries:
-            factory = pipeline_factory(base, window=WINDOW[subject], band=BAND)
+            extra = {"cov_est": CSP_COV[subject]} if "csp" in base and subject in CSP_COV else {}
+            factory = pipeline_factory(base, window=WINDOW[subject], band=BAND, **extra)
             out = evaluate(data, {pipeline: factory}, universa, protocol(name, subject, quick),
                            cache_dir=cache / subject / name, progress=False)  # fmt: skip
             rows += [{**r, "subject": subject} for r in out]
@@ -262,7 +265,12 @@ def main(argv=None) -> None:
     write_csv(rows, args.output.with_suffix(".csv"))
     done = sorted({(r["subject"], r["protocol"]) for r in rows})
     command = "python benchmarks/study_decoder.py" + (" --quick" if args.quick else "")
-    text = report(rows, command) + f"\nFinished (subject, protocol): {done}\n"
+    names = {"within": "within-session", "loro": "cross-run", "curve": "learning-curve"}
+    missing = [(s, names[p]) for s in SUBJECTS for p in PROTOCOLS if (s, names[p]) not in done]
+    text = report(rows, command) + (
+        f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
+        f"cached jobs are reused): {missing}\n"
+    )
     args.output.write_text(text)
     print(json.dumps({"rows": len(rows), "output": str(args.output)}))
 

@@ -94,15 +94,16 @@ def run_replay(args) -> int:
     player.wait_for_consumers = _WAIT_FOR[wait_for]
     raw = player.raw
     with player:
-        print(
+        announce = (
             f"Replaying {args.file} ({len(raw.ch_names)} ch, {raw.info['sfreq']:g} Hz, "
             f"{raw.n_times / raw.info['sfreq']:.1f} s, {len(player.marker_texts)} markers) as "
             f"{player.name!r} and {player.name + '-markers'!r}"
             + (" without pacing" if args.no_pacing else f" at {args.speed:g}x")
-            + (f", once {wait_for} consumer(s) connected" if wait_for != "none" else ""),
-            flush=True,
+            + (f", once {wait_for} consumer(s) connected" if wait_for != "none" else "")
         )
-        ended = run_until_stopped(lambda: not player.running)
+        ended = run_until_stopped(
+            lambda: not player.running, begin=lambda: print(announce, flush=True)
+        )
         player.wait(0)  # the replay's own error, e.g. no consumer in time
         pushed = f"{player.n_pushed} samples and {player.n_markers_pushed} markers"
         print(f"Pushed {pushed}.", flush=True)

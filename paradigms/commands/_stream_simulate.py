@@ -55,12 +55,13 @@ def run_simulate(args) -> int:
     )
     configure_lsl(args.lsl_mode)
     with source:
-        print(
+        announce = (
             f"Streaming a simulated subject as {args.name!r} ({args.channels} ch, "
             f"{args.sfreq:g} Hz, seed {args.seed})"
-            + (f", obeying markers of {args.markers_from!r}" if args.markers_from else ""),
-            flush=True,
+            + (f", obeying markers of {args.markers_from!r}" if args.markers_from else "")
         )
-        run_until_stopped(lambda: not source.running, args.duration)
+        run_until_stopped(
+            lambda: not source.running, args.duration, begin=lambda: print(announce, flush=True)
+        )
     print(f"Pushed {source.n_pushed} samples; {len(source.switches)} state changes.")
     return 0

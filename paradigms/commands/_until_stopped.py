@@ -9,7 +9,10 @@ from collections.abc import Callable
 
 
 def run_until_stopped(
-    done: Callable[[], bool] | None = None, duration: float | None = None, poll: float = 0.2
+    done: Callable[[], bool] | None = None,
+    duration: float | None = None,
+    poll: float = 0.2,
+    begin: Callable[[], None] | None = None,
 ) -> str:
     """Wait until ``done()`` is true, ``duration`` seconds have passed, SIGTERM or Ctrl-C.
 
@@ -21,6 +24,9 @@ def run_until_stopped(
         Seconds to wait at most; None for no limit.
     poll : float
         Seconds between checks.
+    begin : callable | None
+        Called once SIGTERM is handled, before waiting: start the work and announce it there,
+        so that a signal sent as soon as the announcement appears is caught.
 
     Returns
     -------
@@ -29,8 +35,10 @@ def run_until_stopped(
     """
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    deadline = None if duration is None else time.monotonic() + duration
     try:
+        if begin is not None:
+            begin()
+        deadline = None if duration is None else time.monotonic() + duration
         while not stop.is_set():
             if done is not None and done():
                 return "done"

@@ -76,13 +76,14 @@ def run_stream(args) -> int:
     configure_lsl(args.lsl_mode)
     n_trials, n_neurons, n_bins = source.counts.shape
     with source:
-        print(
+        announce = (
             f"Streaming {n_trials} trials of {n_neurons} neurons x {n_bins} bins of "
             f"{source.bin_width * 1000:g} ms ({args.source}) as {args.name!r} and "
-            f"{args.name + '-markers'!r} at {args.speed:g}x",
-            flush=True,
+            f"{args.name + '-markers'!r} at {args.speed:g}x"
         )
-        run_until_stopped(lambda: not source.running, args.duration)
+        run_until_stopped(
+            lambda: not source.running, args.duration, begin=lambda: print(announce, flush=True)
+        )
     print(f"Pushed {source.n_pushed} bins and {source.n_markers_pushed} markers.")
     return 0
 

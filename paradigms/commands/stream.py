@@ -134,20 +134,24 @@ def run_record(args) -> int:
         run=args.run,
         paradigm=args.paradigm,
     )
-    recorder.start()
-    print(
-        f"Recording {receiver.description}"
-        + (f" and {markers.description}" if markers else " (no marker stream)")
-        + f" into {recorder.partial}",
-        flush=True,
-    )
-    try:
-        ended = (
-            (lambda: receiver.n_samples > 0 and receiver.silent) if args.stop_on_silence else None
+
+    def begin() -> None:
+        recorder.start()
+        print(
+            f"Recording {receiver.description}"
+            + (f" and {markers.description}" if markers else " (no marker stream)")
+            + f" into {recorder.partial}",
+            flush=True,
         )
-        run_until_stopped(ended, args.duration)
-    finally:
-        fname = recorder.stop()
+
+    ended = (lambda: receiver.n_samples > 0 and receiver.silent) if args.stop_on_silence else None
+    try:
+        run_until_stopped(ended, args.duration, begin=begin)
+    except BaseException:
+        if recorder.running:  # started, then failed while waiting: keep what was recorded
+            recorder.stop()
+        raise
+    fname = recorder.stop()
     lost = sum(e.n_samples for e in receiver.events if e.kind in ("gap", "counter_reset"))
     print(
         f"Wrote {fname}: {recorder.n_samples} samples, {recorder.n_markers} markers, "

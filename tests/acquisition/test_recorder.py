@@ -68,7 +68,9 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     )  # FIF float32
     assert list(raw.annotations.description) == list(sent)
     np.testing.assert_allclose(raw.annotations.onset, list(sent.values()), atol=2e-3)
-    assert raw.info["meas_date"] is not None
+    # the wall-clock time of the first sample
+    first_wall = time.time() - (pylsl.local_clock() - t_first)
+    assert raw.info["meas_date"].timestamp() == pytest.approx(first_wall, abs=0.5)
 
     sidecar = json.loads(fname.with_suffix(".json").read_text())
     assert sidecar["n_samples"] == n_total and sidecar["n_markers"] == 3
@@ -391,3 +393,20 @@ def test_recorders_started_on_live_streams_keep_every_marker_from_their_first_sa
             )
             n_kept += _check_dense_recording(recorder.stop(), raw, samples, texts)
     assert n_kept > 20 * 100 / 3
+
+
+def test_a_silence_before_the_first_sample_is_not_part_of_the_recording(tmp_path):
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0, silence_timeout=0.2)
+    with Recorder(receiver, None, tmp_path) as recorder:
+        wait_until(lambda: receiver.silent, what="the source silent before it starts")
+        outlet.push_chunk(counter_chunk(0, 50, 1))
+        wait_until(lambda: not receiver.silent and recorder.n_samples == 50, what="50 samples")
+        wait_until(lambda: receiver.silent, what="a silence inside the recording")
+        outlet.push_chunk(counter_chunk(50, 50, 1))
+        wait_until(lambda: recorder.n_samples == 100, what="100 samples")
+    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    assert [e["kind"] for e in sidecar["stream_events"]] == ["silence", "resumed"]
+    assert [e.kind for e in receiver.events] == ["silence", "resumed", "silence", "resumed"]
+    del outlet

@@ -348,6 +348,43 @@ def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
         design_notch(sfreq, 200.0)
 
 
+def test_band_edges_are_validated_and_none_means_no_filter():
+    identity = [[1.0, 0.0, 0.0, 1.0, 0.0, 0.0]]
+    assert design_bandpass(SFREQ, None).tolist() == identity
+    assert design_bandpass(SFREQ, (None, None)).tolist() == identity
+    assert design_bandpass(SFREQ, (0.1, 124.9)).shape == (4, 6)  # order 4 per edge
+    assert design_bandpass(SFREQ, (8, None), order=3).shape == (2, 6)
+    for band, match in [
+        ((0, 30), r"low edge 0 Hz must lie in \(0, 125.0\)"),
+        ((8, 125), "high edge 125 Hz"),
+        ((None, 125), "high edge 125 Hz"),
+        ((-1, None), "low edge -1 Hz"),
+        ((30, 30), r"band \(30, 30\) must have low < high"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            design_bandpass(SFREQ, band)
+
+
+@pytest.mark.parametrize("quality", [10.0, 30.0])
+def test_notch_gain_and_bandwidth(quality):
+    """Zero gain at the mains frequency, unit gain far from it, and a -3 dB band of width
+    ``freq / quality`` (the definition of the quality factor)."""
+    from bci_universum.online import design_notch
+
+    sos = design_notch(SFREQ, 50.0, quality)
+    freqs = np.linspace(30.0, 70.0, 40001)
+    _, h = signal.sosfreqz(sos, worN=freqs, fs=SFREQ)
+    gain = np.abs(h)
+    assert gain[np.argmin(np.abs(freqs - 50.0))] < 1e-6
+    _, h_far = signal.sosfreqz(sos, worN=[1.0, 120.0], fs=SFREQ)
+    np.testing.assert_allclose(np.abs(h_far), 1.0, atol=2e-3)
+    stop = freqs[gain < np.sqrt(0.5)]
+    assert stop.max() - stop.min() == pytest.approx(50.0 / quality, rel=0.02)
+    for freq in (0.0, 125.0):
+        with pytest.raises(ValueError, match=f"notch frequency {freq} Hz"):
+            design_notch(SFREQ, freq)
+
+
 def test_adapt_to_rest_updates_the_recentring_reference():
     """Online adaptation (rest windows of the feedback run) moves the re-centring reference."""
     rng = np.random.default_rng(0)

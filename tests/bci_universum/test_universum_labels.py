@@ -24,7 +24,7 @@ def test_split_universum_keeps_order_and_rejects_length_mismatch():
     assert X_lab[:, 0].tolist() == [0, 4, 8]
     assert y_lab.tolist() == [1, 0, 1]
     assert X_u[:, 0].tolist() == [2, 6]
-    with pytest.raises(ValueError, match="inconsistent numbers of trials"):
+    with pytest.raises(ValueError, match="inconsistent numbers of trials: 5 and 3"):
         split_universum(X, y[:3])
 
 
@@ -46,3 +46,24 @@ def test_float_labels_mark_the_universum_as_integer_labels_do():
     clf_int = UniversumSVC(kernel="linear").fit(X, y_int)
     assert clf_float.classes_.tolist() == [0.0, 1.0]
     np.testing.assert_allclose(clf_float.decision_function(X), clf_int.decision_function(X))
+
+
+def test_the_numeric_sentinel_is_minus_two():
+    """−2 (never −1, never a class index such as 2) marks the universum in numeric labels."""
+    assert UNIVERSUM == -2
+    y = np.array([0, 1, -2, 2, -1, -3])
+    assert universum_mask(y).tolist() == [False, False, True, False, False, False]
+
+
+def test_drop_universum_keeps_labelled_trials_and_their_weights():
+    from bci_universum._universum import drop_universum
+
+    y = np.array(["left", "universum", "right", "universum"], dtype=object)
+    X = np.array([[10], [11], [12], [13]])
+    X_kept, y_kept, w_kept = drop_universum(X, y, np.array([0.1, 0.2, 0.3, 0.4]))
+    assert X_kept.tolist() == [[10], [12]]
+    assert y_kept.tolist() == ["left", "right"] and w_kept.tolist() == [0.1, 0.3]
+    X_kept, y_kept, w_kept = drop_universum([[1], [2], [3]], [0, UNIVERSUM, 1])
+    assert X_kept.tolist() == [[1], [3]] and y_kept.tolist() == [0, 1] and w_kept is None
+    with pytest.raises(ValueError, match="only universum trials"):
+        drop_universum(np.zeros((2, 1)), [UNIVERSUM, UNIVERSUM])

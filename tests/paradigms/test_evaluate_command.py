@@ -14,6 +14,7 @@ import bci_universum.evaluation.jobs as jobs
 from bci_universum.simulation.eeg import simulate_raw
 from paradigms.cli import main
 from paradigms.evaluation_config import load_evaluation_config
+from tests.bci_universum.evaluation.helpers import assert_png_panels
 
 CONFIGS = Path(__file__).resolve().parents[2] / "paradigms" / "configs"
 
@@ -106,7 +107,7 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
         scores, tests = (out / f"{stem}.md").read_text().split("### Paired tests")
         assert scores.count("| csp_usvm |") == 2
         assert tests.count("| csp_usvm | U_C3:rest | csp_usvm + none |") == 1
-        assert (out / f"{stem}_accuracy_boxplot.png").stat().st_size > 0
+        assert_png_panels(out / f"{stem}_accuracy_boxplot.png", 2)  # csp_usvm, csp_lda
         with (out / f"{stem}.csv").open() as fh:
             rows = list(csv.DictReader(fh))
         pipelines = {(r["pipeline"], r["universum"]) for r in rows}
@@ -276,9 +277,14 @@ def _small_run(tmp_path, capsys, dataset, window, kind):
     code = main(["evaluate", str(config), "--quick", "--no-progress"])
     assert code == 0, capsys.readouterr().err
     for stem in ("within-session", "cross-run", "learning-curve"):
-        assert (out / f"{stem}.csv").stat().st_size > 0
+        with (out / f"{stem}.csv").open() as fh:
+            rows = list(csv.DictReader(fh))
+        assert {r["pipeline"] for r in rows} == {"csp_lda", "csp_usvm", "ts_lr"}
+        assert ("csp_usvm", f"U_C3:{kind}") in {(r["pipeline"], r["universum"]) for r in rows}
         assert "| csp_usvm | U_C3:" in (out / f"{stem}.md").read_text()
-    assert list(out.glob("*_boxplot.png")) and list(out.glob("*_learning_curve.png"))
+    for stem in ("within-session", "cross-run"):
+        assert_png_panels(out / f"{stem}_accuracy_boxplot.png", 3)  # csp_lda, csp_usvm, ts_lr
+    assert_png_panels(out / "learning-curve_accuracy_learning_curve.png", 1, panel_width=5.0)
     return out
 
 

@@ -5,7 +5,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from uuid import uuid4
 
 import mne
@@ -97,7 +96,13 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
         assert ready and "no marker stream" in proc.stdout.readline()
         assert outlet.wait_for_consumers(10.0)
         outlet.push_chunk(counter_chunk(0, 120, 1))
-        time.sleep(0.6)  # > flush interval: the samples are on disk before SIGTERM
+        # SIGTERM once the writer has flushed every sample to the partial folder
+        stamps = tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif.partial"
+        stamps /= "timestamps.bin"
+        wait_until(
+            lambda: stamps.exists() and stamps.stat().st_size == 120 * 8,
+            what="120 timestamps on disk",
+        )
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
     finally:

@@ -8,6 +8,7 @@ import threading
 from contextlib import contextmanager
 from uuid import uuid4
 
+import matplotlib.image
 import numpy as np
 import pylsl
 import pytest
@@ -118,8 +119,12 @@ def test_scope_draws_the_stream(stream, tmp_path):
         x = data.T.astype(float)
         expected = signal.sosfilt(design_bandpass(SFREQ, (1.0, 40.0)), x - x[:, :1])
         np.testing.assert_allclose(scope.shown, expected, atol=1e-3)
+        # the screenshot is the whole window, the flat channel's label in the warning red
         scope.grab(tmp_path / "scope.png")
-        assert (tmp_path / "scope.png").stat().st_size > 1000
+        image = matplotlib.image.imread(tmp_path / "scope.png")[..., :3]
+        assert image.shape[:2] == (scope.widget.height(), scope.widget.width())
+        warning = np.all(np.abs(image - np.array([0xFF, 0x50, 0x50]) / 255) < 0.02, axis=-1)
+        assert warning.sum() >= 5
     finally:
         scope.close()
 

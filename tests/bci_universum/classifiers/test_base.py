@@ -59,3 +59,52 @@ def test_bad_parameter_is_named_before_fitting(estimator, name):
     with pytest.raises(InvalidParameterError, match=f"The '{name}' parameter of "):
         estimator.fit(X, y)
     assert not hasattr(estimator, "classes_")
+
+
+@pytest.mark.parametrize(
+    ("params", "ok"),
+    [
+        ({"gamma": 0.0}, False),
+        ({"gamma": -0.5}, False),
+        ({"gamma": 1e-3}, True),
+        ({"kernel": "poly", "degree": 0}, True),
+        ({"kernel": "poly", "degree": -1}, False),
+        ({"C": 0.0}, False),
+        ({"C": np.inf}, False),
+        ({"C": 1e-3}, True),
+        ({"epsilon": 0.0}, True),
+        ({"epsilon": -1e-9}, False),
+    ],
+    ids=str,
+)
+def test_shared_constraints_at_their_edges(params, ok):
+    """Kernel parameters as SVC takes them; costs positive and finite, margins non-negative."""
+    X, y = _data(2)
+    if ok:
+        assert UniversumSVC(**params).fit(X, y).classes_.tolist() == [0, 1]
+    else:
+        with pytest.raises(InvalidParameterError, match=f"'{list(params)[-1]}' parameter"):
+            UniversumSVC(**params).fit(X, y)
+
+
+def test_binary_classifiers_declare_themselves_binary():
+    for estimator in BINARY:
+        assert estimator.__sklearn_tags__().classifier_tags.multi_class is False
+    for estimator in MULTICLASS:
+        assert estimator.__sklearn_tags__().classifier_tags.multi_class is True
+
+
+def test_a_zero_decision_predicts_the_first_class():
+    X, y = _data(2)
+    clf = UniversumSVC(kernel="linear", fit_intercept=False).fit(X, y)
+    zero = np.zeros((1, X.shape[1]))
+    assert clf.decision_function(zero)[0] == 0.0
+    assert clf.predict(zero)[0] == clf.classes_[0] == 0
+
+
+def test_all_universum_error_names_the_label():
+    X, y = _data(2)
+    with pytest.raises(ValueError, match="universum label sentinel; at least two labelled"):
+        UniversumSVC().fit(X, np.full(len(y), UNIVERSUM))
+    with pytest.raises(ValueError, match="universum label 9; at least two labelled"):
+        UniversumSVC(universum_label=9).fit(X, np.full(len(y), 9))

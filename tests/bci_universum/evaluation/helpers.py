@@ -3,6 +3,7 @@
 import time
 from pathlib import Path
 
+import matplotlib.image
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
@@ -96,3 +97,11 @@ def _fits(log) -> int:
 
 def _without_time(rows):
     return [{k: v for k, v in r.items() if k != "fit_time"} for r in rows]
+
+
+def assert_png_panels(path, n_panels, panel_width=4.0):
+    """A saved report plot: ``n_panels`` panels of ``panel_width`` inches at 100 dpi, 3.6 in
+    high, and not a blank canvas."""
+    image = matplotlib.image.imread(path)
+    assert image.shape[:2] == (360, round(100 * panel_width * n_panels))
+    assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 10

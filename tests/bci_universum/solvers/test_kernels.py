@@ -1,13 +1,18 @@
-"""The online single-vector kernel evaluation equals the kernel matrix rows."""
+"""Kernels against their closed forms and scikit-learn; the online single-vector path."""
 
 import numpy as np
 import pytest
+from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.svm import SVC
 
 from bci_universum.solvers.kernels import (
     KERNEL_CODES,
+    check_kernel,
+    kernel_diagonal,
     kernel_matrix,
     kernel_row,
     kernel_vector,
+    resolve_gamma,
     squared_norms,
 )
 
@@ -31,6 +36,75 @@ def test_kernel_vector_equals_kernel_matrix_row(kernel):
         )
     # a vector in Y has distance 0 to itself (clipped, never negative)
     assert kernel_vector(Y[3], Y, "rbf", gamma=0.07)[3] == pytest.approx(1.0, abs=1e-13)
+
+
+def _closed_form(kernel, A, B, gamma, degree, coef0):
+    dots = A @ B.T
+    if kernel == "linear":
+        return dots
+    if kernel == "rbf":
+        d2 = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+        return np.exp(-gamma * d2)
+    if kernel == "poly":
+        return (gamma * dots + coef0) ** degree
+    return np.tanh(gamma * dots + coef0)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_kernels_equal_closed_forms_and_sklearn(kernel):
+    """Matrix, numba rows and diagonal against the textbook formulas and scikit-learn."""
+    rng = np.random.default_rng(1)
+    A, B = rng.standard_normal((7, 5)), rng.standard_normal((9, 5))
+    args = {"gamma": 0.3, "degree": 2, "coef0": 0.7}
+    ref = _closed_form(kernel, A, B, **args)
+    K = kernel_matrix(A, B, kernel, **args)
+    assert K.flags.c_contiguous and K.dtype == np.float64
+    np.testing.assert_allclose(K, ref, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        kernel_matrix(A, None, kernel, **args), kernel_matrix(A, A, kernel, **args)
+    )
+    sk_params = {"linear": {}, "rbf": {"gamma": 0.3}, "sigmoid": {"gamma": 0.3, "coef0": 0.7}}
+    sk_params["poly"] = {"gamma": 0.3, "degree": 2, "coef0": 0.7}
+    np.testing.assert_allclose(
+        K, pairwise_kernels(A, B, metric=kernel, **sk_params[kernel]), rtol=1e-12
+    )
+    # the numba row of the solvers, one point against all, and the diagonal
+    X = np.ascontiguousarray(np.vstack([A, B]))
+    full = _closed_form(kernel, X, X, **args)
+    every = np.arange(len(X))
+    row = np.empty(len(X))
+    for point in (0, 8, len(X) - 1):
+        code = KERNEL_CODES[kernel]
+        kernel_row(point, X, squared_norms(X), code, 0.3, 2.0, 0.7, every, len(X), row)
+        np.testing.assert_allclose(row, full[point], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kernel_diagonal(X, kernel, **args), np.diag(full), rtol=1e-12)
+
+
+def test_precomputed_and_callable_kernels():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((6, 3))
+    gram = X @ X.T
+    np.testing.assert_array_equal(kernel_matrix(gram, kernel="precomputed"), gram)
+    np.testing.assert_array_equal(kernel_diagonal(gram, "precomputed"), np.diag(gram))
+    np.testing.assert_allclose(kernel_matrix(X, kernel=_square), gram**2)
+    np.testing.assert_allclose(kernel_diagonal(X, _square), np.diag(gram) ** 2)
+
+
+def test_gamma_as_scikit_learn_resolves_it():
+    rng = np.random.default_rng(3)
+    X = 3.0 * rng.standard_normal((40, 6))
+    y = np.repeat([0, 1], 20)
+    for gamma in ("scale", "auto", 0.25):
+        svc = SVC(gamma=gamma).fit(X, y)
+        assert resolve_gamma(gamma, X) == pytest.approx(svc._gamma, rel=1e-12)
+    assert resolve_gamma("scale", np.ones((4, 3))) == 1.0  # zero variance: no division by 0
+    for bad, match in ((0.0, "gamma must be positive"), (-1, "positive"), ("wide", "'scale'")):
+        with pytest.raises(ValueError, match=match):
+            resolve_gamma(bad, X)
+    with pytest.raises(ValueError, match="Unknown kernel 'cosine'"):
+        check_kernel("cosine")
+    with pytest.raises(ValueError, match="Unknown kernel"):
+        kernel_matrix(X, kernel="laplacian")
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])

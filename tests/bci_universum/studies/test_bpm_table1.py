@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from bci_universum.studies import bpm_table1 as t1
 
@@ -48,9 +49,16 @@ def test_rejection_curve_function():
 
 def test_summary_and_table():
     results = t1.run_table1(["wine_1_vs_rest"], n_splits=2, max_bounces=3000)
-    summary = t1.summarise(results["wine_1_vs_rest"])
+    run = results["wine_1_vs_rest"]
+    summary = t1.summarise(run)
+    assert run["svm"].shape == run["bpm_time"].shape == (2,)
+    assert summary["bounces"] == pytest.approx(np.mean(run["bounces"]))
     assert summary["bounces"] <= 3000
-    assert summary["time_ratio"] > 0
+    for key in ("svm", "bpm", "bpm_perceptron"):
+        assert summary[key] == pytest.approx((100 * run[key].mean(), 100 * stats.sem(run[key])))
+    ratio = np.median(run["bpm_time"]) / np.median(run["svm_time"])
+    assert summary["time_ratio"] == pytest.approx(ratio)
+    np.testing.assert_allclose(summary["rejection"], 100 * run["rejection"].mean(axis=0))
     table = t1.markdown_table(results)
     assert table.count("\n") == 2 and "wine_1_vs_rest" in table
 

@@ -1,0 +1,336 @@
+"""Mutation testing of the core with cosmic-ray: one resumable session per module (shard).
+
+Run from the repository root (``pip install -e .[mutation]`` first)::
+
+    python benchmarks/mutation.py --list                   # shards and their mutant counts
+    python benchmarks/mutation.py universum online --minutes 20
+    python benchmarks/mutation.py --report                 # rewrite the report only
+
+Shards are configured in ``pyproject.toml`` (``[tool.cosmic-ray.shards.<name>]``: the module and
+the tests that cover it). Each shard is a cosmic-ray session in ``.mutation/<name>.sqlite``;
+mutants run in a scratch copy of the tree (``.mutation/tree``, refreshed before each run), one
+test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
+changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
+tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
+``NUMBA_DISABLE_JIT=1`` instead. Pending mutants run in random order and a run stops after
+``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
+session starts over when its module changes; when only its tests change, its survivors are
+tested again first.
+
+Operators: cosmic-ray's core set, narrowed to one meaningful replacement per operator
+(``+``/``-``, ``*``/``/``, each comparison to its boundary and its negation, ...) by
+``exclude-operators``. Mutants judged equivalent are listed with the reason in
+``benchmarks/mutation_equivalent.toml`` and left out of the kill rate.
+
+Writes ``benchmarks/results/mutation.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / ".mutation"
+TREE = WORK / "tree"
+REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
+EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
+COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "pyproject.toml")
+
+
+def load_settings() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cosmic-ray"]
+
+
+def _toml_value(value) -> str:
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return repr(value)
+
+
+def write_config(name: str, shard: dict, settings: dict) -> Path:
+    """cosmic-ray's own configuration file for one shard."""
+    # plugins the suite does not use cost seconds of start-up per mutant
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark"]
+    command += shard["tests"] + shard.get("pytest-args", [])
+    lines = [
+        "[cosmic-ray]",
+        f"module-path = {_toml_value(shard['module'])}",
+        f"timeout = {_toml_value(float(shard.get('timeout', settings['timeout'])))}",
+        "excluded-modules = []",
+        f"test-command = {_toml_value(' '.join(command))}",
+        "",
+        "[cosmic-ray.distributor]",
+        'name = "local"',
+        "",
+        "[cosmic-ray.filters.operators-filter]",
+        f"exclude-operators = {_toml_value(settings['exclude-operators'])}",
+    ]
+    path = WORK / f"{name}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _digest(paths) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        for file in (
+            sorted(Path(ROOT, path).rglob("*.py"))
+            if Path(ROOT, path).is_dir()
+            else [Path(ROOT, path)]
+        ):
+            h.update(str(file.relative_to(ROOT)).encode() + file.read_bytes())
+    return h.hexdigest()
+
+
+def refresh_tree() -> None:
+    """Copy the sources and tests into the scratch tree (undoing any interrupted mutant)."""
+    TREE.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.partial")
+    for name in COPIED:
+        src, dst = ROOT / name, TREE / name
+        if src.is_dir():
+            shutil.copytree(src, dst, ignore=ignore, dirs_exist_ok=True)
+        else:
+            shutil.copy2(src, dst)
+
+
+def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
+    """Run a cosmic-ray command in its own process group; kill the group at ``timeout``."""
+    proc = subprocess.Popen(args, cwd=cwd, env=env, start_new_session=True)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return -1
+
+
+def prepare(name: str, shard: dict, settings: dict) -> tuple[Path, Path, bool]:
+    """Create the shard's session or keep it; say whether its tests changed since."""
+    config = write_config(name, shard, settings)
+    session = WORK / f"{name}.sqlite"
+    stamps = WORK / f"{name}.stamps"
+    module = _digest([shard["module"], "pyproject.toml"])
+    tests = _digest(shard["tests"])
+    old = stamps.read_text().split() if stamps.exists() else []
+    changed = False
+    if not session.exists() or not old or old[0] != module:
+        session.unlink(missing_ok=True)
+        _cosmic("cosmic-ray", "init", str(config), str(session))
+        _cosmic("cr-filter-operators", str(session), str(config))
+        _cosmic("cr-filter-pragma", str(session))
+    else:
+        changed = old[1] != tests or (len(old) > 2 and old[2] == "retest")
+    # "retest" until the survivors are tested again, should this run be stopped first
+    stamps.write_text(f"{module} {tests}{' retest' if changed else ''}\n")
+    return config, session, changed
+
+
+def retest_survivors(config: Path, session: Path, deadline: float) -> None:
+    """Test the surviving mutants again (first, in the tree) after their tests changed."""
+    from cosmic_ray.config import load_config
+    from cosmic_ray.mutating import mutate_and_test
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome
+
+    settings = load_config(str(config))
+    here = Path.cwd()
+    os.chdir(TREE)
+    try:
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            alive = [
+                i for i, r in db.completed_work_items if r.test_outcome == TestOutcome.SURVIVED
+            ]
+            for item in alive:
+                if time.monotonic() > deadline:
+                    return
+                result = mutate_and_test(item.mutations, settings.test_command, settings.timeout)
+                db.set_result(item.job_id, result)
+    finally:
+        os.chdir(here)
+    stamps = session.with_suffix(".stamps")
+    stamps.write_text(stamps.read_text().replace(" retest", ""))
+
+
+def run(names: list[str], minutes: float) -> None:
+    settings = load_settings()
+    shards = settings["shards"]
+    unknown = [n for n in names if n not in shards]
+    if unknown:
+        raise SystemExit(f"Unknown shard(s) {unknown}; known: {sorted(shards)}.")
+    deadline = time.monotonic() + 60 * minutes
+    for name in names:
+        left = deadline - time.monotonic()
+        if left < 30:
+            print(f"{name}: no time left, skipped")
+            continue
+        refresh_tree()
+        config, session, changed = prepare(name, shards[name], settings)
+        env = dict(os.environ)
+        if shards[name].get("disable-jit", False):
+            env["NUMBA_DISABLE_JIT"] = "1"
+        if changed:
+            print(f"{name}: its tests changed, testing the survivors again", flush=True)
+            os.environ.update(env)
+            retest_survivors(config, session, deadline)
+            refresh_tree()
+        left = deadline - time.monotonic()
+        print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+    refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
+
+
+def _results(session: Path) -> list[dict]:
+    with sqlite3.connect(session) as db:
+        rows = db.execute(
+            "SELECT m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
+            "m.definition_name, r.worker_outcome, r.test_outcome, r.diff "
+            "FROM mutation_specs m LEFT JOIN work_results r ON m.job_id = r.job_id"
+        ).fetchall()
+    keys = ("module", "operator", "occurrence", "line", "definition", "worker", "test", "diff")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def _equivalents() -> dict:
+    if not EQUIVALENT.exists():
+        return {}
+    entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
+    return {(e["module"], e["operator"], e["line"]): e["reason"] for e in entries}
+
+
+def _diff_line(diff: str | None) -> str:
+    if not diff:
+        return ""
+    changed = [
+        line[1:].strip()
+        for line in diff.splitlines()
+        if line.startswith("+") and not line.startswith("+++")
+    ]
+    return changed[0] if changed else ""
+
+
+def report() -> str:
+    settings = load_settings()
+    equivalent = _equivalents()
+    table = [
+        "| shard | module | mutants | run | killed | survived | equivalent | kill rate |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    survivors, equivalents = [], []
+    for name, shard in settings["shards"].items():
+        session = WORK / f"{name}.sqlite"
+        if not session.exists():
+            table.append(f"| {name} | `{shard['module']}` | not run | | | | | |")
+            continue
+        rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
+        done = [r for r in rows if r["test"] is not None]
+        killed = [r for r in done if r["test"] != "SURVIVED"]
+        alive = [r for r in done if r["test"] == "SURVIVED"]
+        equiv = [r for r in alive if (r["module"], r["operator"], r["line"]) in equivalent]
+        real = [r for r in alive if r not in equiv]
+        counted = len(done) - len(equiv)
+        rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
+        table.append(
+            f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "
+            f"{len(real)} | {len(equiv)} | {rate} |"
+        )
+        survivors += [(name, r) for r in real]
+        equivalents += [
+            (name, r, equivalent[r["module"], r["operator"], r["line"]]) for r in equiv
+        ]
+    lines = [
+        "# Mutation testing of the core",
+        "",
+        "Command: `python benchmarks/mutation.py SHARD ... --minutes N` (cosmic-ray, local "
+        "distributor: one test process at a time, numba kernels recompiled from the mutated "
+        "source, pending mutants in random order; `--report` rewrites this file). Shards, "
+        "their tests and the operator set are in `pyproject.toml` (`[tool.cosmic-ray]`). "
+        "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
+        "sample of its mutants.",
+        "",
+        *table,
+        "",
+        "## Surviving mutants",
+        "",
+    ]
+    if survivors:
+        lines += ["| shard | line | function | operator | mutated line |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {name} | {r['line']} | {r['definition'] or ''} | {r['operator']} | "
+            f"`{_diff_line(r['diff'])}` |"
+            for name, r in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
+        ]
+    else:
+        lines.append("None.")
+    lines += ["", "## Equivalent mutants (not counted)", ""]
+    if equivalents:
+        lines += [
+            "| shard | line | operator | mutated line | why equivalent |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {name} | {r['line']} | {r['operator']} | `{_diff_line(r['diff'])}` | {why} |"
+            for name, r, why in sorted(equivalents, key=lambda x: (x[0], x[1]["line"]))
+        ]
+    else:
+        lines.append("None.")
+    text = "\n".join(lines) + "\n"
+    REPORT.write_text(text)
+    return text
+
+
+def list_shards() -> None:
+    """Create or update every shard's session (no test runs) and print its progress."""
+    settings = load_settings()
+    refresh_tree()
+    for name, shard in settings["shards"].items():
+        _, session, _ = prepare(name, shard, settings)
+        rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
+        done = sum(r["test"] is not None for r in rows)
+        print(f"{name:<16} {shard['module']:<44} {done}/{len(rows)} mutants run", flush=True)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("shards", nargs="*", help="shards to run (default: all, in order)")
+    parser.add_argument("--minutes", type=float, default=30.0, help="time budget (30)")
+    parser.add_argument(
+        "--list", action="store_true", help="create the sessions, list the shards and stop"
+    )
+    parser.add_argument("--report", action="store_true", help="only rewrite the report")
+    args = parser.parse_args(argv)
+    WORK.mkdir(exist_ok=True)
+    if args.list:
+        list_shards()
+        return 0
+    if not args.report:
+        run(args.shards or list(load_settings()["shards"]), args.minutes)
+    print(report())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
