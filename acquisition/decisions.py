@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import uuid4
 
-from .streams import make_stream_info
+from .streams import OutletOwner, make_stream_info
 
 DECISION_STREAM_TYPE = "Decisions"
 
@@ -21,7 +21,7 @@ def local_clock() -> float:
     return pylsl.local_clock()
 
 
-class DecisionOutlet:
+class DecisionOutlet(OutletOwner):
     """Publish decisions (one sample per decision, stamped with its newest data sample).
 
     An irregular-rate ``double64`` stream of type ``"Decisions"``, one ``misc`` channel (unit
@@ -70,13 +70,3 @@ class DecisionOutlet:
                 f"({self.channels}), got {len(values)}."
             )
         self._outlet.push_sample([float(v) for v in values], float(timestamp))
-
-    def close(self) -> None:
-        """Destroy the outlet (close the inlets reading it first)."""
-        self._outlet = None
-
-    def __enter__(self) -> DecisionOutlet:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()

@@ -24,7 +24,7 @@ from pathlib import Path
 from uuid import uuid4
 
 from ._inlet_thread import InletThread
-from .streams import describe_channels
+from .streams import OutletOwner, describe_channels
 
 logger = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ def validate_marker(text: str, kinds: tuple[str, ...] = MARKER_KINDS) -> tuple[s
     return kind, name
 
 
-class MarkerOutlet:
+class MarkerOutlet(OutletOwner):
     """Publish protocol markers on an irregular-rate LSL string stream.
 
     Parameters
@@ -257,16 +257,6 @@ class MarkerOutlet:
     def have_consumers(self) -> bool:
         """True when at least one inlet is connected."""
         return self._outlet is not None and bool(self._outlet.have_consumers())
-
-    def close(self) -> None:
-        """Destroy the outlet (close inlets first)."""
-        self._outlet = None
-
-    def __enter__(self) -> MarkerOutlet:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 class MarkerReceiver(InletThread):

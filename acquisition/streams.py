@@ -466,3 +466,20 @@ def _unique_names(names: list[str]) -> list[str]:
             seen[name] = 0
         unique.append(name)
     return unique
+
+
+class OutletOwner:
+    """Owns one pylsl outlet in ``self._outlet``: ``close`` destroys it, and the object is a
+    context manager that closes it on exit (close the inlets reading it first)."""
+
+    _outlet = None
+
+    def close(self) -> None:
+        """Destroy the outlet."""
+        self._outlet = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
