@@ -431,8 +431,6 @@ class Session:
         deadline = time.monotonic() + self.config.stream.timeout
         while self.markers.n_markers < self._n_pushed and time.monotonic() < deadline:
             time.sleep(_IDLE)
-        # one recorder flush interval, so the writer sees the last markers
-        time.sleep(0.3)
 
     # -- the paradigms ------------------------------------------------------------------------
 
