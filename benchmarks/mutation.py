@@ -218,7 +218,7 @@ def prepare(
         skip_inert(session, shard["module"])
         old = {}
     else:
-        changed = old["tests"] != tests or old.get("retest", False)
+        changed = old.get("tests", tests) != tests or old.get("retest", False)
     if not measure:
         stamps.write_text(json.dumps(dict(old, module=module)))
         return WORK / f"{name}.toml", session, changed
