@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -53,6 +54,7 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "benchmarks", "pyproject.toml")
 # the pytest plugin that runs the tests most likely to kill a mutant first
 ORDER_PLUGIN = "benchmarks.mutation_order"
+SERVER = "benchmarks/mutation_server.py"
 
 
 def load_settings() -> dict:
@@ -69,12 +71,40 @@ def _toml_value(value) -> str:
     return repr(value)
 
 
-def test_command(shard: dict) -> list[str]:
-    """The shard's test command: its tests only, stopping at the first failure."""
+def pytest_args(shard: dict) -> list[str]:
+    """The shard's pytest arguments: its tests only, stopping at the first failure."""
     # plugins the suite does not use cost seconds of start-up per mutant
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "-p", "no:cacheprovider"]
-    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", ORDER_PLUGIN]
-    return command + shard["tests"] + shard.get("pytest-args", [])
+    args = ["-x", "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+    args += ["-p", "no:benchmark", "-p", ORDER_PLUGIN]
+    # the warm server has imported pytest's plugins before pytest could rewrite their asserts
+    args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    return args + shard["tests"] + shard.get("pytest-args", [])
+
+
+def test_command(shard: dict) -> list[str]:
+    """The command cosmic-ray runs per mutant: pytest in a child of the warm server."""
+    return [sys.executable, SERVER, str(WORK / f"{TREE.name}.sock"), "--", *pytest_args(shard)]
+
+
+@contextlib.contextmanager
+def warm_server(name: str, shard: dict):
+    """Run ``benchmarks/mutation_server.py`` in the tree for the shard's test commands."""
+    socket_path = WORK / f"{TREE.name}.sock"
+    server = subprocess.Popen(
+        [sys.executable, SERVER, str(socket_path)],
+        cwd=TREE,
+        env=shard_env(name, shard),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if server.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{name}: the warm test server did not start.")
+        yield
+    finally:
+        server.kill()
+        server.wait()
+        socket_path.unlink(missing_ok=True)
 
 
 def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path:
@@ -129,9 +159,9 @@ def refresh_tree() -> None:
             shutil.copy2(src, dst)
 
 
-def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
+def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
     """Run a cosmic-ray command in its own process group; kill the group at ``timeout``."""
-    proc = subprocess.Popen(args, cwd=cwd, env=env, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=cwd or TREE, env=env, start_new_session=True)
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -206,7 +236,7 @@ def prepare(
     session = WORK / f"{name}.sqlite"
     stamps = WORK / f"{name}.json"
     module = _digest([shard["module"]], settings["exclude-operators"])
-    tests = _digest(shard["tests"], test_command(shard)[1:], shard.get("disable-jit", False))
+    tests = _digest(shard["tests"], pytest_args(shard), shard.get("disable-jit", False))
     old = json.loads(stamps.read_text()) if stamps.exists() else {}
     changed = False
     if not session.exists() or old.get("module") != module:
@@ -261,6 +291,25 @@ def retest_survivors(config: Path, session: Path, deadline: float) -> None:
     stamps.write_text(json.dumps(dict(json.loads(stamps.read_text()), retest=False)))
 
 
+def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
+    """Test the shard's survivors again if its tests changed, then its pending mutants."""
+    config, session, changed = prepare(name, shard, settings)
+    env = shard_env(name, shard)
+    if changed:
+        print(f"{name}: its tests changed, testing the survivors again", flush=True)
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            retest_survivors(config, session, deadline)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        refresh_tree()
+    left = deadline - time.monotonic()
+    print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+    _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+
+
 def run(names: list[str], minutes: float) -> None:
     settings = load_settings()
     shards = settings["shards"]
@@ -274,21 +323,8 @@ def run(names: list[str], minutes: float) -> None:
             print(f"{name}: no time left, skipped")
             continue
         refresh_tree()
-        config, session, changed = prepare(name, shards[name], settings)
-        env = shard_env(name, shards[name])
-        if changed:
-            print(f"{name}: its tests changed, testing the survivors again", flush=True)
-            saved = dict(os.environ)
-            os.environ.update(env)
-            try:
-                retest_survivors(config, session, deadline)
-            finally:
-                os.environ.clear()
-                os.environ.update(saved)
-            refresh_tree()
-        left = deadline - time.monotonic()
-        print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
-        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+        with warm_server(name, shards[name]):
+            run_shard(name, shards[name], settings, deadline)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
 
