@@ -307,7 +307,17 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
         refresh_tree()
     left = deadline - time.monotonic()
     print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+    before, start = _count_run(session), time.monotonic()
     _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+    stamps = session.with_suffix(".json")
+    stamp = json.loads(stamps.read_text())
+    stamp["seconds"] = stamp.get("seconds", 0.0) + time.monotonic() - start
+    stamp["mutants"] = stamp.get("mutants", 0) + _count_run(session) - before
+    stamps.write_text(json.dumps(stamp))
+
+
+def _count_run(session: Path) -> int:
+    return sum(r["test"] is not None for r in _results(session))
 
 
 def run(names: list[str], minutes: float) -> None:
@@ -361,14 +371,15 @@ def report() -> str:
     settings = load_settings()
     equivalent = _equivalents()
     table = [
-        "| shard | module | mutants | run | killed | survived | equivalent | kill rate |",
-        "|---|---|---|---|---|---|---|---|",
+        "| shard | module | mutants | run | killed | survived | equivalent | kill rate "
+        "| s / mutant |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     survivors, equivalents = [], []
     for name, shard in settings["shards"].items():
         session = WORK / f"{name}.sqlite"
         if not session.exists():
-            table.append(f"| {name} | `{shard['module']}` | not run | | | | | |")
+            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | |")
             continue
         rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
         done = [r for r in rows if r["test"] is not None]
@@ -378,9 +389,12 @@ def report() -> str:
         real = [r for r in alive if r not in equiv]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
+        stamps = WORK / f"{name}.json"
+        stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
+        cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
         table.append(
             f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "
-            f"{len(real)} | {len(equiv)} | {rate} |"
+            f"{len(real)} | {len(equiv)} | {rate} | {cost} |"
         )
         survivors += [(name, r) for r in real]
         equivalents += [
@@ -394,7 +408,10 @@ def report() -> str:
         "source, pending mutants in random order; `--report` rewrites this file). Shards, "
         "their tests and the operator set are in `pyproject.toml` (`[tool.cosmic-ray]`). "
         "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
-        "sample of its mutants.",
+        "sample of its mutants. *mutants* leaves out the skipped ones (message-only code, "
+        "`# pragma: no mutate`, excluded operators; docs/user_guide/testing.rst). "
+        "*s / mutant*: wall-clock seconds per mutant of this machine's runs (tests in forks of "
+        "a warm server, under the load of the machine at the time).",
         "",
         *table,
         "",
