@@ -175,17 +175,25 @@ def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
 
 
 def skip_inert(session: Path, module: str) -> int:
-    """Mark as skipped the mutants that can only change an error or log message.
+    """Mark as skipped the pending mutants that can only change a message or an annotation.
 
     A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
     ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
-    decide whether to raise or warn stay mutated.
+    decide whether to raise or warn stay mutated. Under ``from __future__ import annotations``
+    a type annotation is never evaluated at run time.
     """
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-    spans = []
-    for node in ast.walk(ast.parse((TREE / module).read_text())):
+    tree = ast.parse((TREE / module).read_text())
+    lazy_annotations = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+    nodes = []
+    for node in ast.walk(tree):
         func = node.func if isinstance(node, ast.Call) else None
         if (
             isinstance(node, ast.Raise)
@@ -197,7 +205,12 @@ def skip_inert(session: Path, module: str) -> int:
                 and func.value.id in ("logger", "log", "logging")
             )
         ):
-            spans.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+            nodes.append(node)
+        if lazy_annotations and isinstance(node, ast.arg | ast.AnnAssign) and node.annotation:
+            nodes.append(node.annotation)
+        if lazy_annotations and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            nodes += [node.returns] if node.returns else []
+    spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
     skipped = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item in db.pending_work_items:
@@ -245,10 +258,10 @@ def prepare(
         _cosmic("cosmic-ray", "init", str(config), str(session))
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
-        skip_inert(session, shard["module"])
         old = {}
     else:
         changed = old.get("tests", tests) != tests or old.get("retest", False)
+    skip_inert(session, shard["module"])
     if not measure:
         stamps.write_text(json.dumps(dict(old, module=module)))
         return WORK / f"{name}.toml", session, changed
