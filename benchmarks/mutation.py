@@ -175,7 +175,7 @@ def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
 
 
 def skip_inert(session: Path, module: str) -> int:
-    """Mark as skipped the pending mutants that can only change a message or an annotation.
+    """Mark as skipped the mutants that can only change a message or an annotation.
 
     A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
     ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
@@ -213,7 +213,7 @@ def skip_inert(session: Path, module: str) -> int:
     spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
     skipped = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
-        for item in db.pending_work_items:
+        for item in db.work_items:
             if all(
                 any(a <= tuple(m.start_pos) and tuple(m.end_pos) <= b for a, b in spans)
                 for m in item.mutations
