@@ -210,7 +210,11 @@ def test_channel_picker_selects_and_reorders():
         ChannelPicker([4]).fit(X)
     with pytest.raises(ValueError, match="out of range"):
         ChannelPicker([-1]).fit(X)
-    for picks in ([], [0.5]):
+    # the range is the channels' (axis 1), whatever the number of trials
+    with pytest.raises(ValueError, match="out of range"):
+        ChannelPicker([3]).fit(np.zeros((10, 3, 5)))
+    assert ChannelPicker([3]).fit_transform(np.zeros((2, 4, 5))).shape == (2, 1, 5)
+    for picks in ([], np.array([], dtype=int), [0.5]):
         with pytest.raises(ValueError, match="non-empty sequence of int"):
             ChannelPicker(picks).fit(X)
     with pytest.raises(ValueError, match="4 channels"):
