@@ -47,6 +47,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
+
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
@@ -130,6 +133,10 @@ def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path
 def shard_env(name: str, shard: dict) -> dict:
     """The environment of the shard's test processes."""
     env = dict(os.environ, BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"))
+    # the scratch tree is not beside the data folder: point its tests at the checkout's
+    data = data_path()
+    if data is not None:
+        env.setdefault(DATA_ENV, str(data))
     if shard.get("disable-jit", False):
         env["NUMBA_DISABLE_JIT"] = "1"
     return env
