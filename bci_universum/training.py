@@ -293,8 +293,7 @@ def _load_trials(recordings, classes, universum, band, window, marker_map, verbo
             )
         raise ValueError(
             f"No labelled trials of {absent} in the recordings "
-            f"{[recording_name(r) for r in recordings]}; markers found: {sorted(present)}."
-            + hint
+            f"{[recording_name(r) for r in recordings]}; markers found: {sorted(present)}." + hint
         )
     universum_markers = [f"universum/{u}" for u in universum if f"universum/{u}" in present]
     # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
