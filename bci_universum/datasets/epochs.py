@@ -570,7 +570,7 @@ def load_recording(
     tmin: float = 0.5,
     tmax: float = 2.5,
     ch_names: Sequence[str] | None = None,
-    l_freq: float | None = None,
+    highpass: float | None = None,
     resample: float | None = None,
     run: str | None = None,
     session: str | None = None,
@@ -599,9 +599,11 @@ def load_recording(
     ch_names : sequence of str or None
         Names for the first ``len(ch_names)`` channels; the other channels are dropped (for
         files without channel names or with unconnected channels).
-    l_freq : float or None
-        High-pass the continuous recording at this frequency (Hz) before epoching (e.g. to
-        remove a DC offset, which would ring through filters applied to short trials).
+    highpass : float or None
+        Zero-phase high-pass (MNE's default FIR, :meth:`mne.io.Raw.filter`) of the continuous
+        recording at this frequency (Hz), before resampling and epoching, e.g. against a DC
+        offset that would ring through filters applied to short trials. Unlike ``band`` it is
+        not the online decoder's causal filter. ``None``: no high-pass.
     resample : float or None
         Resample the continuous recording to this rate (Hz), e.g. to give runs recorded at
         slightly different effective rates (XDF) one common rate.
@@ -634,8 +636,16 @@ def load_recording(
             )
         raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
         raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
-    if l_freq is not None:
-        raw.filter(l_freq, None, picks="data", verbose=verbose)
+    if highpass is not None:
+        nyquist = raw.info["sfreq"] / 2
+        if isinstance(highpass, bool) or not (
+            isinstance(highpass, int | float) and 0 < highpass < nyquist
+        ):
+            raise ValueError(
+                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
+                f"got {highpass!r}."
+            )
+        raw.filter(highpass, None, picks="data", verbose=verbose)
     if resample is not None:
         raw.resample(resample, verbose=verbose)
     if classes is None:
