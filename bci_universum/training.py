@@ -29,8 +29,7 @@ from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 from ._universum import UNIVERSUM_STR
-from .datasets import epochs_from_raw, read_recording
-from .datasets.epochs import recording_name
+from .datasets import epochs_from_raw, read_recording, recording_name
 from .markers import apply_marker_map, resolve_marker_map
 from .model_io import ModelMetadata, check_model_path, for_channels, load_model, save_model
 from .model_selection import UniversumStratifiedKFold, universum_scorer

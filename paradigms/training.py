@@ -20,8 +20,8 @@ from pathlib import Path
 
 import mne
 
-from bci_universum.datasets.bids import bids_recordings, is_bids_root
-from bci_universum.datasets.epochs import _sidecar
+from bci_universum.datasets import bids_recordings, read_sidecar
+from bci_universum.datasets.bids import is_bids_root
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig
@@ -100,7 +100,7 @@ def select_recordings(
         raise FileNotFoundError(f"Recording(s) not found: {missing}.")
     used, runs, skipped = [], [], []
     for item in found:
-        sidecar = {} if isinstance(item, mne.io.BaseRaw) else _sidecar(item)
+        sidecar = {} if isinstance(item, mne.io.BaseRaw) else read_sidecar(item)
         task = sidecar.get("task")
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:

@@ -22,7 +22,7 @@ Modules
 
 from ._path import DATA_ENV, data_path
 from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
-from .bids import bids_recordings, write_bids
+from .bids import bids_recordings, read_sidecar, write_bids
 from .eegmmidb import (
     EEGMMIDB_FOLDER,
     EEGMMIDB_RUN_CLASSES,
@@ -37,6 +37,7 @@ from .epochs import (
     load_recording,
     load_recordings,
     marker_event_id,
+    recording_name,
 )
 from .io import (
     UNIT_SCALES,
@@ -75,6 +76,8 @@ __all__ = [
     "marker_event_id",
     "read_eegmmidb_run",
     "read_recording",
+    "read_sidecar",
+    "recording_name",
     "run_label",
     "subject_label",
     "write_bids",

@@ -17,7 +17,6 @@ Annotation keys given in a mapping also match numerically: ``"2"`` matches the d
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ import numpy as np
 
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
-from .bids import INTERRUPTED_KEY, bids_path_of
+from .bids import read_sidecar
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
@@ -540,28 +539,6 @@ def epochset_from_raw(
     )
 
 
-def _sidecar(fname: Path) -> dict:
-    """The project recorder's JSON sidecar of ``fname`` (``<name>.json``), or ``{}``.
-
-    For a recording of a BIDS root: its ``subject``, ``session``, ``task`` and ``run``
-    entities, and ``interrupted`` when its ``*_eeg.json`` says so.
-    """
-    bids_path = bids_path_of(fname)
-    if bids_path is not None:
-        entities = {k: getattr(bids_path, k) for k in ("subject", "session", "task", "run")}
-        eeg_json = bids_path.copy().update(extension=".json").fpath
-        if eeg_json.is_file():
-            entities["interrupted"] = json.loads(eeg_json.read_text()).get(INTERRUPTED_KEY)
-        return {k: v for k, v in entities.items() if v is not None}
-    path = fname.with_suffix(".json")
-    if fname.suffix.lower() != ".fif" or not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"Sidecar {path} is not valid JSON: {err}") from err
-
-
 def load_recording(
     fname: str | os.PathLike,
     classes: Mapping[str, str] | Sequence[str] | None = None,
@@ -650,7 +627,7 @@ def load_recording(
         raw.resample(resample, verbose=verbose)
     if classes is None:
         classes = sorted({d for d in raw.annotations.description if d.startswith("cue/")})
-    sidecar = _sidecar(path)
+    sidecar = read_sidecar(path)
     run = run if run is not None else sidecar.get("run", run_label(path))
     subject = subject if subject is not None else sidecar.get("subject", subject_label(path))
     try:
@@ -703,7 +680,7 @@ def load_recordings(
         raise ValueError("No recording files given.")
     subjects: dict[str, list[EpochSet]] = {}
     for f in files:
-        sidecar = _sidecar(Path(f))
+        sidecar = read_sidecar(Path(f))
         epochs = load_recording(
             f,
             run=sidecar.get("run") or run_label(f, files),
