@@ -274,9 +274,9 @@ def _grid_label(params: Mapping) -> str:
 
 def plot_cv_summary(
     folds: Mapping[str, Sequence[float]],
-    candidates: Sequence[Mapping],
-    candidate_scores: np.ndarray,
-    selected: int,
+    candidates: Sequence[Mapping] = (),
+    candidate_scores: np.ndarray | None = None,
+    selected: int | None = None,
     chance: float | None = None,
 ) -> Figure:
     """Cross-validation of a trained decoder: outer folds, and the final selection's grid.
@@ -286,35 +286,40 @@ def plot_cv_summary(
     folds : mapping
         Label (e.g. ``with universum``) → nested-CV accuracy of each outer fold.
     candidates : sequence of mapping
-        The grid points of the final selection (parameter → value).
+        The grid points of the final selection (parameter → value); none: no grid panel.
     candidate_scores : ndarray of shape (n_candidates, n_inner_folds)
         Inner-CV balanced accuracy of each grid point on each inner fold.
-    selected : int
-        Index of the selected grid point (marked with a star).
+    selected : int or None
+        Index of the selected grid point (starred).
     chance : float or None
         Chance level of both scores (1 / n_classes), drawn as a dashed line.
     """
-    candidate_scores = np.asarray(candidate_scores, dtype=float)
-    if candidate_scores.shape[0] != len(candidates):
-        raise ValueError(
-            f"{len(candidates)} grid points but candidate_scores has shape "
-            f"{candidate_scores.shape}."
-        )
-    fig, (left, right) = _panels(2, width=4.6, sharey=False)
+    fig, axes = _panels(2 if len(candidates) else 1, width=4.6, sharey=False)
+    left = axes[0]
     for label, scores in folds.items():
         left.plot(np.arange(1, len(scores) + 1), scores, marker="o", label=label)
+    left.set_xticks(np.arange(1, max(map(len, folds.values()), default=0) + 1))
     _chance_line(left, chance, "accuracy")
     left.set_xlabel("outer fold")
     left.set_ylabel("accuracy")
     left.set_title("nested cross-validation", fontsize=10)
     left.legend(fontsize="small")
+    if not len(candidates):
+        return fig
+    candidate_scores = np.asarray(candidate_scores, dtype=float)
+    if candidate_scores.ndim != 2 or candidate_scores.shape[0] != len(candidates):
+        raise ValueError(
+            f"{len(candidates)} grid points but candidate_scores has shape "
+            f"{candidate_scores.shape}."
+        )
+    right = axes[1]
     position = np.arange(len(candidates))
     mean = candidate_scores.mean(axis=1)
-    sd = candidate_scores.std(axis=1)
-    right.errorbar(position, mean, yerr=sd, marker="o", linestyle="none", capsize=3,
-                   label="mean ± sd over inner folds")  # fmt: skip
-    right.plot(position[selected], mean[selected], marker="*", markersize=14, color="C3",
-               linestyle="none", label="selected")  # fmt: skip
+    right.errorbar(position, mean, yerr=candidate_scores.std(axis=1), marker="o",
+                   linestyle="none", capsize=3, label="mean ± sd over inner folds")  # fmt: skip
+    if selected is not None:
+        right.plot(position[selected], mean[selected], marker="*", markersize=14, color="C3",
+                   linestyle="none", label="selected")  # fmt: skip
     _chance_line(right, chance, "balanced_accuracy")
     right.set_xticks(position, [_grid_label(c) for c in candidates], rotation=60, ha="right",
                      fontsize=7)  # fmt: skip

@@ -21,6 +21,7 @@ module                 holds
 """
 
 from ..training import UNIVERSUM_PARAMETERS, resolve_grid, select_and_fit
+from ..viz import plot_learning_curve, plot_paired, plot_scores
 from .backends import BACKENDS, evaluate
 from .jobs import (
     METRICS,
@@ -33,7 +34,6 @@ from .jobs import (
     with_universum,
 )
 from .protocols import THESIS_GRID, CrossGroup, LearningCurve, Split, WithinSession, derive_seed
-from ..viz import plot_learning_curve, plot_paired, plot_scores
 from .report import (
     COLUMNS,
     paired_comparisons,
