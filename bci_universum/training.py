@@ -23,7 +23,7 @@ from pathlib import Path
 
 import mne
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, ParameterGrid
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
@@ -110,8 +110,8 @@ def _final_step_search(estimator, param_grid):
 
 
 def select_and_fit(
-    estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1
-) -> tuple[BaseEstimator, dict]:
+    estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1, return_scores: bool = False
+) -> tuple:
     """Pick the grid point of best mean inner-CV balanced accuracy, refit it on ``X, y``.
 
     Same selection as :class:`~sklearn.model_selection.GridSearchCV` (first of tied best
@@ -132,6 +132,8 @@ def select_and_fit(
         Inner folds (universum-aware, e.g. :func:`inner_cv`).
     n_jobs : int
         Parallel jobs of the grid search when it cannot take the final-step shortcut.
+    return_scores : bool
+        Also return the grid points and their scores.
 
     Returns
     -------
@@ -139,9 +141,13 @@ def select_and_fit(
         Refitted on all of ``X, y`` with the selected parameters.
     best_params : dict
         Selected parameters (full parameter paths); empty without a grid.
+    scores : (list of dict, ndarray of shape (n_candidates, n_folds))
+        Only with ``return_scores``: the grid points and their inner-CV balanced accuracy on
+        each fold (no points without a grid).
     """
     if not param_grid:
-        return clone(estimator).fit(X, y), {}
+        model = clone(estimator).fit(X, y)
+        return (model, {}, ([], np.empty((0, 0)))) if return_scores else (model, {})
     parts = _final_step_search(estimator, param_grid)
     if parts is None:
         search = GridSearchCV(
@@ -149,7 +155,12 @@ def select_and_fit(
             n_jobs=n_jobs, error_score="raise",
         )  # fmt: skip
         search.fit(X, y)
-        return search.best_estimator_, dict(search.best_params_)
+        best = dict(search.best_params_)
+        if not return_scores:
+            return search.best_estimator_, best
+        results = search.cv_results_
+        folds = [results[f"split{k}_test_score"] for k in range(search.n_splits_)]
+        return search.best_estimator_, best, (list(results["params"]), np.column_stack(folds))
     builder, features, final, prefix = parts
     candidates = list(ParameterGrid(dict(param_grid)))
     scorer = universum_scorer(SELECTION_SCORING)
@@ -166,7 +177,8 @@ def select_and_fit(
             model = clone(final).set_params(**local).fit(F_fit, y_fit)
             scores[c, f] = scorer(model, F_valid, y[valid])
     best = candidates[int(np.argmax(scores.mean(axis=1)))]
-    return clone(estimator).set_params(**best).fit(X, y), best
+    model = clone(estimator).set_params(**best).fit(X, y)
+    return (model, best, (candidates, scores)) if return_scores else (model, best)
 
 
 @dataclass(frozen=True)
@@ -190,6 +202,9 @@ class TrainingResult:
         Labelled trials per class.
     n_universum : dict
         Universum trials per condition.
+    grid_scores : (list of dict, ndarray)
+        The final model's selection: grid points and their inner-CV balanced accuracy per fold
+        (:func:`select_and_fit` with ``return_scores``).
     """
 
     model_path: Path | None
@@ -200,6 +215,26 @@ class TrainingResult:
     fold_accuracies: dict
     n_trials: dict
     n_universum: dict
+    grid_scores: tuple = ([], np.empty((0, 0)))
+
+    def plot(self):
+        """The cross-validation summary (:func:`bci_universum.viz.plot_cv_summary`): nested-CV
+        accuracy per outer fold with and without the universum, and the inner-CV score of
+        every grid point of the final selection, the selected one starred.
+
+        Returns
+        -------
+        fig : matplotlib.figure.Figure
+        """
+        from .viz import chance_level, plot_cv_summary
+
+        labels = {"with_universum": "with universum", "without_universum": "without universum"}
+        folds = {labels[k]: v for k, v in self.fold_accuracies.items()}
+        candidates, scores = self.grid_scores
+        selected = self.metadata.params["selected"]
+        index = next((k for k, c in enumerate(candidates) if _jsonable(c) == selected), None)
+        chance = chance_level("accuracy", len(self.metadata.classes))
+        return plot_cv_summary(folds, candidates, scores, index, chance)
 
     def summary(self) -> str:
         """A short table of the cross-validated accuracies and the training data."""
@@ -473,7 +508,9 @@ def train(
                 base, grid_with, X, y, outer, folds, random_state, n_jobs, True
             )
         cv = inner_cv(y[keep], folds, random_state)
-        fitted, selected = select_and_fit(base, grid, X[keep], y[keep], cv, n_jobs)
+        fitted, selected, grid_scores = select_and_fit(
+            base, grid, X[keep], y[keep], cv, n_jobs, return_scores=True
+        )
 
     def _stats(key):
         folds_ = fold_accuracies.get(key)
@@ -518,4 +555,5 @@ def train(
         fold_accuracies=fold_accuracies,
         n_trials=n_trials,
         n_universum=n_universum,
+        grid_scores=grid_scores,
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ._bids_args import add_bids_arguments, bids_entities
 from ._stream_replay import MARKER_MAP_HELP
 
@@ -14,7 +16,9 @@ def add_parser(subparsers) -> None:
             "Cut the labelled (cue/<class>) and universum (universum/<name>) trials out of "
             "the recordings, band-passed with the online decoder's causal filter; choose the "
             "hyperparameters by universum-aware cross-validation; print the nested CV accuracy "
-            "with and without the universum (same folds); save the model and its JSON sidecar."
+            "with and without the universum (same folds); save the model, its JSON sidecar "
+            "and a plot of the cross-validation (<model>_cv.png: outer folds with and without "
+            "the universum, inner-CV score of every grid point)."
         ),
     )
     parser.add_argument(
@@ -68,6 +72,8 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from bci_universum.viz import save_figure
+
     from ..config import load_session_config
     from ..training import train_model
 
@@ -91,4 +97,7 @@ def run(args) -> int:
     for name, why in result.metadata.params["provenance"]["skipped"]:
         print(f"Skipped {name}: {why}")
     print(result.summary())
+    model = Path(args.output)
+    plot = save_figure(result.plot(), model.with_name(f"{model.stem}_cv.png"))
+    print(f"Cross-validation plot: {plot}")
     return 0

@@ -2,6 +2,7 @@
 
 import json
 
+import matplotlib.image
 import mne
 import numpy as np
 import pytest
@@ -77,6 +78,35 @@ def test_training_reports_both_accuracies_on_the_same_folds(trained):
     assert len(meta.recordings) == 2
 
 
+def test_cv_plot_draws_the_folds_and_the_grid_of_the_selection(trained):
+    left, right = trained.plot().axes
+    assert (left.get_xlabel(), left.get_ylabel()) == ("outer fold", "accuracy")
+    for line, key in zip(left.lines, ("without_universum", "with_universum"), strict=False):
+        assert line.get_label() == key.replace("_", " ")
+        np.testing.assert_array_equal(line.get_xdata(), [1, 2, 3, 4])
+        np.testing.assert_array_equal(line.get_ydata(), trained.fold_accuracies[key])
+    candidates, scores = trained.grid_scores
+    assert len(candidates) == 9  # C × C_universum of DEFAULT_GRID
+    assert right.get_ylabel() == "balanced accuracy (inner CV)"
+    ticks = [t.get_text() for t in right.get_xticklabels()]
+    assert (
+        ticks[0]
+        == f"C={candidates[0]['clf__C']:g}, C_universum={candidates[0]['clf__C_universum']:g}"
+    )
+    means, star, chance = (
+        next(ln for ln in right.lines if ln.get_label() == label)
+        for label in ("_nolegend_", "selected", "chance (50 %)")
+    )
+    np.testing.assert_allclose(means.get_ydata(), scores.mean(axis=1))
+    selected = candidates.index(trained.metadata.params["selected"])
+    assert star.get_xdata()[0] == selected and star.get_ydata()[0] == scores[selected].mean()
+    assert scores[selected].mean() == scores.mean(axis=1).max()
+    assert set(chance.get_ydata()) == {0.5}
+    assert {tuple(ln.get_ydata()) for ln in left.lines if "chance" in ln.get_label()} == {
+        (0.5, 0.5)
+    }
+
+
 def test_saved_model_round_trips_and_matches_the_data(trained, session):
     _, raw = session
     pipeline, meta = load_model(trained.model_path)
@@ -124,6 +154,9 @@ def test_csp_pipeline_through_the_cli(session, tmp_path, capsys):
     assert main([*argv, "--pipeline", "csp_usvm", "--folds", "3"]) == 0
     out = capsys.readouterr().out
     assert "Pipeline csp_usvm" in out and "with universum" in out and str(output) in out
+    plot = tmp_path / "csp_cv.png"  # beside the model
+    assert f"Cross-validation plot: {plot}" in out
+    assert matplotlib.image.imread(plot).shape[:2] == (360, 920)  # two panels
     _, meta = load_model(output)
     assert meta.pipeline == "csp_usvm" and meta.cv["n_splits"] == 3
     # the model exists now: refused before any training
