@@ -174,11 +174,10 @@ def _check_online_plots(online, table, speed):
     (ax,) = figures["decisions"].axes
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("time from cue onset (s)", "decision value")
     feedback = [t for t in online["trials"] if "feedback" in t["onsets"]]
-    classes = list(dict.fromkeys(t["condition"] for t in feedback))  # drawn in this order
     trial_lines = [ln for ln in ax.lines if ln.get_alpha() == 0.25]
     assert len(trial_lines) == len(feedback) == 8
     valid = table[table["valid"] == 1]
-    in_order = sorted(feedback, key=lambda t: classes.index(t["condition"]))
+    in_order = sorted(feedback, key=lambda t: t["condition"])  # by class, then trial order
     for line, trial in zip(trial_lines, in_order, strict=True):
         cue = trial["onsets"]["cue"]
         mine = valid[(valid["lsl_time"] >= cue) & (valid["lsl_time"] <= trial["end"])]
