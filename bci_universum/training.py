@@ -30,6 +30,8 @@ from threadpoolctl import threadpool_limits
 
 from ._universum import UNIVERSUM_STR
 from .datasets import epochs_from_raw, read_recording
+from .datasets.epochs import recording_name
+from .markers import apply_marker_map, resolve_marker_map
 from .model_io import ModelMetadata, check_model_path, for_channels, load_model, save_model
 from .model_selection import UniversumStratifiedKFold, universum_scorer
 from .online import FILTER_ORDER, filter_raw
@@ -283,29 +285,51 @@ def _jsonable(values: Mapping) -> dict:
     return json.loads(json.dumps(dict(values), default=str))
 
 
-def _recording_name(recording) -> str:
-    if isinstance(recording, mne.io.BaseRaw):
-        names = [f for f in recording.filenames if f]
-        return str(names[0]) if names else repr(recording)
-    return str(recording)
+def _read_filtered(recordings, marker_map, band, verbose) -> list[mne.io.BaseRaw]:
+    """Read every recording, map its markers, check one sampling rate, filter causally.
+
+    The rates are compared before any filtering, so that a recording at another rate is named
+    as such (not through the band's Nyquist check); filter errors name their recording too.
+    """
+    raws = [apply_marker_map(read_recording(r, verbose=verbose), marker_map) for r in recordings]
+    names = [recording_name(r) for r in recordings]
+    sfreq = raws[0].info["sfreq"]
+    for name, raw in zip(names, raws, strict=True):
+        if raw.info["sfreq"] != sfreq:
+            raise ValueError(
+                f"{name} is sampled at {raw.info['sfreq']:g} Hz, {names[0]} at {sfreq:g} Hz: "
+                "train on recordings of one sampling rate (resample them first)."
+            )
+    filtered = []
+    for name, raw in zip(names, raws, strict=True):
+        try:
+            filtered.append(filter_raw(raw, band, verbose=verbose))
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from err
+    return filtered
 
 
-def _load_trials(recordings, classes, universum, band, window, verbose):
+def _load_trials(recordings, classes, universum, band, window, marker_map, verbose):
     """Causally filtered trials of ``window`` (classes' and present universum conditions').
 
     Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`) and the
     universum trials per condition name.
     """
     class_markers = [f"cue/{c}" for c in classes]
-    raws = [
-        filter_raw(read_recording(r, verbose=verbose), band, verbose=verbose) for r in recordings
-    ]
+    raws = _read_filtered(recordings, marker_map, band, verbose)
     present = {d for raw in raws for d in raw.annotations.description}
     absent = [m for m in class_markers if m not in present]
     if absent:
+        hint = ""
+        if any(d.startswith("StimulusCode/") for d in present):
+            hint = (
+                " A BCI2000 file's events are StimulusCode/<n>: give a marker map, e.g. "
+                "'StimulusCode/1=cue/left,StimulusCode/2=cue/right'."
+            )
         raise ValueError(
             f"No labelled trials of {absent} in the recordings "
-            f"{[_recording_name(r) for r in recordings]}; markers found: {sorted(present)}."
+            f"{[recording_name(r) for r in recordings]}; markers found: {sorted(present)}."
+            + hint
         )
     universum_markers = [f"universum/{u}" for u in universum if f"universum/{u}" in present]
     # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
@@ -381,6 +405,7 @@ def train(
     output=None,
     overwrite: bool = False,
     provenance: Mapping | None = None,
+    marker_map=None,
     verbose=None,
 ) -> TrainingResult:
     """Fit and evaluate a registry pipeline on recordings; save it with its metadata.
@@ -422,6 +447,12 @@ def train(
     provenance : mapping or None
         What to record about the recordings beyond their names (e.g. task and run of each),
         stored in the metadata's ``params["provenance"]``.
+    marker_map : str | mapping | None
+        Renames the recordings' annotations into ``cue/<class>`` and ``universum/<name>``
+        markers before the trials are cut (:func:`~bci_universum.markers.resolve_marker_map`:
+        a preset, a ``.json`` file, ``"A=B,..."`` pairs or a mapping), e.g.
+        ``"StimulusCode/1=cue/left,StimulusCode/2=cue/right"`` for a BCI2000 ``.dat`` file.
+        Recorded in the metadata's ``params["marker_map"]``.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -439,6 +470,7 @@ def train(
         )
     if not isinstance(n_splits, int) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}.")
+    marker_map = resolve_marker_map(marker_map)
     if output is not None:
         output = check_model_path(output, overwrite=overwrite)
     if isinstance(recordings, str | Path | mne.io.BaseRaw):
@@ -446,7 +478,7 @@ def train(
     if not recordings:
         raise ValueError("No recordings given.")
     X, y, epochs, n_universum = _load_trials(
-        recordings, classes, universum, p["band"], p["window"], verbose
+        recordings, classes, universum, p["band"], p["window"], marker_map, verbose
     )
     n_trials = {c: int(np.sum(y == c)) for c in classes}
     base = make_pipeline(pipeline, sfreq=epochs.info["sfreq"], **p)
@@ -502,6 +534,7 @@ def train(
             "grid": _jsonable(grid),
             "prior": prior_info,
             "provenance": _jsonable(provenance or {}),
+            "marker_map": marker_map,
         },
         filter_order=FILTER_ORDER,
         cv={
@@ -511,7 +544,7 @@ def train(
             "without_universum": _stats("without_universum"),
         },
         n_trials={**n_trials, **{f"universum/{k}": v for k, v in n_universum.items()}},
-        recordings=[_recording_name(r) for r in recordings],
+        recordings=[recording_name(r) for r in recordings],
     )
     if output is not None:
         save_model(output, fitted, metadata, overwrite=overwrite)

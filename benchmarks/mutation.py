@@ -28,7 +28,9 @@ Writes ``benchmarks/results/mutation.md``.
 from __future__ import annotations
 
 import argparse
+import ast
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -48,7 +50,9 @@ WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
 EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
-COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "pyproject.toml")
+COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "benchmarks", "pyproject.toml")
+# the pytest plugin that runs the tests most likely to kill a mutant first
+ORDER_PLUGIN = "benchmarks.mutation_order"
 
 
 def load_settings() -> dict:
@@ -65,18 +69,22 @@ def _toml_value(value) -> str:
     return repr(value)
 
 
-def write_config(name: str, shard: dict, settings: dict) -> Path:
-    """cosmic-ray's own configuration file for one shard."""
+def test_command(shard: dict) -> list[str]:
+    """The shard's test command: its tests only, stopping at the first failure."""
     # plugins the suite does not use cost seconds of start-up per mutant
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
-    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark"]
-    command += shard["tests"] + shard.get("pytest-args", [])
+    command = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "-p", "no:cacheprovider"]
+    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", ORDER_PLUGIN]
+    return command + shard["tests"] + shard.get("pytest-args", [])
+
+
+def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path:
+    """cosmic-ray's own configuration file for one shard."""
     lines = [
         "[cosmic-ray]",
         f"module-path = {_toml_value(shard['module'])}",
-        f"timeout = {_toml_value(float(shard.get('timeout', settings['timeout'])))}",
+        f"timeout = {_toml_value(float(timeout))}",
         "excluded-modules = []",
-        f"test-command = {_toml_value(' '.join(command))}",
+        f"test-command = {_toml_value(' '.join(test_command(shard)))}",
         "",
         "[cosmic-ray.distributor]",
         'name = "local"',
@@ -89,8 +97,16 @@ def write_config(name: str, shard: dict, settings: dict) -> Path:
     return path
 
 
-def _digest(paths) -> str:
-    h = hashlib.sha256()
+def shard_env(name: str, shard: dict) -> dict:
+    """The environment of the shard's test processes."""
+    env = dict(os.environ, BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"))
+    if shard.get("disable-jit", False):
+        env["NUMBA_DISABLE_JIT"] = "1"
+    return env
+
+
+def _digest(paths, *extra) -> str:
+    h = hashlib.sha256(repr(extra).encode())
     for path in paths:
         for file in (
             sorted(Path(ROOT, path).rglob("*.py"))
@@ -128,24 +144,94 @@ def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
         return -1
 
 
-def prepare(name: str, shard: dict, settings: dict) -> tuple[Path, Path, bool]:
-    """Create the shard's session or keep it; say whether its tests changed since."""
-    config = write_config(name, shard, settings)
+def skip_inert(session: Path, module: str) -> int:
+    """Mark as skipped the mutants that can only change an error or log message.
+
+    A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
+    ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
+    decide whether to raise or warn stay mutated.
+    """
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import WorkerOutcome, WorkResult
+
+    spans = []
+    for node in ast.walk(ast.parse((TREE / module).read_text())):
+        func = node.func if isinstance(node, ast.Call) else None
+        if (
+            isinstance(node, ast.Raise)
+            or (isinstance(node, ast.FunctionDef) and node.name in ("__repr__", "__str__"))
+            or (isinstance(func, ast.Attribute) and func.attr == "warn")
+            or (
+                isinstance(func, ast.Attribute)
+                and isinstance(func.value, ast.Name)
+                and func.value.id in ("logger", "log", "logging")
+            )
+        ):
+            spans.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+    skipped = 0
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        for item in db.pending_work_items:
+            if all(
+                any(a <= tuple(m.start_pos) and tuple(m.end_pos) <= b for a, b in spans)
+                for m in item.mutations
+            ):
+                result = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
+                db.set_result(item.job_id, result)
+                skipped += 1
+    return skipped
+
+
+def baseline(name: str, shard: dict) -> float:
+    """Run the shard's tests on the unmutated tree, record their durations, return the time.
+
+    The module is touched first so that its numba kernels compile as they will for a mutant.
+    """
+    os.utime(TREE / shard["module"])
+    start = time.monotonic()
+    env = dict(shard_env(name, shard), BCI_MUTATION_RECORD="1")
+    code = _cosmic(*test_command(shard), env=env)
+    if code != 0:
+        raise SystemExit(f"{name}: the tests fail on the unmutated code (exit code {code}).")
+    return time.monotonic() - start
+
+
+def prepare(
+    name: str, shard: dict, settings: dict, measure: bool = True
+) -> tuple[Path, Path, bool]:
+    """Create the shard's session or keep it; say whether its tests changed since.
+
+    Unless ``measure`` is false, the per-mutant timeout is ``timeout-factor`` times the baseline
+    run of the tests, measured again whenever they change (at least ``min-timeout`` seconds).
+    """
     session = WORK / f"{name}.sqlite"
-    stamps = WORK / f"{name}.stamps"
-    module = _digest([shard["module"], "pyproject.toml"])
-    tests = _digest(shard["tests"])
-    old = stamps.read_text().split() if stamps.exists() else []
+    stamps = WORK / f"{name}.json"
+    module = _digest([shard["module"]], settings["exclude-operators"])
+    tests = _digest(shard["tests"], test_command(shard)[1:], shard.get("disable-jit", False))
+    old = json.loads(stamps.read_text()) if stamps.exists() else {}
     changed = False
-    if not session.exists() or not old or old[0] != module:
+    if not session.exists() or old.get("module") != module:
         session.unlink(missing_ok=True)
+        config = write_config(name, shard, settings, settings["min-timeout"])
         _cosmic("cosmic-ray", "init", str(config), str(session))
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
+        skip_inert(session, shard["module"])
+        old = {}
     else:
-        changed = old[1] != tests or (len(old) > 2 and old[2] == "retest")
+        changed = old.get("tests", tests) != tests or old.get("retest", False)
+    if not measure:
+        stamps.write_text(json.dumps(dict(old, module=module)))
+        return WORK / f"{name}.toml", session, changed
+    seconds = old.get("baseline") if old.get("tests") == tests else None
+    if seconds is None:
+        print(f"{name}: baseline run of its tests", flush=True)
+        seconds = baseline(name, shard)
+    timeout = max(settings["min-timeout"], settings["timeout-factor"] * seconds)
+    config = write_config(name, shard, settings, timeout)
     # "retest" until the survivors are tested again, should this run be stopped first
-    stamps.write_text(f"{module} {tests}{' retest' if changed else ''}\n")
+    stamps.write_text(
+        json.dumps({"module": module, "tests": tests, "retest": changed, "baseline": seconds})
+    )
     return config, session, changed
 
 
@@ -171,8 +257,8 @@ def retest_survivors(config: Path, session: Path, deadline: float) -> None:
                 db.set_result(item.job_id, result)
     finally:
         os.chdir(here)
-    stamps = session.with_suffix(".stamps")
-    stamps.write_text(stamps.read_text().replace(" retest", ""))
+    stamps = session.with_suffix(".json")
+    stamps.write_text(json.dumps(dict(json.loads(stamps.read_text()), retest=False)))
 
 
 def run(names: list[str], minutes: float) -> None:
@@ -189,13 +275,16 @@ def run(names: list[str], minutes: float) -> None:
             continue
         refresh_tree()
         config, session, changed = prepare(name, shards[name], settings)
-        env = dict(os.environ)
-        if shards[name].get("disable-jit", False):
-            env["NUMBA_DISABLE_JIT"] = "1"
+        env = shard_env(name, shards[name])
         if changed:
             print(f"{name}: its tests changed, testing the survivors again", flush=True)
+            saved = dict(os.environ)
             os.environ.update(env)
-            retest_survivors(config, session, deadline)
+            try:
+                retest_survivors(config, session, deadline)
+            finally:
+                os.environ.clear()
+                os.environ.update(saved)
             refresh_tree()
         left = deadline - time.monotonic()
         print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
@@ -307,7 +396,7 @@ def list_shards() -> None:
     settings = load_settings()
     refresh_tree()
     for name, shard in settings["shards"].items():
-        _, session, _ = prepare(name, shard, settings)
+        _, session, _ = prepare(name, shard, settings, measure=False)
         rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
         done = sum(r["test"] is not None for r in rows)
         print(f"{name:<16} {shard['module']:<44} {done}/{len(rows)} mutants run", flush=True)
@@ -321,7 +410,14 @@ def main(argv=None) -> int:
         "--list", action="store_true", help="create the sessions, list the shards and stop"
     )
     parser.add_argument("--report", action="store_true", help="only rewrite the report")
+    parser.add_argument(
+        "--tree",
+        default="tree",
+        help="scratch tree under .mutation/ (runs of other shards in parallel need their own)",
+    )
     args = parser.parse_args(argv)
+    global TREE
+    TREE = WORK / args.tree
     WORK.mkdir(exist_ok=True)
     if args.list:
         list_shards()

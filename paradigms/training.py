@@ -135,6 +135,7 @@ def train_model(
     include_online: bool = False,
     include_interrupted: bool = False,
     bids: Mapping | None = None,
+    marker_map=None,
     verbose=None,
 ) -> TrainingResult:
     """Train the session's pipeline on its recordings (:func:`bci_universum.training.train`).
@@ -152,7 +153,8 @@ def train_model(
         Also train on online runs / interrupted runs (:func:`select_recordings`).
     bids : mapping or None
         Entities selecting the recordings of BIDS roots (:func:`select_recordings`).
-    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
+    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, \
+marker_map, verbose
         As :func:`bci_universum.training.train` takes them.
 
     Returns
@@ -183,5 +185,6 @@ def train_model(
         output=output,
         overwrite=overwrite,
         provenance={"runs": chosen.runs, "skipped": [list(s) for s in chosen.skipped]},
+        marker_map=marker_map,
         verbose=verbose,
     )

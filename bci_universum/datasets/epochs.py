@@ -115,8 +115,12 @@ def marker_event_id(
     return event_id, labels
 
 
-def _recording_name(raw: mne.io.BaseRaw) -> str:
-    return str(raw.filenames[0]) if raw.filenames and raw.filenames[0] else repr(raw)
+def recording_name(recording) -> str:
+    """How errors and metadata name a recording: its file, or the Raw's first file."""
+    if isinstance(recording, mne.io.BaseRaw):
+        names = [f for f in recording.filenames if f]
+        return str(names[0]) if names else repr(recording)
+    return str(recording)
 
 
 def epochs_from_raw(
@@ -191,7 +195,7 @@ def epochs_from_raw(
         if not finite.all():
             epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
         if parts:
-            _match_channels(parts[0], epochs, _recording_name(one))
+            _match_channels(parts[0], epochs, recording_name(one))
         parts.append(epochs)
     if len(parts) > 1:
         # MNE cannot concatenate epochs' annotations (it would drop them with a warning).

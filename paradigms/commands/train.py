@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._bids_args import add_bids_arguments, bids_entities
+from ._stream_replay import MARKER_MAP_HELP
 
 
 def add_parser(subparsers) -> None:
@@ -35,6 +36,12 @@ def add_parser(subparsers) -> None:
         "--pipeline",
         help="registry pipeline (e.g. ts_usvm, csp_usvm, ts_lr, csp_lda) overriding the session "
         "file's [pipeline] name",
+    )
+    parser.add_argument(
+        "--marker-map",
+        help="rename the recordings' events into cue/<class> and universum/<name> markers, "
+        "e.g. 'StimulusCode/1=cue/left,StimulusCode/2=cue/right' for a BCI2000 .dat file: "
+        + MARKER_MAP_HELP,
     )
     parser.add_argument(
         "--include-online",
@@ -84,6 +91,7 @@ def run(args) -> int:
         include_online=args.include_online,
         include_interrupted=args.include_interrupted,
         bids=bids_entities(args),
+        marker_map=args.marker_map,
         verbose="error",
     )
     for name, why in result.metadata.params["provenance"]["skipped"]:

@@ -313,3 +313,70 @@ def test_peers_train_and_decode_online(session, name):
     np.testing.assert_allclose(
         [d.value for d in decisions], result.pipeline.decision_function(windows), atol=1e-9
     )
+
+
+def _as_bci2000(raw, fname, codes):
+    """``raw``'s EEG as a BCI2000 ``.dat`` file (0.1 µV units), its cues as StimulusCode."""
+    from tests.bci_universum.datasets.writers import write_bci2000
+
+    eeg = raw.copy().pick("eeg")
+    counts = np.round(eeg.get_data().T * 1e7).astype(int)
+    code = np.zeros(raw.n_times, dtype=int)
+    for onset, description in zip(raw.annotations.onset, raw.annotations.description, strict=True):
+        if description in codes:
+            start = raw.time_as_index(onset)[0]
+            code[start : start + int(SFREQ)] = codes[description]
+    n = len(eeg.ch_names)
+    return write_bci2000(fname, counts, code, SFREQ, eeg.ch_names, gains=["0.1muV"] * n)
+
+
+def test_bci2000_dat_trains_with_a_stimulus_code_map(session, tmp_path, capsys):
+    _, raw = session
+    dat = _as_bci2000(raw, tmp_path / "S01R01.dat", {"cue/left": 1, "cue/right": 2})
+    output = tmp_path / "bci2000.joblib"
+    argv = ["train", str(dat), "-o", str(output), "--pipeline", "csp_lda", "--folds", "3"]
+    # without a map the StimulusCode events are not cues: refused, with the way out named
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "No labelled trials of ['cue/left', 'cue/right']" in err and "StimulusCode/1" in err
+    assert not output.exists()
+    mapping = "StimulusCode/1=cue/left,StimulusCode/2=cue/right"
+    assert main([*argv, "--marker-map", mapping]) == 0
+    assert "Pipeline csp_lda" in capsys.readouterr().out
+    _, meta = load_model(output)
+    assert meta.recordings == [str(dat)] and meta.n_trials == {"left": N_TRIALS, "right": N_TRIALS}
+    assert meta.params["marker_map"] == {
+        "StimulusCode/1": "cue/left",
+        "StimulusCode/2": "cue/right",
+    }
+    # the same trials as the FIF recording (to the 0.1 µV quantisation of the .dat file)
+    cues = [d for d in raw.annotations.description if d.startswith("cue/")]
+    X_dat, y_dat, _ = epochs_from_raw(
+        _read_mapped(dat, mapping), ["cue/left", "cue/right"], None, 0.5, 2.5, verbose="error"
+    )
+    X_fif, y_fif, _ = epochs_from_raw(raw, ["cue/left", "cue/right"], None, 0.5, 2.5)
+    assert list(y_dat) == list(y_fif) == [c.split("/")[1] for c in cues]
+    np.testing.assert_allclose(X_dat, X_fif[:, : X_dat.shape[1]], atol=0.051e-6, rtol=0)
+
+
+def _read_mapped(fname, mapping):
+    from bci_universum.datasets import read_recording
+    from bci_universum.markers import apply_marker_map
+
+    return apply_marker_map(read_recording(fname, verbose="error"), mapping)
+
+
+def test_recordings_at_other_rates_are_named_before_filtering(session, tmp_path):
+    _, raw = session
+    first = tmp_path / "a_raw.fif"
+    raw.save(first, verbose="error")
+    slow = tmp_path / "b_50Hz_raw.fif"
+    raw.copy().resample(50.0, verbose="error").save(slow, verbose="error")
+    # 50 Hz cannot hold the 8–30 Hz band either: the rate is what is reported, and where
+    with pytest.raises(
+        ValueError, match=r"b_50Hz_raw\.fif is sampled at 50 Hz, .*a_raw\.fif at 250"
+    ):
+        train_model([first, slow], verbose="error")
+    # alone, the slow file's band error names it too
+    with pytest.raises(ValueError, match=r"b_50Hz_raw\.fif: .*"):
+        train_model([slow], verbose="error")
