@@ -20,7 +20,7 @@ Modules
     The macaque M1 reaching recording.
 """
 
-from ._path import DATA_ENV, data_path
+from ._path import DATA_ENV, EXAMPLE_RECORDINGS, check_not_example, data_path
 from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
 from .bids import bids_recordings, write_bids
 from .eegmmidb import (
@@ -56,6 +56,7 @@ __all__ = [
     "EEGMMIDB_FOLDER",
     "EEGMMIDB_RUN_CLASSES",
     "EEGMMIDB_UNIVERSA",
+    "EXAMPLE_RECORDINGS",
     "M1_BIN_WIDTH",
     "M1_FILE",
     "UNIT_SCALES",
@@ -64,6 +65,7 @@ __all__ = [
     "EpochSet",
     "M1Windows",
     "bids_recordings",
+    "check_not_example",
     "data_path",
     "epochs_from_raw",
     "epochset_from_raw",
