@@ -1,38 +1,23 @@
 """LSL acquisition for bci_universum: configuration, receivers, markers, replay, recording.
 
-Never imports Qt. Depends on :mod:`bci_universum` only. The names below load their module on
-first use (PEP 562), so that ``acquisition.lsl_config`` stays cheap to import (the command
-line's ``--help`` reads the default LSL mode from it).
+Never imports Qt. Depends on :mod:`bci_universum` only.
 """
 
-from importlib import import_module
+import lazy_loader as _lazy
 
-_HOMES = {
-    "DecisionOutlet": "decisions",
-    "local_clock": "decisions",
-    "configure_lsl": "lsl_config",
-    "Marker": "markers",
-    "MarkerOutlet": "markers",
-    "MarkerReceiver": "markers",
-    "Player": "player",
-    "StreamReceiver": "receiver",
-    "StreamSilenceError": "receiver",
-    "Recorder": "recorder",
-    "recover": "recorder",
-    "SimulatedSource": "simulator",
-    "SpikeCountSource": "spike_source",
-    "list_streams": "streams",
-    "resolve_stream": "streams",
-}
-
-__all__ = sorted(_HOMES)
-
-
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_HOMES[name]}", __name__), name)
-
-
-def __dir__() -> list[str]:
-    return __all__
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "decisions": ["DecisionOutlet", "local_clock"],
+        "lsl_config": ["configure_lsl"],
+        "markers": ["Marker", "MarkerOutlet", "MarkerReceiver"],
+        "player": ["Player"],
+        "receiver": ["StreamReceiver", "StreamSilenceError"],
+        "recorder": ["Recorder", "recover"],
+        "simulator": ["SimulatedSource"],
+        "spike_source": ["SpikeCountSource"],
+        "streams": ["list_streams", "resolve_stream"],
+    },
+)

@@ -309,44 +309,27 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         if solver == "auto":
             linear = self.kernel == "linear"
             solver = linear_solver(dual.y.size, dual.points.shape[1]) if linear else "smo"
+        problem = (dual.y, dual.p, dual.upper, dual.points)
+        common = {
+            "index": dual.index,
+            "equality": self.fit_intercept,
+            "tol": self.tol,
+            "shrinking": self.shrinking,
+        }
         if solver == "ipm":
-            result = ipm_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
-                equality=self.fit_intercept,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                shrinking=self.shrinking,
-            )
+            result = ipm_solve(*problem, max_iter=self.max_iter, **common)
         elif solver == "dcd":
+            max_iter = 1000 if self.max_iter < 0 else self.max_iter
             result = dcd_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
-                equality=self.fit_intercept,
-                tol=self.tol,
-                max_iter=1000 if self.max_iter < 0 else self.max_iter,
-                shrinking=self.shrinking,
-                random_state=self.random_state,
+                *problem, max_iter=max_iter, random_state=self.random_state, **common
             )
         else:
             result = smo_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
+                *problem,
                 kernel=self.kernel,
-                equality=self.fit_intercept,
-                tol=self.tol,
                 max_iter=self.max_iter,
                 cache_size=self.cache_size,
-                shrinking=self.shrinking,
+                **common,
                 **self._kernel_args(),
             )
         m, q = dual.n_labelled, dual.n_universum

@@ -38,7 +38,7 @@ def load_bci4als(
     universum: bool = True,
     tmin: float = -0.5,
     tmax: float = 5.0,
-    l_freq: float | None = 1.0,
+    highpass: float | None = 1.0,
     resample: float | None = 125.0,
     band: tuple | None = None,
     verbose=None,
@@ -57,8 +57,10 @@ def load_bci4als(
         Keep the idle trials as universum (kind ``"idle"``).
     tmin, tmax : float
         Trial window relative to each class marker (s); the imagery period is 0–5 s.
-    l_freq : float or None
-        High-pass of each continuous run (Hz), against the stream's DC offset.
+    highpass : float or None
+        Zero-phase high-pass of each continuous run (Hz), against the stream's DC offset (see
+        :func:`~bci_universum.datasets.load_recording`); ``None`` keeps the offset (e.g. when
+        ``band`` has a low edge: the causal band-pass then removes it as online).
     resample : float or None
         Common rate (Hz) for the runs, whose effective rates differ slightly.
     band : (float | None, float | None) or None
@@ -93,7 +95,7 @@ def load_bci4als(
         tmin=tmin,
         tmax=tmax,
         ch_names=list(channels) if channels else None,
-        l_freq=l_freq,
+        highpass=highpass,
         resample=resample,
         band=band,
         dataset="bci4als",

@@ -75,8 +75,8 @@ _WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "marke
 
 def run_replay(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import resolve_marker_map
     from acquisition.player import Player
+    from bci_universum.markers import resolve_marker_map
 
     args.file = resolve_one(args.file, args)
     marker_map = resolve_marker_map(args.marker_map)

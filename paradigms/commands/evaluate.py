@@ -17,8 +17,10 @@ def add_parser(subparsers) -> None:
             "Evaluate the pipelines and universa of an evaluation file (TOML, see "
             "paradigms/configs/) on its data sets under its protocols. Everything is checked "
             "before the first fit. Writes <protocol>.csv (tidy results), <protocol>.md "
-            "(thesis-style table with paired tests) and plots into the output folder; finished "
-            "jobs are cached there, so an interrupted run resumes."
+            "(thesis-style table with paired tests) and plots into the output folder: scores "
+            "with the chance level, paired plots of the best universum variant against its "
+            "baseline and the peer, learning curves. Finished jobs are cached there, so an "
+            "interrupted run resumes."
         ),
     )
     parser.add_argument("config", type=file_of_kind("evaluation"), help="evaluation file (TOML)")
@@ -82,6 +84,7 @@ def run(args) -> int:
         epochs = next(iter(variants.values()))
         print(f"{epochs} causally filtered with band(s) {', '.join(map(str, variants))} Hz")
     config.output.mkdir(parents=True, exist_ok=True)
+    n_classes = len(config.classes or next(iter(data[0].values())).classes)
     stems: list[str] = []
     for settings, protocol in protocols:
         stem = settings.name if settings.name not in stems else f"{settings.name}-{len(stems)}"
@@ -101,7 +104,9 @@ def run(args) -> int:
                 progress=not args.no_progress,
                 classes=config.classes,
             )
-        paths = write_report(rows, config.output, metric=config.metric, stem=stem)
+        paths = write_report(
+            rows, config.output, metric=config.metric, stem=stem, n_classes=n_classes
+        )
         print(f"\n## {stem}\n")
         print(paths["markdown"].read_text())
         print("written: " + ", ".join(str(p) for p in paths.values()))

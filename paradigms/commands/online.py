@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..feedback import plot_online_run
 from ._files import file_of_kind
 from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
 
@@ -14,7 +15,8 @@ def add_parser(subparsers) -> None:
             "Run online feedback with a model from 'bci-universum train': [online] rest_trials "
             "rest trials, then trials_per_class cued feedback trials per class. Decisions go "
             "out on the LSL stream 'decisions' and into the recording; prints the hit rate "
-            "and decision latencies."
+            "and decision latencies and plots the decision values per class and the confusion "
+            "matrix beside the decisions file."
         ),
     )
     parser.add_argument(
@@ -46,4 +48,6 @@ def run(args) -> int:
         results = session.online(args.model)
     print(describe_run(results))
     print(format_summary(results["summary"]))
+    for name, path in plot_online_run(results, config.paradigm.speed).items():
+        print(f"{name} plot: {path}")
     return 0

@@ -118,9 +118,10 @@ def run_list(args) -> int:
 
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import MarkerReceiver, resolve_marker_map
+    from acquisition.markers import MarkerReceiver
     from acquisition.receiver import StreamReceiver
     from acquisition.recorder import Recorder
+    from bci_universum.markers import resolve_marker_map
 
     if args.stream is None and args.source_id is None and args.stype is None:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")

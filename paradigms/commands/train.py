@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ..output import output_path
 from ._bids_args import add_bids_arguments, bids_entities
 from ._files import file_of_kind
+from ._stream_replay import MARKER_MAP_HELP
 from ._types import n_jobs
 
 
@@ -16,7 +19,9 @@ def add_parser(subparsers) -> None:
             "Cut the labelled (cue/<class>) and universum (universum/<name>) trials out of "
             "the recordings, band-passed with the online decoder's causal filter; choose the "
             "hyperparameters by universum-aware cross-validation; print the nested CV accuracy "
-            "with and without the universum (same folds); save the model and its JSON sidecar."
+            "with and without the universum (same folds); save the model, its JSON sidecar "
+            "and a plot of the cross-validation (<model>_cv.png: outer folds with and without "
+            "the universum, inner-CV score of every grid point)."
         ),
     )
     parser.add_argument(
@@ -44,6 +49,12 @@ def add_parser(subparsers) -> None:
         "--pipeline",
         help="registry pipeline (e.g. ts_usvm, csp_usvm, ts_lr, csp_lda) overriding the session "
         "file's [pipeline] name",
+    )
+    parser.add_argument(
+        "--marker-map",
+        help="rename the recordings' events into cue/<class> and universum/<name> markers, "
+        "e.g. 'StimulusCode/1=cue/left,StimulusCode/2=cue/right' for a BCI2000 .dat file: "
+        + MARKER_MAP_HELP,
     )
     parser.add_argument(
         "--include-online",
@@ -78,6 +89,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from bci_universum.pipelines import pipeline_params
+    from bci_universum.viz import save_figure
 
     from ..config import load_session_config
     from ..training import train_model
@@ -101,9 +113,13 @@ def run(args) -> int:
         include_online=args.include_online,
         include_interrupted=args.include_interrupted,
         bids=bids_entities(args),
+        marker_map=args.marker_map,
         verbose="error",
     )
     for name, why in result.metadata.params["provenance"]["skipped"]:
         print(f"Skipped {name}: {why}")
     print(result.summary())
+    model = Path(args.output)
+    plot = save_figure(result.plot(), model.with_name(f"{model.stem}_cv.png"))
+    print(f"Cross-validation plot: {plot}")
     return 0

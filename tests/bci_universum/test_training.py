@@ -29,11 +29,15 @@ def test_select_and_fit_matches_grid_search(universum):
     if universum == "centred":
         grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
-    model, best = select_and_fit(estimator, grid, X, y, cv)
-    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    model, best, (points, scores) = select_and_fit(estimator, grid, X, y, cv, return_scores=True)
+    scoring = universum_scorer("balanced_accuracy")
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=scoring)
     reference.fit(X, y)
     assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
     assert best == reference.best_params_
+    assert points == reference.cv_results_["params"]
+    splits = [reference.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    np.testing.assert_allclose(scores, np.column_stack(splits), rtol=1e-12)
     np.testing.assert_allclose(
         model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
     )

@@ -202,8 +202,8 @@ def _replay_and_record(fname, folder, marker_map):
 
 
 def _check_round_trip(fname, folder, marker_map):
-    from acquisition.markers import resolve_marker_map
     from bci_universum.datasets import read_recording
+    from bci_universum.markers import resolve_marker_map
     from tests.acquisition.test_player import check_recorded, expected_samples
 
     raw = read_recording(fname, verbose="error")
