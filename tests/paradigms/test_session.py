@@ -355,7 +355,7 @@ def _read_until(stream, pattern, timeout):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     config = fast_config(tmp_path)
-    argv = [sys.executable, "-m", "paradigms", "calibrate", "--source", "simulate"]
+    argv = [sys.executable, "-m", "paradigms", "calibrate", "--simulate"]
     argv += ["--sim-channels", "4", "--quality-seconds", "0", "--speed", "5"]
     for key in ("session.output", "stream.name", "stream.markers"):
         section, field = key.split(".")
