@@ -43,6 +43,26 @@ def test_select_and_fit_matches_grid_search(universum):
     )
 
 
+def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():
+    """A grid over a feature step goes through GridSearchCV: its split scores are returned."""
+    epochs = make_epochs(effect=0.25, seed=2)
+    grid = {"csp__n_components": [2, 4], "universumsvc__C": [0.1, 10.0]}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    _, best, (points, scores) = select_and_fit(
+        csp_usvm(epochs), grid, epochs.X, epochs.y, cv, return_scores=True
+    )
+    assert len(points) == 4 and scores.shape == (4, 3)
+    assert best == points[int(np.argmax(scores.mean(axis=1)))]
+    scorer = universum_scorer("balanced_accuracy")
+    alone = []
+    for fit, test in cv.split(epochs.X, epochs.y):  # an independent loop, point by point
+        fitted = [
+            csp_usvm(epochs).set_params(**p).fit(epochs.X[fit], epochs.y[fit]) for p in points
+        ]
+        alone.append([scorer(m, epochs.X[test], epochs.y[test]) for m in fitted])
+    np.testing.assert_allclose(scores, np.array(alone).T, rtol=1e-12)
+
+
 def test_grid_names_resolve_to_the_classifier_step():
     usvm = make_pipeline("ts_usvm", sfreq=100.0)
     assert resolve_grid(usvm, DEFAULT_GRID, has_universum=True) == {
