@@ -171,13 +171,15 @@ def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
     proc = subprocess.Popen(args, cwd=cwd or TREE, env=env, start_new_session=True)
     try:
         return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, SystemExit) as err:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if isinstance(err, SystemExit):
+            raise
         return -1
 
 
@@ -489,6 +491,8 @@ def main(argv=None) -> int:
         help="scratch tree under .mutation/ (runs of other shards in parallel need their own)",
     )
     args = parser.parse_args(argv)
+    # stopped with SIGTERM: unwind, so that the warm server and cosmic-ray's group are ended
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     global TREE
     TREE = WORK / args.tree
     WORK.mkdir(exist_ok=True)
