@@ -372,10 +372,16 @@ def _results(session: Path) -> list[dict]:
 
 
 def _equivalents() -> dict:
+    """``(module, operator, mutated line) -> reason`` (the mutated line, not its number, which
+    moves whenever the module above it changes)."""
     if not EQUIVALENT.exists():
         return {}
     entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
-    return {(e["module"], e["operator"], e["line"]): e["reason"] for e in entries}
+    return {(e["module"], e["operator"], e["mutated"]): e["reason"] for e in entries}
+
+
+def _key(row: dict) -> tuple[str, str, str]:
+    return row["module"], row["operator"], _diff_line(row["diff"])
 
 
 def _diff_line(diff: str | None) -> str:
@@ -407,7 +413,7 @@ def report() -> str:
         done = [r for r in rows if r["test"] is not None]
         killed = [r for r in done if r["test"] != "SURVIVED"]
         alive = [r for r in done if r["test"] == "SURVIVED"]
-        equiv = [r for r in alive if (r["module"], r["operator"], r["line"]) in equivalent]
+        equiv = [r for r in alive if _key(r) in equivalent]
         real = [r for r in alive if r not in equiv]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
@@ -419,9 +425,7 @@ def report() -> str:
             f"{len(real)} | {len(equiv)} | {rate} | {cost} |"
         )
         survivors += [(name, r) for r in real]
-        equivalents += [
-            (name, r, equivalent[r["module"], r["operator"], r["line"]]) for r in equiv
-        ]
+        equivalents += [(name, r, equivalent[_key(r)]) for r in equiv]
     lines = [
         "# Mutation testing of the core",
         "",
