@@ -272,6 +272,13 @@ def test_empirical_covariance_is_the_unbiased_uncentred_estimate(shape):
     np.testing.assert_allclose(epochs_covariance(X), expected, atol=1e-12)
 
 
+def test_one_component_is_the_first_filter(binary):
+    X, y, _ = binary
+    one = CSP(n_components=1).fit(X, y)
+    four = CSP(n_components=4).fit(X, y)
+    np.testing.assert_allclose(one.transform(X), four.transform(X)[:, :1])
+
+
 def test_shrinkage_bounds_are_accepted(binary):
     """Shrinkage 0 is the empirical CSP; 1 shrinks each class covariance to a multiple of the
     identity, so that every direction has the same eigenvalue."""
