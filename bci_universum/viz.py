@@ -353,7 +353,7 @@ def plot_decision_values(
     values : sequence of ndarray
         Per trial, the decision values.
     labels : sequence of str
-        Per trial, its class (the cued target).
+        Per trial, its class (the cued target); classes are drawn in sorted order.
     events : mapping or None
         Other onsets to mark (name → seconds from the cue, e.g. ``{"feedback": 0.5}``).
     """
@@ -368,7 +368,7 @@ def plot_decision_values(
         raise ValueError("no decisions to plot.")
     grid = _common_grid([t for t, _, _ in trials])
     fig, (ax,) = _panels(1, width=6.0, height=4.0)
-    for k, cls in enumerate(_ordered(c for _, _, c in trials)):
+    for k, cls in enumerate(sorted({c for _, _, c in trials})):  # same colours in every run
         colour = f"C{k}"
         own = [(t, v) for t, v, c in trials if c == cls]
         on_grid = np.full((len(own), grid.size), np.nan)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import hashlib
 import json
 import os
@@ -53,6 +54,7 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "benchmarks", "pyproject.toml")
 # the pytest plugin that runs the tests most likely to kill a mutant first
 ORDER_PLUGIN = "benchmarks.mutation_order"
+SERVER = "benchmarks/mutation_server.py"
 
 
 def load_settings() -> dict:
@@ -69,12 +71,40 @@ def _toml_value(value) -> str:
     return repr(value)
 
 
-def test_command(shard: dict) -> list[str]:
-    """The shard's test command: its tests only, stopping at the first failure."""
+def pytest_args(shard: dict) -> list[str]:
+    """The shard's pytest arguments: its tests only, stopping at the first failure."""
     # plugins the suite does not use cost seconds of start-up per mutant
-    command = [sys.executable, "-m", "pytest", "-x", "-q", "--no-header", "-p", "no:cacheprovider"]
-    command += ["-p", "no:hypothesispytest", "-p", "no:benchmark", "-p", ORDER_PLUGIN]
-    return command + shard["tests"] + shard.get("pytest-args", [])
+    args = ["-x", "-q", "--no-header", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"]
+    args += ["-p", "no:benchmark", "-p", ORDER_PLUGIN]
+    # the warm server has imported pytest's plugins before pytest could rewrite their asserts
+    args += ["-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    return args + shard["tests"] + shard.get("pytest-args", [])
+
+
+def test_command(shard: dict) -> list[str]:
+    """The command cosmic-ray runs per mutant: pytest in a child of the warm server."""
+    return [sys.executable, SERVER, str(WORK / f"{TREE.name}.sock"), "--", *pytest_args(shard)]
+
+
+@contextlib.contextmanager
+def warm_server(name: str, shard: dict):
+    """Run ``benchmarks/mutation_server.py`` in the tree for the shard's test commands."""
+    socket_path = WORK / f"{TREE.name}.sock"
+    server = subprocess.Popen(
+        [sys.executable, SERVER, str(socket_path)],
+        cwd=TREE,
+        env=shard_env(name, shard),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        if server.stdout.readline().strip() != "ready":
+            raise SystemExit(f"{name}: the warm test server did not start.")
+        yield
+    finally:
+        server.kill()
+        server.wait()
+        socket_path.unlink(missing_ok=True)
 
 
 def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path:
@@ -129,9 +159,9 @@ def refresh_tree() -> None:
             shutil.copy2(src, dst)
 
 
-def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
+def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
     """Run a cosmic-ray command in its own process group; kill the group at ``timeout``."""
-    proc = subprocess.Popen(args, cwd=cwd, env=env, start_new_session=True)
+    proc = subprocess.Popen(args, cwd=cwd or TREE, env=env, start_new_session=True)
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -145,17 +175,25 @@ def _cosmic(*args, cwd=TREE, timeout=None, env=None) -> int:
 
 
 def skip_inert(session: Path, module: str) -> int:
-    """Mark as skipped the mutants that can only change an error or log message.
+    """Mark as skipped the mutants that can only change a message or an annotation.
 
     A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
     ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
-    decide whether to raise or warn stay mutated.
+    decide whether to raise or warn stay mutated. Under ``from __future__ import annotations``
+    a type annotation is never evaluated at run time.
     """
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
 
-    spans = []
-    for node in ast.walk(ast.parse((TREE / module).read_text())):
+    tree = ast.parse((TREE / module).read_text())
+    lazy_annotations = any(
+        isinstance(node, ast.ImportFrom)
+        and node.module == "__future__"
+        and any(a.name == "annotations" for a in node.names)
+        for node in tree.body
+    )
+    nodes = []
+    for node in ast.walk(tree):
         func = node.func if isinstance(node, ast.Call) else None
         if (
             isinstance(node, ast.Raise)
@@ -167,10 +205,15 @@ def skip_inert(session: Path, module: str) -> int:
                 and func.value.id in ("logger", "log", "logging")
             )
         ):
-            spans.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+            nodes.append(node)
+        if lazy_annotations and isinstance(node, ast.arg | ast.AnnAssign) and node.annotation:
+            nodes.append(node.annotation)
+        if lazy_annotations and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            nodes += [node.returns] if node.returns else []
+    spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
     skipped = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
-        for item in db.pending_work_items:
+        for item in db.work_items:
             if all(
                 any(a <= tuple(m.start_pos) and tuple(m.end_pos) <= b for a, b in spans)
                 for m in item.mutations
@@ -206,7 +249,7 @@ def prepare(
     session = WORK / f"{name}.sqlite"
     stamps = WORK / f"{name}.json"
     module = _digest([shard["module"]], settings["exclude-operators"])
-    tests = _digest(shard["tests"], test_command(shard)[1:], shard.get("disable-jit", False))
+    tests = _digest(shard["tests"], pytest_args(shard), shard.get("disable-jit", False))
     old = json.loads(stamps.read_text()) if stamps.exists() else {}
     changed = False
     if not session.exists() or old.get("module") != module:
@@ -215,10 +258,10 @@ def prepare(
         _cosmic("cosmic-ray", "init", str(config), str(session))
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
-        skip_inert(session, shard["module"])
         old = {}
     else:
         changed = old.get("tests", tests) != tests or old.get("retest", False)
+    skip_inert(session, shard["module"])
     if not measure:
         stamps.write_text(json.dumps(dict(old, module=module)))
         return WORK / f"{name}.toml", session, changed
@@ -261,6 +304,35 @@ def retest_survivors(config: Path, session: Path, deadline: float) -> None:
     stamps.write_text(json.dumps(dict(json.loads(stamps.read_text()), retest=False)))
 
 
+def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
+    """Test the shard's survivors again if its tests changed, then its pending mutants."""
+    config, session, changed = prepare(name, shard, settings)
+    env = shard_env(name, shard)
+    if changed:
+        print(f"{name}: its tests changed, testing the survivors again", flush=True)
+        saved = dict(os.environ)
+        os.environ.update(env)
+        try:
+            retest_survivors(config, session, deadline)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+        refresh_tree()
+    left = deadline - time.monotonic()
+    print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
+    before, start = _count_run(session), time.monotonic()
+    _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+    stamps = session.with_suffix(".json")
+    stamp = json.loads(stamps.read_text())
+    stamp["seconds"] = stamp.get("seconds", 0.0) + time.monotonic() - start
+    stamp["mutants"] = stamp.get("mutants", 0) + _count_run(session) - before
+    stamps.write_text(json.dumps(stamp))
+
+
+def _count_run(session: Path) -> int:
+    return sum(r["test"] is not None for r in _results(session))
+
+
 def run(names: list[str], minutes: float) -> None:
     settings = load_settings()
     shards = settings["shards"]
@@ -274,21 +346,8 @@ def run(names: list[str], minutes: float) -> None:
             print(f"{name}: no time left, skipped")
             continue
         refresh_tree()
-        config, session, changed = prepare(name, shards[name], settings)
-        env = shard_env(name, shards[name])
-        if changed:
-            print(f"{name}: its tests changed, testing the survivors again", flush=True)
-            saved = dict(os.environ)
-            os.environ.update(env)
-            try:
-                retest_survivors(config, session, deadline)
-            finally:
-                os.environ.clear()
-                os.environ.update(saved)
-            refresh_tree()
-        left = deadline - time.monotonic()
-        print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
-        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+        with warm_server(name, shards[name]):
+            run_shard(name, shards[name], settings, deadline)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
 
@@ -325,14 +384,15 @@ def report() -> str:
     settings = load_settings()
     equivalent = _equivalents()
     table = [
-        "| shard | module | mutants | run | killed | survived | equivalent | kill rate |",
-        "|---|---|---|---|---|---|---|---|",
+        "| shard | module | mutants | run | killed | survived | equivalent | kill rate "
+        "| s / mutant |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     survivors, equivalents = [], []
     for name, shard in settings["shards"].items():
         session = WORK / f"{name}.sqlite"
         if not session.exists():
-            table.append(f"| {name} | `{shard['module']}` | not run | | | | | |")
+            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | |")
             continue
         rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
         done = [r for r in rows if r["test"] is not None]
@@ -342,9 +402,12 @@ def report() -> str:
         real = [r for r in alive if r not in equiv]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
+        stamps = WORK / f"{name}.json"
+        stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
+        cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
         table.append(
             f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "
-            f"{len(real)} | {len(equiv)} | {rate} |"
+            f"{len(real)} | {len(equiv)} | {rate} | {cost} |"
         )
         survivors += [(name, r) for r in real]
         equivalents += [
@@ -358,7 +421,10 @@ def report() -> str:
         "source, pending mutants in random order; `--report` rewrites this file). Shards, "
         "their tests and the operator set are in `pyproject.toml` (`[tool.cosmic-ray]`). "
         "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
-        "sample of its mutants.",
+        "sample of its mutants. *mutants* leaves out the skipped ones (message-only code, "
+        "`# pragma: no mutate`, excluded operators; docs/user_guide/testing.rst). "
+        "*s / mutant*: wall-clock seconds per mutant of this machine's runs (tests in forks of "
+        "a warm server, under the load of the machine at the time).",
         "",
         *table,
         "",

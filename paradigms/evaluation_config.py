@@ -91,6 +91,7 @@ from bci_universum.datasets import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
     bids_recordings,
+    check_not_example,
     data_path,
     load_bci4als,
     load_eegmmidb,
@@ -527,7 +528,9 @@ def _evaluation_config(
     raw_protocols = data.get("protocol", [{"name": "within-session"}])
     if isinstance(raw_protocols, dict):
         raw_protocols = [raw_protocols]
-    output_dir = Path(settings.get("output", "evaluation-results"))
+    output_dir = check_not_example(
+        settings.get("output", "evaluation-results"), "[evaluation] output"
+    )
     return EvaluationConfig(
         source=path,
         output=output_dir,

@@ -26,6 +26,7 @@ With ``C_universum = 0`` or without universum trials both are the plain models.
 
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -33,6 +34,7 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit
 from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covariance
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -150,6 +152,12 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter):
                 break
             t *= 0.5
         theta, f = candidate, f_new
+    warnings.warn(
+        f"Newton stopped after max_iter={max_iter} iterations without reaching tol={tol}; "
+        "increase max_iter or tol.",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
     return theta[:-1], theta[-1], max_iter
 
 
@@ -174,7 +182,8 @@ class UniversumLogisticRegression(_LinearDecision):
     tol : float, default=1e-8
         Newton stops when the gradient's largest entry is at most ``tol``.
     max_iter : int, default=100
-        Newton iterations (each is exact up to a line search; a handful suffice).
+        Newton iterations (each is exact up to a line search; a handful suffice). Reaching
+        it emits a :class:`~sklearn.exceptions.ConvergenceWarning`.
     universum_label : int, str or None, default=None
         Label of universum trials in ``y``.
 

@@ -27,7 +27,7 @@ import lazy_loader as _lazy
 __getattr__, __dir__, __all__ = _lazy.attach(
     __name__,
     submod_attrs={
-        "_path": ["DATA_ENV", "data_path"],
+        "_path": ["DATA_ENV", "EXAMPLE_RECORDINGS", "check_not_example", "data_path"],
         "bci4als": ["BCI4ALS_CHANNELS", "BCI4ALS_CLASSES", "BCI4ALS_UNIVERSUM", "load_bci4als"],
         "bids": ["bids_recordings", "read_sidecar", "write_bids"],
         "eegmmidb": [

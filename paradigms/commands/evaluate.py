@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import warnings
-from pathlib import Path
 
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1 and value != -1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or -1, got {text}")
-    return value
+from ..output import output_path
+from ._files import file_of_kind
+from ._types import n_jobs
 
 
 def add_parser(subparsers) -> None:
@@ -28,9 +23,9 @@ def add_parser(subparsers) -> None:
             "interrupted run resumes."
         ),
     )
-    parser.add_argument("config", type=Path, help="evaluation file (TOML)")
+    parser.add_argument("config", type=file_of_kind("evaluation"), help="evaluation file (TOML)")
     parser.add_argument(
-        "--n-jobs", type=_positive_int, help="parallel jobs, -1 for all cores (default: file)"
+        "--n-jobs", type=n_jobs, help="parallel jobs, -1 for all cores (default: file)"
     )
     parser.add_argument(
         "--backend",
@@ -42,7 +37,13 @@ def add_parser(subparsers) -> None:
         metavar="ADDRESS",
         help="Dask scheduler address (with --backend dask; default: a LocalCluster)",
     )
-    parser.add_argument("--output", type=Path, help="output folder (default: file)")
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=output_path,
+        metavar="DIR",
+        help="folder of the results and the job cache (default: [evaluation] output)",
+    )
     parser.add_argument(
         "--seed",
         type=int,

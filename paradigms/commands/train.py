@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..output import output_path
 from ._bids_args import add_bids_arguments, bids_entities
+from ._files import file_of_kind
 from ._stream_replay import MARKER_MAP_HELP
+from ._types import n_jobs
 
 
 def add_parser(subparsers) -> None:
@@ -25,12 +28,22 @@ def add_parser(subparsers) -> None:
         "recordings",
         nargs="+",
         metavar="SESSION_DIR_OR_FILE",
+        type=file_of_kind("recording"),
         help="recording files, session folders whose _raw.fif recordings are all used, or "
         "BIDS roots (their EEG recordings, selected with --subject/--session/--task/--run)",
     )
-    parser.add_argument("--config", help="session TOML file (classes, universum, [pipeline])")
     parser.add_argument(
-        "--output", "-o", required=True, help="model file to write, e.g. model.joblib"
+        "--config",
+        type=file_of_kind("session"),
+        help="session TOML file (classes, universum, [pipeline]; default: the built-in defaults)",
+    )
+    parser.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        type=output_path,
+        metavar="FILE",
+        help="model file to write, e.g. model.joblib (its sidecar .json beside it)",
     )
     parser.add_argument(
         "--pipeline",
@@ -61,22 +74,31 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--prior",
         metavar="MODEL",
+        type=file_of_kind("model"),
         help="a previous session's model to regularise toward (biased SVM; weight chosen by CV)",
     )
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default 0)")
-    parser.add_argument("--n-jobs", type=int, default=1, help="parallel jobs (default 1)")
+    parser.add_argument(
+        "--n-jobs", type=n_jobs, default=1, help="parallel jobs, -1 for all cores (default 1)"
+    )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing model")
     add_bids_arguments(parser)
     parser.set_defaults(func=run)
 
 
 def run(args) -> int:
+    from bci_universum.pipelines import pipeline_params
     from bci_universum.viz import save_figure
 
     from ..config import load_session_config
     from ..training import train_model
 
+    if args.pipeline is not None:
+        try:
+            pipeline_params(args.pipeline)
+        except ValueError as err:
+            raise ValueError(f"--pipeline: {err}") from err
     result = train_model(
         args.recordings,
         load_session_config(args.config),

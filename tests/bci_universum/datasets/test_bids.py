@@ -91,7 +91,7 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     ]
     # replay plays one recording: the options must single it out
     args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
-    with pytest.raises(SystemExit, match=r"3 recordings of .* match"):
+    with pytest.raises(ValueError, match=r"3 recordings of .* match"):
         resolve_one(str(bids_root), args)
     args.task = ["universum"]
     assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
