@@ -20,9 +20,10 @@ _RECORD = os.environ.get("BCI_MUTATION_RECORD") == "1"
 
 
 def _load() -> dict[str, list[float]]:
-    if _PATH and Path(_PATH).exists():
-        return json.loads(Path(_PATH).read_text())
-    return {}
+    try:
+        return json.loads(Path(_PATH).read_text()) if _PATH else {}
+    except (OSError, ValueError):  # none yet
+        return {}
 
 
 _stats = _load()
@@ -55,4 +56,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish() -> None:
     if _PATH and _changed:
-        Path(_PATH).write_text(json.dumps(_stats, indent=0, sort_keys=True))
+        # atomically: a test process stopped at its timeout must not leave half a file
+        partial = Path(f"{_PATH}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(_stats, indent=0, sort_keys=True))
+        os.replace(partial, _PATH)

@@ -27,7 +27,7 @@ import inspect
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -149,34 +149,18 @@ class _BiasedMixin:
             )
         return X, scores
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit the classifier with the prior's score as a margin offset.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Labelled and universum trials; with ``prior="last_column"`` the last column is the
-            prior's score ``f₀(x)``.
-        y : array-like of shape (n_samples,)
-            Two class labels; universum trials carry ``universum_label``.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials (same columns as ``X``).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        self._check_params()
+    def _check_params(self) -> None:
+        super()._check_params()
         self._check_prior_params()
-        X_lab, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+
+    def _fit(self, X, y, X_labelled, y_signed, X_universum) -> None:
+        """Fit ``g`` with the prior's score as a margin offset (``X`` holds the prior's score
+        as last column with ``prior="last_column"``)."""
         self._check_prior_data()
-        X_lab, f0_lab = self._split_prior(X_lab)
-        X_u, f0_u = self._split_prior(X_u)
+        X_lab, f0_lab = self._split_prior(X_labelled)
+        X_u, f0_u = self._split_prior(X_universum)
         problem = self._assemble(None, y, X_lab, y_signed, X_u)
         self._solve(self._shift(problem, np.concatenate([f0_lab, f0_u])))
-        return self
 
     def decision_function(self, X) -> np.ndarray:
         """Score ``f(x) = g(x) + b + λ·f₀(x)``; positive values mean ``classes_[1]``.

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._docs import fill_doc
 from ._path import data_path
 from .epochs import EpochSet, load_recordings
 
@@ -30,6 +31,7 @@ BCI4ALS_CHANNELS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+@fill_doc
 def load_bci4als(
     subject: str = "assaf",
     runs: Sequence[int] | None = None,
@@ -63,11 +65,8 @@ def load_bci4als(
         ``band`` has a low edge: the causal band-pass then removes it as online).
     resample : float or None
         Common rate (Hz) for the runs, whose effective rates differ slightly.
-    band : (float | None, float | None) or None
-        Causal band-pass of each run before epoching (see
-        :func:`~bci_universum.datasets.epochset_from_raw`).
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
+from ._docs import fill_doc
 from .bids import read_sidecar
 from .io import read_recording, run_label, subject_label
 
@@ -463,6 +464,7 @@ def _universum_kinds(universum, present) -> dict[str, str]:
     return {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
 
 
+@fill_doc
 def epochset_from_raw(
     raw: mne.io.BaseRaw,
     classes: Mapping[str, str] | Sequence[str],
@@ -497,11 +499,8 @@ def epochset_from_raw(
         Provenance written into the EpochSet.
     picks : str or list
         Channels, as :meth:`mne.io.Raw.pick` takes them.
-    band : (float | None, float | None) or None
-        Causal band-pass of the online decoder applied to the continuous recording before the
-        trials are cut (:func:`bci_universum.online.filter_raw`); recorded in ``info["band"]``.
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------
@@ -539,6 +538,7 @@ def epochset_from_raw(
     )
 
 
+@fill_doc
 def load_recording(
     fname: str | os.PathLike,
     classes: Mapping[str, str] | Sequence[str] | None = None,
@@ -592,10 +592,8 @@ def load_recording(
         Dataset name for result tables.
     picks : str or list
         Channels to keep, as :meth:`mne.io.Raw.pick` takes them.
-    band : (float | None, float | None) or None
-        Causal band-pass before epoching (see :func:`epochset_from_raw`).
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------

@@ -40,7 +40,8 @@ __all__ = [
 
 COLUMNS = (
     "dataset", "subject", "session", "pipeline", "universum", "protocol", "split",
-    "n_train", "n_test", "n_universum", "metric", "score", "fit_time", "params", "key",
+    "n_train", "n_test", "n_universum", "metric", "score", "fit_time", "n_cap_hits", "params",
+    "key",
 )  # fmt: skip
 
 _TEST_COLUMNS = (
@@ -58,7 +59,7 @@ def write_csv(rows: Iterable[dict], path: str | os.PathLike) -> Path:
     """Write result rows as a tidy CSV (columns :data:`COLUMNS`)."""
     path = Path(path)
     with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS, restval="", extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
     return path
@@ -71,6 +72,8 @@ def read_csv(path: str | os.PathLike) -> list[dict]:
     for row in rows:
         row.update({k: int(row[k]) for k in _INT})
         row.update({k: float(row[k]) for k in _FLOAT})
+        # Rows cached before the cap count was recorded have none.
+        row["n_cap_hits"] = int(row["n_cap_hits"]) if row.get("n_cap_hits") else None
     return rows
 
 

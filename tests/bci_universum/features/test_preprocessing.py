@@ -5,6 +5,7 @@ import pickle
 import mne
 import numpy as np
 import pytest
+import scipy.signal
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -36,6 +37,17 @@ def test_bandpass_keeps_pass_band_and_rejects_stop_band(method):
     assert abs(_amplitude(mid, sfreq, 15.0) - 1.0) < 0.05
     assert _amplitude(mid, sfreq, 2.0) < 0.05
     assert _amplitude(mid, sfreq, 60.0) < 0.01
+
+
+def test_iir_bandpass_is_a_forward_backward_4th_order_butterworth():
+    """The measured sine response is |H|² of scipy's 4th-order Butterworth design."""
+    sfreq, freqs = 160.0, [3.0, 5.0, 45.0]
+    X, _ = _sines(sfreq, 3200, freqs)
+    out = BandPass(sfreq, 7.0, 30.0, method="iir").fit_transform(X)
+    sos = scipy.signal.butter(4, [7.0, 30.0], btype="bandpass", fs=sfreq, output="sos")
+    _, h = scipy.signal.sosfreqz(sos, worN=freqs, fs=sfreq)
+    measured = [_amplitude(out[0, 0, 800:2400], sfreq, f) for f in freqs]
+    np.testing.assert_allclose(measured, np.abs(h) ** 2, rtol=0.02)
 
 
 def test_trial_preprocessing_thesis_defaults():
@@ -198,7 +210,11 @@ def test_channel_picker_selects_and_reorders():
         ChannelPicker([4]).fit(X)
     with pytest.raises(ValueError, match="out of range"):
         ChannelPicker([-1]).fit(X)
-    for picks in ([], [0.5]):
+    # the range is the channels' (axis 1), whatever the number of trials
+    with pytest.raises(ValueError, match="out of range"):
+        ChannelPicker([3]).fit(np.zeros((10, 3, 5)))
+    assert ChannelPicker([3]).fit_transform(np.zeros((2, 4, 5))).shape == (2, 1, 5)
+    for picks in ([], np.array([], dtype=int), [0.5]):
         with pytest.raises(ValueError, match="non-empty sequence of int"):
             ChannelPicker(picks).fit(X)
     with pytest.raises(ValueError, match="4 channels"):
