@@ -20,8 +20,8 @@ from pathlib import Path
 
 import mne
 
-from bci_universum.datasets.bids import bids_recordings, is_bids_root
-from bci_universum.datasets.epochs import _sidecar
+from bci_universum.datasets import bids_recordings, read_sidecar
+from bci_universum.datasets.bids import is_bids_root
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig
@@ -100,7 +100,7 @@ def select_recordings(
         raise FileNotFoundError(f"Recording(s) not found: {missing}.")
     used, runs, skipped = [], [], []
     for item in found:
-        sidecar = {} if isinstance(item, mne.io.BaseRaw) else _sidecar(item)
+        sidecar = {} if isinstance(item, mne.io.BaseRaw) else read_sidecar(item)
         task = sidecar.get("task")
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:
@@ -135,6 +135,7 @@ def train_model(
     include_online: bool = False,
     include_interrupted: bool = False,
     bids: Mapping | None = None,
+    marker_map=None,
     verbose=None,
 ) -> TrainingResult:
     """Train the session's pipeline on its recordings (:func:`bci_universum.training.train`).
@@ -152,7 +153,8 @@ def train_model(
         Also train on online runs / interrupted runs (:func:`select_recordings`).
     bids : mapping or None
         Entities selecting the recordings of BIDS roots (:func:`select_recordings`).
-    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
+    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, \
+marker_map, verbose
         As :func:`bci_universum.training.train` takes them.
 
     Returns
@@ -183,5 +185,6 @@ def train_model(
         output=output,
         overwrite=overwrite,
         provenance={"runs": chosen.runs, "skipped": [list(s) for s in chosen.skipped]},
+        marker_map=marker_map,
         verbose=verbose,
     )

@@ -55,6 +55,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 
@@ -404,10 +405,26 @@ def fit_job(job: Job, epochs, factory: Callable) -> tuple[BaseEstimator, dict]:
     return select_and_fit(estimator, job.param_grid, X[job.train], y[job.train], cv)
 
 
+def _fit_counting_caps(job: Job, epochs, factory: Callable) -> tuple:
+    """:func:`fit_job`, and how many solver fits in it (inner folds and refit) hit their
+    iteration cap: the solvers report it as a ``ConvergenceWarning``, counted here and
+    re-emitted."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        model, params = fit_job(job, epochs, factory)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return model, params, sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
 def run_job(job: Job, epochs, factory: Callable) -> list[dict]:
-    """Fit and score one job; returns its tidy result rows (one per metric)."""
+    """Fit and score one job; returns its tidy result rows (one per metric).
+
+    Besides the scores, a row records the fit time (selection and refit) and ``n_cap_hits``,
+    the solver fits of the job that stopped at their iteration cap.
+    """
     start = time.perf_counter()
-    model, params = fit_job(job, epochs, factory)
+    model, params, n_cap_hits = _fit_counting_caps(job, epochs, factory)
     params = {k.rsplit("__", 1)[-1]: v for k, v in sorted(params.items())}
     fit_time = time.perf_counter() - start
     y = np.asarray(epochs.y).astype(str).astype(object)
@@ -440,6 +457,7 @@ def run_job(job: Job, epochs, factory: Callable) -> list[dict]:
             "metric": m,
             "score": s,
             "fit_time": fit_time,
+            "n_cap_hits": n_cap_hits,
             "params": json.dumps(params, sort_keys=True),
             "key": job.key,
         }

@@ -3,7 +3,7 @@
 import mne
 import numpy as np
 import pytest
-from sklearn.model_selection import GridSearchCV
+from sklearn.model_selection import GridSearchCV, ParameterGrid
 
 from bci_universum.datasets import load_recordings
 from bci_universum.evaluation import CrossGroup, plan_jobs, with_universum
@@ -29,14 +29,38 @@ def test_select_and_fit_matches_grid_search(universum):
     if universum == "centred":
         grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
-    model, best = select_and_fit(estimator, grid, X, y, cv)
-    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    model, best, (points, scores) = select_and_fit(estimator, grid, X, y, cv, return_scores=True)
+    scoring = universum_scorer("balanced_accuracy")
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=scoring)
     reference.fit(X, y)
     assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
     assert best == reference.best_params_
+    assert points == reference.cv_results_["params"]
+    splits = [reference.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    np.testing.assert_allclose(scores, np.column_stack(splits), rtol=1e-12)
     np.testing.assert_allclose(
         model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
     )
+
+
+def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():
+    """A grid over a feature step goes through GridSearchCV: its split scores are returned."""
+    epochs = make_epochs(effect=0.25, seed=2)
+    grid = {"csp__n_components": [2, 4], "universumsvc__C": [0.1, 10.0]}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    _, best, (points, scores) = select_and_fit(
+        csp_usvm(epochs), grid, epochs.X, epochs.y, cv, return_scores=True
+    )
+    assert len(points) == 4 and scores.shape == (4, 3)
+    assert best == points[int(np.argmax(scores.mean(axis=1)))]
+    scorer = universum_scorer("balanced_accuracy")
+    alone = []
+    for fit, test in cv.split(epochs.X, epochs.y):  # an independent loop, point by point
+        fitted = [
+            csp_usvm(epochs).set_params(**p).fit(epochs.X[fit], epochs.y[fit]) for p in points
+        ]
+        alone.append([scorer(m, epochs.X[test], epochs.y[test]) for m in fitted])
+    np.testing.assert_allclose(scores, np.array(alone).T, rtol=1e-12)
 
 
 def test_grid_names_resolve_to_the_classifier_step():
@@ -148,3 +172,47 @@ def test_selection_never_prefers_a_constant_decision():
     assert sum(len(set(p)) == 1 for p in flat) >= 2
     # After: never a constant decision.
     assert all(len(set(p)) == 2 for p in fixed)
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_s001_constant_candidate_loses_selection_to_a_better_one(data_dir):
+    """The flat learning curve's mechanism on S001 folds (eegmmidb runs 4/8/12, 21
+    sensorimotor channels, rest as universum, csp_usvm as in the old configuration).
+
+    The 58.3 % of the old protocol no longer reproduces on this trunk, so the mechanism is
+    shown instead: a grid point with C = 1e-6 (w ≈ 0, the offset decides) gives one class to
+    every test trial of the folds whose training classes are unequal. Selection may return it
+    only when the non-constant candidate scores no better in inner cross-validation
+    (balanced accuracy: a constant decision scores chance)."""
+    from sklearn.base import clone
+
+    from bci_universum.datasets import load_eegmmidb
+    from bci_universum.evaluation import WithinSession
+
+    sensorimotor = [f"{row}{site}" for row in ("FC", "C", "CP") for site in "531z246"]
+    epochs = load_eegmmidb(1, path=data_dir, picks=sensorimotor, verbose="error")
+    estimator = pipeline_factory("csp_usvm", window=(1.0, 2.0))(epochs)
+    grid = {"clf__C": [1e-6, 1.0], "clf__C_universum": [1.0]}
+    X, y = epochs.X, np.asarray(epochs.y).astype(str).astype(object)
+    exercised = 0
+    for split in WithinSession(5, 4, grid, n_repeats=1).splits(epochs, ("left", "right"), 0):
+        train = np.sort(np.concatenate([split.train, split.universum]))
+        cv = UniversumStratifiedKFold(4, shuffle=True, random_state=0)
+        scorer = universum_scorer("balanced_accuracy")
+        inner = GridSearchCV(estimator, grid, cv=cv, scoring=scorer, refit=False)
+        inner = inner.fit(X[train], y[train]).cv_results_["mean_test_score"]
+        n_labels = [
+            np.unique(
+                clone(estimator).set_params(**p).fit(X[train], y[train]).predict(X[split.test])
+            ).size
+            for p in ParameterGrid(grid)
+        ]
+        assert n_labels[1] == 2
+        model, best = select_and_fit(estimator, grid, X[train], y[train], cv)
+        # C = 1e-6 gives a constant decision on the folds whose training classes are unequal.
+        if n_labels[0] == 1 and inner[1] > inner[0]:
+            exercised += 1
+            assert best["clf__C"] == 1.0
+            assert np.unique(model.predict(X[split.test])).size == 2
+    assert exercised >= 2

@@ -1,5 +1,7 @@
 """Universum-indifference LR and LDA against scikit-learn and a generic optimiser (scipy)."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy.optimize import minimize
@@ -142,3 +144,16 @@ def test_bad_parameters_named():
 @parametrize_with_checks([UniversumLogisticRegression(), UniversumLDA()])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_lr_reports_hitting_the_iteration_cap():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, Z = _problem(seed=4)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 "):
+        capped = UniversumLogisticRegression(max_iter=1).fit(*_with_universum(X, y, Z))
+    assert capped.n_iter_ == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        converged = UniversumLogisticRegression().fit(*_with_universum(X, y, Z))
+    assert 1 < converged.n_iter_ < 100

@@ -154,3 +154,24 @@ def test_each_pipeline_runs_on_the_epochs_of_its_band(data):
             "none",
             WithinSession(3, 3, GRID),
         )
+
+
+def test_rows_count_the_fits_that_hit_the_iteration_cap(data):
+    from bci_universum.classifiers import UniversumLogisticRegression
+    from bci_universum.features import TangentSpace
+
+    def ts_ulr(max_iter):
+        return lambda epochs: make_pipeline(
+            TangentSpace("oas"), UniversumLogisticRegression(max_iter=max_iter)
+        )
+
+    grid = {"C": (0.1, 1.0)}
+    with pytest.warns(Warning):
+        rows = evaluate(data[:1], {"capped": ts_ulr(1), "free": ts_ulr(100)}, ["U_C3"],
+                        WithinSession(2, 2, grid), progress=False)  # fmt: skip
+    hits = {r["pipeline"]: [] for r in rows}
+    for r in rows:
+        hits[r["pipeline"]].append(r["n_cap_hits"])
+    # Each job: 2 grid points x 2 inner folds + the refit, every one capped at 1 iteration.
+    assert hits["capped"] == [5] * len(hits["capped"])
+    assert hits["free"] == [0] * len(hits["free"])
