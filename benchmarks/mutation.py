@@ -47,6 +47,9 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
+
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
@@ -130,6 +133,10 @@ def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path
 def shard_env(name: str, shard: dict) -> dict:
     """The environment of the shard's test processes."""
     env = dict(os.environ, BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"))
+    # the scratch tree is not beside the data folder: point its tests at the checkout's
+    data = data_path()
+    if data is not None:
+        env.setdefault(DATA_ENV, str(data))
     if shard.get("disable-jit", False):
         env["NUMBA_DISABLE_JIT"] = "1"
     return env
@@ -164,13 +171,15 @@ def _cosmic(*args, cwd=None, timeout=None, env=None) -> int:
     proc = subprocess.Popen(args, cwd=cwd or TREE, env=env, start_new_session=True)
     try:
         return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
+    except (subprocess.TimeoutExpired, SystemExit) as err:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        if isinstance(err, SystemExit):
+            raise
         return -1
 
 
@@ -363,10 +372,16 @@ def _results(session: Path) -> list[dict]:
 
 
 def _equivalents() -> dict:
+    """``(module, operator, mutated line) -> reason`` (the mutated line, not its number, which
+    moves whenever the module above it changes)."""
     if not EQUIVALENT.exists():
         return {}
     entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
-    return {(e["module"], e["operator"], e["line"]): e["reason"] for e in entries}
+    return {(e["module"], e["operator"], e["mutated"]): e["reason"] for e in entries}
+
+
+def _key(row: dict) -> tuple[str, str, str]:
+    return row["module"], row["operator"], _diff_line(row["diff"])
 
 
 def _diff_line(diff: str | None) -> str:
@@ -398,7 +413,7 @@ def report() -> str:
         done = [r for r in rows if r["test"] is not None]
         killed = [r for r in done if r["test"] != "SURVIVED"]
         alive = [r for r in done if r["test"] == "SURVIVED"]
-        equiv = [r for r in alive if (r["module"], r["operator"], r["line"]) in equivalent]
+        equiv = [r for r in alive if _key(r) in equivalent]
         real = [r for r in alive if r not in equiv]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
@@ -410,9 +425,7 @@ def report() -> str:
             f"{len(real)} | {len(equiv)} | {rate} | {cost} |"
         )
         survivors += [(name, r) for r in real]
-        equivalents += [
-            (name, r, equivalent[r["module"], r["operator"], r["line"]]) for r in equiv
-        ]
+        equivalents += [(name, r, equivalent[_key(r)]) for r in equiv]
     lines = [
         "# Mutation testing of the core",
         "",
@@ -482,6 +495,8 @@ def main(argv=None) -> int:
         help="scratch tree under .mutation/ (runs of other shards in parallel need their own)",
     )
     args = parser.parse_args(argv)
+    # stopped with SIGTERM: unwind, so that the warm server and cosmic-ray's group are ended
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     global TREE
     TREE = WORK / args.tree
     WORK.mkdir(exist_ok=True)

@@ -40,12 +40,14 @@ def add_parser(subparsers) -> None:
         help="record a data stream and the marker stream to FIF (crash-safe)",
         description="Record an LSL data stream (chosen by --stream, --source-id and/or --type) "
         "and optionally a marker stream into <output>/<BIDS name>_raw.fif with a JSON sidecar. "
-        "Data reach the disk every 0.5 s at most; a killed recording is finalised by "
+        "Data reach the disk every 0.25 s; a killed recording is finalised by "
         "'bci-universum stream recover'. Never overwrites.",
     )
     p.add_argument("--stream", help="name of the data stream")
     p.add_argument("--source-id", help="source_id of the data stream")
-    p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
+    p.add_argument(
+        "--type", dest="stype", metavar="TYPE", help="type of the data stream (e.g. EEG)"
+    )
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
     p.add_argument(

@@ -53,8 +53,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--marker-map",
         help="rename the recordings' events into cue/<class> and universum/<name> markers, "
-        "e.g. 'StimulusCode/1=cue/left,StimulusCode/2=cue/right' for a BCI2000 .dat file: "
-        + MARKER_MAP_HELP,
+        "e.g. 'StimulusCode/1=cue/left,StimulusCode/2=cue/right' for a BCI2000 .dat file "
+        "(overrides the session file's [paradigm] marker_map): " + MARKER_MAP_HELP,
     )
     parser.add_argument(
         "--include-online",
