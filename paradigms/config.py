@@ -24,6 +24,8 @@ with an error naming the file and the key::
     universum_trials = 20
     universum_mode = "separate"
     speed = 1.0
+    # recordings of other tools: their events → cue/<class>, universum/<name> (train); "" drops
+    marker_map = { "StimulusCode/1" = "cue/left", "StimulusCode/2" = "cue/right" }
 
     [timeline]
     fixation = 2.0
@@ -52,6 +54,7 @@ from pathlib import Path
 
 from acquisition.lsl_config import DEFAULT_LSL_MODE, LSL_MODES
 from bci_universum.datasets import check_not_example
+from bci_universum.markers import resolve_marker_map
 from bci_universum.pipelines import pipeline_params
 
 from ._toml import check_table, dataclass_schema, naming, parse_value, read_toml
@@ -84,6 +87,7 @@ class ParadigmSection:
     universum_mode: str = "separate"
     speed: float = 1.0
     seed: int = 0
+    marker_map: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -144,6 +148,10 @@ class SessionConfig:
                 )
         if not p.speed > 0:
             raise ValueError(f"[paradigm] speed must be positive, got {p.speed}.")
+        try:
+            p.marker_map = resolve_marker_map({k: v or None for k, v in p.marker_map.items()})
+        except ValueError as err:
+            raise ValueError(f"[paradigm] {err}") from err
         if self.session.lsl_mode not in LSL_MODES:
             raise ValueError(
                 f"[session] lsl_mode must be one of {LSL_MODES}, got {self.session.lsl_mode!r}."

@@ -145,16 +145,17 @@ def train_model(
     recordings : sequence of path-like or mne.io.BaseRaw
         Recording files, session folders (their ``*_raw.fif``), BIDS roots or Raw objects.
     config : SessionConfig or None
-        Classes and universum conditions (``[paradigm]``), pipeline name, band and window
-        (``[pipeline]``). ``None``: the defaults.
+        Classes, universum conditions and marker map (``[paradigm]``), pipeline name, band and
+        window (``[pipeline]``). ``None``: the defaults.
     pipeline : str or None
         Registry name overriding ``[pipeline] name``.
     include_online, include_interrupted : bool
         Also train on online runs / interrupted runs (:func:`select_recordings`).
     bids : mapping or None
         Entities selecting the recordings of BIDS roots (:func:`select_recordings`).
-    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, \
-marker_map, verbose
+    marker_map : str | mapping | None
+        Overrides ``[paradigm] marker_map`` (see :func:`bci_universum.training.train`).
+    output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
         As :func:`bci_universum.training.train` takes them.
 
     Returns
@@ -164,6 +165,8 @@ marker_map, verbose
     """
     config = SessionConfig() if config is None else config
     name = config.pipeline.name if pipeline is None else pipeline
+    if marker_map is None:
+        marker_map = config.paradigm.marker_map or None
     chosen = select_recordings(
         recordings,
         include_online=include_online,

@@ -116,21 +116,23 @@ def _get_row(point, length, kc):
         _unlink(links, old)
         state[1] -= rows[old].shape[0]
         rows[old] = np.empty(0, dtype=row.dtype)
-    new = np.empty(length, dtype=row.dtype)
     if have > 0 and layout_of[point] != state[3]:
-        # carry the row over to the current order: its valid prefix there, cut to ``length``
+        # carry the row over to the current order: the prefix of it that the row covers
         old_pos = layouts[layout_of[point]]
         valid = 0
-        while valid < length and old_pos[order[valid]] < have:
-            new[valid] = row[old_pos[order[valid]]]
+        while valid < have and old_pos[order[valid]] < have:
             valid += 1
+        new = np.empty(max(valid, length), dtype=row.dtype)
+        for k in range(valid):
+            new[k] = row[old_pos[order[k]]]
         have = valid
     else:
+        new = np.empty(length, dtype=row.dtype)
         new[:have] = row
-    _fill(point, order[have:length], new[have:], kc)
+    _fill(point, order[have:length], new[have:length], kc)
     rows[point] = new
     layout_of[point] = state[3]
-    state[1] += length
+    state[1] += new.shape[0]
     _link_front(links, point)
     return new
 
@@ -451,7 +453,9 @@ def _relayout(index, n_active, kc):
 
     Done once they are at most ``_RELAYOUT`` of the current prefix (libsvm swaps the cache's
     columns on every shrink): a new order is recorded, and cached rows are carried over to it
-    (cut to the new prefix, so the cache then holds more, shorter rows) only when next used.
+    only when next used. Rows computed from then on cover the shorter prefix, so the cache
+    holds more of them; longer rows keep their entries (a full row of a free point is what
+    rebuilding the gradient needs).
     """
     order, pos, state, layouts = kc[5], kc[6], kc[7], kc[10]
     m_old = state[0]

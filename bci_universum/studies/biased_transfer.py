@@ -19,8 +19,11 @@ at random for training and the rest are the test set. Compared on the same draws
 * ``pooled``: features + SVC on the previous runs and the ``n`` new trials together (the
   obvious alternative to a prior: more data).
 
-Features are fitted on each model's own training trials: :class:`TangentSpace` (OAS
-covariances, Riemannian mean as reference) or :class:`CSP` (log-variance of 4 components).
+Every model is a registry pipeline (:mod:`bci_universum.pipelines`), its features fitted on
+its own training trials: ``ts_svm`` / ``csp_svm`` for the plain and pooled models and the prior,
+:func:`~bci_universum.pipelines.with_prior` of ``ts_usvm`` / ``csp_usvm`` for the biased ones
+(tangent space: OAS covariances, Riemannian mean as reference; CSP: log-variance of 4
+components, scaled on the labelled trials).
 Signals are band-passed 8–30 Hz, windows 0.5–2.5 s after the cue, all 64 channels. Run it with
 single-threaded BLAS (``threadpoolctl.threadpool_limits(1)``): multithreaded BLAS on these
 small matrices made the tangent-space fits a hundred times slower on a loaded machine.

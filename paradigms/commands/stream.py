@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
         description="Print name, type, channels, rate and source_id of every LSL stream that "
         "answers within --timeout.",
     )
-    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default 1)")
+    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default: 1)")
     add_lsl_mode(p)
     p.set_defaults(func=run_list)
 
@@ -40,12 +40,14 @@ def add_parser(subparsers) -> None:
         help="record a data stream and the marker stream to FIF (crash-safe)",
         description="Record an LSL data stream (chosen by --stream, --source-id and/or --type) "
         "and optionally a marker stream into <output>/<BIDS name>_raw.fif with a JSON sidecar. "
-        "Data reach the disk every 0.5 s at most; a killed recording is finalised by "
+        "Data reach the disk every 0.25 s; a killed recording is finalised by "
         "'bci-universum stream recover'. Never overwrites.",
     )
     p.add_argument("--stream", help="name of the data stream")
     p.add_argument("--source-id", help="source_id of the data stream")
-    p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
+    p.add_argument(
+        "--type", dest="stype", metavar="TYPE", help="type of the data stream (e.g. EEG)"
+    )
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
     p.add_argument(
@@ -61,10 +63,10 @@ def add_parser(subparsers) -> None:
         metavar="DIR",
         help="folder of the recording (created if needed)",
     )
-    p.add_argument("--subject", default="01", help="BIDS subject label (default 01)")
-    p.add_argument("--session", default="01", help="BIDS session label (default 01)")
-    p.add_argument("--task", default="calibration", help="BIDS task label (default calibration)")
-    p.add_argument("--run", default="01", help="BIDS run number (default 01)")
+    p.add_argument("--subject", default="01", help="BIDS subject label (default: 01)")
+    p.add_argument("--session", default="01", help="BIDS session label (default: 01)")
+    p.add_argument("--task", default="calibration", help="BIDS task label (default: calibration)")
+    p.add_argument("--run", default="01", help="BIDS run number (default: 01)")
     p.add_argument("--paradigm", help="paradigm name for the sidecar")
     p.add_argument(
         "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
@@ -76,7 +78,7 @@ def add_parser(subparsers) -> None:
         "--silence-timeout",
         type=float,
         default=5.0,
-        help="seconds without data before a silence is reported (default 5)",
+        help="seconds without data before a silence is reported (default: 5)",
     )
     p.add_argument(
         "--stop-on-silence",

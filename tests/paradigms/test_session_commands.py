@@ -19,6 +19,8 @@ from .session_helpers import fast_config
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
+        (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
+        (["record-universum", "--subject", "a_b"], r"\[session\] subject must be alphanumeric"),
     ],
 )
 def test_bad_settings_are_refused(argv, message, capsys):

@@ -341,14 +341,26 @@ def test_bci2000_dat_trains_with_a_stimulus_code_map(session, tmp_path, capsys):
     assert "No labelled trials of ['cue/left', 'cue/right']" in err and "StimulusCode/1" in err
     assert not output.exists()
     mapping = "StimulusCode/1=cue/left,StimulusCode/2=cue/right"
-    assert main([*argv, "--marker-map", mapping]) == 0
+    config = tmp_path / "session.toml"
+    config.write_text(
+        '[paradigm]\nmarker_map = { "StimulusCode/1" = "cue/left", "StimulusCode/2" = '
+        '"cue/right", "StimulusCode/3" = "" }\n'
+    )
+    # --marker-map overrides the session file's map
+    assert main([*argv, "--config", str(config), "--marker-map", "StimulusCode/1=cue/up"]) == 1
+    assert "No labelled trials of ['cue/left', 'cue/right']" in capsys.readouterr().err
+    assert main([*argv, "--config", str(config)]) == 0
     assert "Pipeline csp_lda" in capsys.readouterr().out
     _, meta = load_model(output)
     assert meta.recordings == [str(dat)] and meta.n_trials == {"left": N_TRIALS, "right": N_TRIALS}
     assert meta.params["marker_map"] == {
         "StimulusCode/1": "cue/left",
         "StimulusCode/2": "cue/right",
+        "StimulusCode/3": None,
     }
+    config.write_text('[paradigm]\nmarker_map = { "StimulusCode/1" = 1 }\n')
+    assert main([*argv, "--config", str(config)]) == 1
+    assert "[paradigm] marker_map entry 'StimulusCode/1'" in capsys.readouterr().err
     # the same trials as the FIF recording (to the 0.1 µV quantisation of the .dat file)
     cues = [d for d in raw.annotations.description if d.startswith("cue/")]
     X_dat, y_dat, _ = epochs_from_raw(
