@@ -307,7 +307,11 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"cov_est": "bogus"}, None, "cov_est"),
         ({"n_components": 9}, None, "n_components=9 exceeds"),
         ({"n_components": 0}, None, "n_components"),
-        ({"shrinkage": 2.0, "cov_est": "shrinkage"}, None, "shrinkage"),
+        (
+            {"shrinkage": 2.0, "cov_est": "shrinkage"},
+            None,
+            r"shrinkage must be a number in \[0, 1\], got 2.0",
+        ),
         ({"transform_into": "csp_space"}, None, "transform_into"),
         ({"component_order": "random"}, None, "component_order"),
         ({"multiclass": "ovo"}, None, "multiclass"),
