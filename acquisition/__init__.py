@@ -3,30 +3,21 @@
 Never imports Qt. Depends on :mod:`bci_universum` only.
 """
 
-from .decisions import DecisionOutlet, local_clock
-from .lsl_config import configure_lsl
-from .markers import Marker, MarkerOutlet, MarkerReceiver
-from .player import Player
-from .receiver import StreamReceiver, StreamSilenceError
-from .recorder import Recorder, recover
-from .simulator import SimulatedSource
-from .spike_source import SpikeCountSource
-from .streams import list_streams, resolve_stream
+import lazy_loader as _lazy
 
-__all__ = [
-    "DecisionOutlet",
-    "Marker",
-    "MarkerOutlet",
-    "MarkerReceiver",
-    "Player",
-    "Recorder",
-    "SimulatedSource",
-    "SpikeCountSource",
-    "StreamReceiver",
-    "StreamSilenceError",
-    "configure_lsl",
-    "list_streams",
-    "local_clock",
-    "recover",
-    "resolve_stream",
-]
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "decisions": ["DecisionOutlet", "local_clock"],
+        "lsl_config": ["configure_lsl"],
+        "markers": ["Marker", "MarkerOutlet", "MarkerReceiver"],
+        "player": ["Player"],
+        "receiver": ["StreamReceiver", "StreamSilenceError"],
+        "recorder": ["Recorder", "recover"],
+        "simulator": ["SimulatedSource"],
+        "spike_source": ["SpikeCountSource"],
+        "streams": ["list_streams", "resolve_stream"],
+    },
+)

@@ -23,26 +23,35 @@ KnownPeers = {127.0.0.1}
 level = -2
 """
 
+#: The liblsl configurations a process can run in.
+LSL_MODES = ("loopback", "lab")
+#: The mode of every command and session file that does not name one: nothing leaves this
+#: machine unless asked (a simulated or replayed stream never reaches another machine's
+#: recorder), and it works without a network. Streams of other machines need ``"lab"``.
+DEFAULT_LSL_MODE = "loopback"
+
 _state: dict[str, str | None] = {"mode": None}
 
 
-def configure_lsl(mode: str = "loopback") -> str:
+def configure_lsl(mode: str = DEFAULT_LSL_MODE) -> str:
     """Configure liblsl for this process.
 
     Parameters
     ----------
     mode : {"loopback", "lab"}
-        ``"loopback"`` keeps every stream on this machine (127.0.0.1 only, IPv6 off): the mode
-        of the tests and the demo. ``"lab"`` leaves liblsl's own configuration (its
-        ``lsl_api.cfg`` search path or ``$LSLAPICFG``) in charge, for a lab network.
+        ``"loopback"`` (the default, :data:`DEFAULT_LSL_MODE`) keeps every stream on this
+        machine (127.0.0.1 only, IPv6 off): streams of other programs on this machine are
+        found, nothing is announced to the network. ``"lab"`` leaves liblsl's own
+        configuration (its ``lsl_api.cfg`` search path or ``$LSLAPICFG``) in charge, for
+        streams of other machines on a lab network.
 
     Returns
     -------
     mode : str
         The mode in force.
     """
-    if mode not in ("loopback", "lab"):
-        raise ValueError(f"Unknown LSL mode {mode!r}; expected 'loopback' or 'lab'.")
+    if mode not in LSL_MODES:
+        raise ValueError(f"Unknown LSL mode {mode!r}; expected one of {LSL_MODES}.")
     current = _state["mode"]
     if current is not None:
         if current != mode:

@@ -1,151 +1,50 @@
 """The marker protocol, its LSL string stream, and the marker streams of other tools.
 
-A marker is ``kind/name`` (``cue/left``, ``universum/rest``, ``trial/start``): ``kind`` is one of
-:data:`MARKER_KINDS`, ``name`` is made of letters, digits and ``_ - . +``, optionally split by
-further ``/``. Markers travel on one irregular-rate ``cf_string`` LSL stream, each pushed with an
-explicit ``local_clock()`` timestamp, and are recorded as MNE annotations with the same text.
+The protocol (``kind/name`` markers, :func:`~bci_universum.markers.validate_marker`) and the
+marker maps live in :mod:`bci_universum.markers`. Markers travel on one irregular-rate
+``cf_string`` LSL stream, each pushed with an explicit ``local_clock()`` timestamp, and are
+recorded as MNE annotations with the same text.
 
 :class:`MarkerReceiver` also reads the marker streams other tools send (:data:`ENCODINGS`):
 mne-lsl's annotation streams in both encodings (``"one-hot"``: one float channel per
 description holding the duration, ``-1`` for none; ``"string"``: one string channel) and
-single-channel numeric event codes. A *marker map* (:func:`resolve_marker_map`) turns their
+single-channel numeric event codes. A *marker map*
+(:func:`~bci_universum.markers.resolve_marker_map`) turns their
 descriptions (``T0``, ``T1``, ``3``) into protocol markers (``universum/rest``, ``cue/left``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from uuid import uuid4
+
+from bci_universum.markers import (
+    MARKER_KINDS,
+    MarkerError,
+    map_marker,
+    resolve_marker_map,
+    validate_marker,
+)
 
 from ._inlet_thread import InletThread
 from .streams import OutletOwner, describe_channels
 
 logger = logging.getLogger(__name__)
 
-MARKER_KINDS = (
-    "cue",
-    "universum",
-    "trial",
-    "fixation",
-    "feedback",
-    "decision",
-    "block",
-    "run",
-    "session",
-    "pause",
-)
 MARKER_STREAM_TYPE = "Markers"
-_NAME = re.compile(r"^[A-Za-z0-9_.+\-]+(/[A-Za-z0-9_.+\-]+)*$")
 
 
 #: How a marker stream carries its markers (see :class:`MarkerReceiver`).
 ENCODINGS = ("string", "one-hot", "code")
-
-# Ready-made marker maps for public datasets.
-MARKER_MAPS: dict[str, dict[str, str | None]] = {
-    # PhysioNet eegmmidb imagery/execution runs 3, 4, 7, 8, 11, 12 (left/right fist).
-    "eegmmidb": {"T0": "universum/rest", "T1": "cue/left", "T2": "cue/right"},
-    # BCI4ALS (bci4als/assaf): trainingVec classes and the run structure codes.
-    "bci4als": {
-        "111": "run/start",
-        "1111": "trial/start",
-        "1": "universum/idle",
-        "2": "cue/left",
-        "3": "cue/right",
-        "9": "trial/end",
-        "99": "run/end",
-    },
-}
-
-
-def resolve_marker_map(
-    marker_map: str | Mapping[str, str | None] | None,
-) -> dict[str, str | None]:
-    """Return a marker map from a preset name, a JSON file, ``"A=B,C=D"`` pairs or a mapping.
-
-    Parameters
-    ----------
-    marker_map : str | mapping | None
-        A preset of :data:`MARKER_MAPS` (``"eegmmidb"``), the path of a ``.json`` file holding
-        ``{description: marker}``, pairs ``"T0=universum/rest,T1=cue/left"`` (an empty marker,
-        ``"BAD=",`` drops that description), a mapping, or None (no map).
-
-    Returns
-    -------
-    marker_map : dict
-        ``{description: marker or None}``; None drops the description (see :func:`map_marker`).
-    """
-    if marker_map is None:
-        return {}
-    if isinstance(marker_map, str):
-        marker_map = _parse_marker_map(marker_map)
-    if not isinstance(marker_map, Mapping):
-        raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
-    for key, value in marker_map.items():
-        if not isinstance(key, str) or not (value is None or isinstance(value, str)):
-            raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
-    return dict(marker_map)
-
-
-def _parse_marker_map(text: str) -> Mapping:
-    if text in MARKER_MAPS:
-        return MARKER_MAPS[text]
-    path = Path(text)
-    if path.suffix.lower() == ".json":
-        if not path.is_file():
-            raise FileNotFoundError(f"Marker map file not found: {path}")
-        try:
-            return json.loads(path.read_text())
-        except json.JSONDecodeError as err:
-            raise ValueError(f"Marker map file {path} is not valid JSON: {err}") from err
-    pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
-    if not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
-        raise ValueError(
-            f"Unknown marker map {text!r}: neither a preset ({', '.join(sorted(MARKER_MAPS))}), "
-            "a .json file nor 'description=marker' pairs separated by commas."
-        )
-    return {key.strip(): value.strip() or None for key, value in pairs}
-
-
-def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:
-    """Apply a marker map to one description.
-
-    A key matches the description exactly or, when both read as numbers, numerically (so the
-    key ``"3"`` matches the LabRecorder text ``"3.000000000000000"``). Unmatched descriptions go
-    out unchanged; a key mapped to ``None`` drops the marker.
-    """
-    if description in marker_map:
-        return marker_map[description]
-    number = _as_number(description)
-    if number is not None:
-        for key, value in marker_map.items():
-            if _as_number(key) == number:
-                return value
-    return description
-
-
-def _as_number(text: str) -> float | None:
-    try:
-        value = float(text)
-    except ValueError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _code_text(value: float) -> str:
     """``3.0`` → ``"3"``, ``1234567.0`` → ``"1234567"``, ``2.5`` → ``"2.5"``."""
     value = float(value)
     return str(int(value)) if value.is_integer() else repr(value)
-
-
-class MarkerError(ValueError):
-    """A marker outside the protocol."""
 
 
 @dataclass(frozen=True)
@@ -163,33 +62,6 @@ class Marker:
     @property
     def name(self) -> str:
         return self.text.split("/", 1)[1] if "/" in self.text else ""
-
-
-def validate_marker(text: str, kinds: tuple[str, ...] = MARKER_KINDS) -> tuple[str, str]:
-    """Check that ``text`` follows the protocol and return ``(kind, name)``.
-
-    Raises
-    ------
-    MarkerError
-        Naming the marker and what is wrong with it.
-    """
-    if not isinstance(text, str):
-        raise MarkerError(f"Marker {text!r} is not a string.")
-    kind, sep, name = text.partition("/")
-    if not sep or not name:
-        raise MarkerError(
-            f"Marker {text!r} is not of the form 'kind/name' (e.g. 'cue/left', 'universum/rest')."
-        )
-    if kind not in kinds:
-        raise MarkerError(
-            f"Marker {text!r} has unknown kind {kind!r}; the protocol knows {list(kinds)}."
-        )
-    if not _NAME.match(name):
-        raise MarkerError(
-            f"Marker {text!r} has an invalid name {name!r}: use letters, digits and '_-.+', "
-            "separated by '/'."
-        )
-    return kind, name
 
 
 class MarkerOutlet(OutletOwner):
@@ -290,7 +162,8 @@ class MarkerReceiver(InletThread):
     processing_flags : str | sequence of str | int | None
         liblsl post-processing (``"clocksync"`` by default: timestamps in this machine's clock).
     marker_map : str | mapping | None
-        Applied to every description as it arrives (see :func:`resolve_marker_map`): a preset
+        Applied to every description as it arrives (see
+        :func:`~bci_universum.markers.resolve_marker_map`): a preset
         (``"eegmmidb"``: ``T0/T1/T2`` → ``universum/rest``, ``cue/left``, ``cue/right``), a
         ``.json`` file, ``"A=B,..."`` pairs or a mapping. Descriptions mapped to None are dropped
         (counted in :attr:`n_dropped`).

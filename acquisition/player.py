@@ -38,8 +38,9 @@ import mne
 import numpy as np
 
 from bci_universum.datasets import read_recording
+from bci_universum.markers import map_marker, resolve_marker_map
 
-from .markers import MARKER_STREAM_TYPE, map_marker, resolve_marker_map
+from .markers import MARKER_STREAM_TYPE
 from .streams import (
     COUNTER_TYPE,
     DEFAULT_VOLTAGE_UNIT,
@@ -79,9 +80,9 @@ class Player(Worker):
         Append a ``counter`` channel holding the replay's sample index (exact up to 2**24
         samples in float32).
     marker_map : str | mapping | None
-        A preset of :data:`~acquisition.markers.MARKER_MAPS`, a mapping from annotation
+        A preset of :data:`~bci_universum.markers.MARKER_MAPS`, a mapping from annotation
         descriptions to markers, a ``.json`` file of one or ``"T1=cue/left,..."`` pairs (see
-        :func:`~acquisition.markers.resolve_marker_map`).
+        :func:`~bci_universum.markers.resolve_marker_map`).
     channel_format : str
         LSL format of the data stream, ``"float32"`` or ``"double64"``.
     wait_for_consumers : iterable of {"data", "markers"} | None

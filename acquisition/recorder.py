@@ -125,6 +125,8 @@ class Recorder(Worker):
         metadata: dict | None = None,
         flush_interval: float = 0.25,
     ) -> None:
+        from bci_universum.datasets import check_not_example
+
         super().__init__()
         if not isinstance(receiver, StreamReceiver):
             raise TypeError(f"receiver must be a StreamReceiver, got {type(receiver).__name__}.")
@@ -134,7 +136,7 @@ class Recorder(Worker):
             raise ValueError(f"flush_interval must be in (0, 0.5] s, got {flush_interval!r}.")
         self.receiver = receiver
         self.markers = markers
-        self.folder = Path(folder)
+        self.folder = check_not_example(folder, "Recorder folder")
         self.basename = bids_basename(subject, session, task, run)
         self.labels = {"subject": subject, "session": session, "task": task, "run": str(run)}
         self.paradigm = paradigm

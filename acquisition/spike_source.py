@@ -22,8 +22,8 @@ import mne
 import numpy as np
 
 from bci_universum.features.spikes import SPIKE_BIN_WIDTH
+from bci_universum.markers import validate_marker
 
-from .markers import validate_marker
 from .player import Player
 
 SPIKE_STREAM_TYPE = "SpikeCounts"

@@ -179,7 +179,10 @@ def check_model_path(path, *, overwrite: bool = False) -> Path:
     if not overwrite:
         existing = [str(p) for p in (path, _sidecar(path)) if p.exists()]
         if existing:
-            raise ModelExistsError(f"{existing} already exist(s); use overwrite to replace.")
+            raise ModelExistsError(
+                f"{existing} already exist(s); replace with overwrite=True "
+                "(bci-universum train --overwrite)."
+            )
     return path
 
 

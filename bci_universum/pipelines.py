@@ -7,6 +7,7 @@ csp_usvm       window, CSP log-variance, scaling, linear U-SVM
 csp_svm        window, CSP log-variance, scaling, linear SVM (scikit-learn)
 csp_lda        window, CSP log-variance, LDA
 ts_lr          window, Riemannian tangent space, logistic regression
+ts_svm         window, Riemannian tangent space, linear SVM (scikit-learn)
 ts_usvm        window, Riemannian tangent space, linear U-SVM
 ts_ulr         window, tangent space, logistic regression with the universum indifference
                term (:class:`~bci_universum.classifiers.UniversumLogisticRegression`)
@@ -19,7 +20,8 @@ rts_ulr        window, rest re-centring (:class:`~bci_universum.features.Recentr
 thesis         window after the cue, low-pass 45 Hz, resample 100 Hz, linear detrend, Infomax
                ICA, Welch PSD (5 windows), scaling, linear U-SVM (``universum-svm.md`` §16.5)
 spike_ecoc     spike-train kernel (spikernel, RBF on counts or alignment), one-vs-one ECOC of
-               kernel U-SVMs on binned spike counts ``(n_trials, n_neurons, n_bins)``
+               kernel U-SVMs (hinge, cone or least squares) on binned spike counts
+               ``(n_trials, n_neurons, n_bins)``
 =============  ==============================================================================
 
 ``evaluate`` (``[pipelines.*]``), ``train`` (``--pipeline``, the session file's
@@ -68,6 +70,7 @@ from ._universum import universum_mask
 from .classifiers import (
     BiasedSVC,
     ECOCUniversumClassifier,
+    LeastSquaresUniversumSVC,
     PriorDecision,
     UniversumLDA,
     UniversumLogisticRegression,
@@ -201,6 +204,11 @@ def _build_ts_lr(sfreq, random_state, p):
     return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, lr)]
 
 
+def _build_ts_svm(sfreq, random_state, p):
+    svm = LabelledOnly(SVC(C=p["C"], kernel="linear"))
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, svm)]
+
+
 def _build_ts_usvm(sfreq, random_state, p):
     return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, _usvm(p, random_state))]
 
@@ -262,16 +270,30 @@ def _build_thesis(sfreq, random_state, p):
 
 
 def _build_spike_ecoc(sfreq, random_state, p):
-    svm = UniversumSVC(
-        kernel="precomputed",
-        C=p["C"],
-        C_universum=p["C_universum"],
-        epsilon=p["epsilon"],
-        random_state=random_state,
+    if p["machine"] == "least_squares":
+        svm = LeastSquaresUniversumSVC(
+            kernel="precomputed", C=p["C"], C_universum=p["C_universum"]
+        )
+    elif p["machine"] == "hinge":
+        svm = UniversumSVC(
+            kernel="precomputed",
+            C=p["C"],
+            C_universum=p["C_universum"],
+            epsilon=p["epsilon"],
+            cone=p["cone"],
+            random_state=random_state,
+        )
+    else:
+        raise ValueError(
+            f"Pipeline 'spike_ecoc': machine must be 'hinge' or 'least_squares', got "
+            f"{p['machine']!r}."
+        )
+    ecoc = ECOCUniversumClassifier(
+        svm, coding=p["coding"], zero_as_universum=p["zero_as_universum"]
     )
     return [
         ("kernel", SpikeKernel(p["kernel"], kernel_params=p["kernel_params"])),
-        (CLASSIFIER, ECOCUniversumClassifier(svm, coding=p["coding"])),
+        (CLASSIFIER, ecoc),
     ]
 
 
@@ -315,6 +337,9 @@ PIPELINES: dict[str, PipelineSpec] = {
     "csp_lda": PipelineSpec(_build_csp_lda, {**_EEG, **_CSP}, False, "CSP + LDA"),
     "ts_lr": PipelineSpec(
         _build_ts_lr, {**_EEG, "cov_est": "oas", "C": 1.0}, False, "tangent space + LR"
+    ),
+    "ts_svm": PipelineSpec(
+        _build_ts_svm, {**_EEG, "cov_est": "oas", "C": 1.0}, False, "tangent space + SVM"
     ),
     "ts_usvm": PipelineSpec(
         _build_ts_usvm, {**_EEG, "cov_est": "oas", **_USVM}, True, "tangent space + U-SVM"
@@ -364,6 +389,9 @@ PIPELINES: dict[str, PipelineSpec] = {
             "kernel": "spikernel",
             "kernel_params": None,
             "coding": "ovo",
+            "zero_as_universum": True,
+            "machine": "hinge",
+            "cone": False,
             "C": 10.0,
             "C_universum": 1.0,
             "epsilon": 0.05,

@@ -23,13 +23,14 @@ from pathlib import Path
 
 import mne
 import numpy as np
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, ParameterGrid
 from sklearn.pipeline import Pipeline
 from threadpoolctl import threadpool_limits
 
 from ._universum import UNIVERSUM_STR
-from .datasets import epochs_from_raw, read_recording
+from .datasets import epochs_from_raw, read_recording, recording_name
+from .markers import apply_marker_map, resolve_marker_map
 from .model_io import ModelMetadata, check_model_path, for_channels, load_model, save_model
 from .model_selection import UniversumStratifiedKFold, universum_scorer
 from .online import FILTER_ORDER, filter_raw
@@ -109,8 +110,8 @@ def _final_step_search(estimator, param_grid):
 
 
 def select_and_fit(
-    estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1
-) -> tuple[BaseEstimator, dict]:
+    estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1, return_scores: bool = False
+) -> tuple:
     """Pick the grid point of best mean inner-CV balanced accuracy, refit it on ``X, y``.
 
     Same selection as :class:`~sklearn.model_selection.GridSearchCV` (first of tied best
@@ -131,6 +132,8 @@ def select_and_fit(
         Inner folds (universum-aware, e.g. :func:`inner_cv`).
     n_jobs : int
         Parallel jobs of the grid search when it cannot take the final-step shortcut.
+    return_scores : bool
+        Also return the grid points and their scores.
 
     Returns
     -------
@@ -138,9 +141,13 @@ def select_and_fit(
         Refitted on all of ``X, y`` with the selected parameters.
     best_params : dict
         Selected parameters (full parameter paths); empty without a grid.
+    scores : (list of dict, ndarray of shape (n_candidates, n_folds))
+        Only with ``return_scores``: the grid points and their inner-CV balanced accuracy on
+        each fold (no points without a grid).
     """
     if not param_grid:
-        return clone(estimator).fit(X, y), {}
+        model = clone(estimator).fit(X, y)
+        return (model, {}, ([], np.empty((0, 0)))) if return_scores else (model, {})
     parts = _final_step_search(estimator, param_grid)
     if parts is None:
         search = GridSearchCV(
@@ -148,7 +155,12 @@ def select_and_fit(
             n_jobs=n_jobs, error_score="raise",
         )  # fmt: skip
         search.fit(X, y)
-        return search.best_estimator_, dict(search.best_params_)
+        best = dict(search.best_params_)
+        if not return_scores:
+            return search.best_estimator_, best
+        results = search.cv_results_
+        folds = [results[f"split{k}_test_score"] for k in range(search.n_splits_)]
+        return search.best_estimator_, best, (list(results["params"]), np.column_stack(folds))
     builder, features, final, prefix = parts
     candidates = list(ParameterGrid(dict(param_grid)))
     scorer = universum_scorer(SELECTION_SCORING)
@@ -165,7 +177,8 @@ def select_and_fit(
             model = clone(final).set_params(**local).fit(F_fit, y_fit)
             scores[c, f] = scorer(model, F_valid, y[valid])
     best = candidates[int(np.argmax(scores.mean(axis=1)))]
-    return clone(estimator).set_params(**best).fit(X, y), best
+    model = clone(estimator).set_params(**best).fit(X, y)
+    return (model, best, (candidates, scores)) if return_scores else (model, best)
 
 
 @dataclass(frozen=True)
@@ -189,6 +202,9 @@ class TrainingResult:
         Labelled trials per class.
     n_universum : dict
         Universum trials per condition.
+    grid_scores : (list of dict, ndarray)
+        The final model's selection: grid points and their inner-CV balanced accuracy per fold
+        (:func:`select_and_fit` with ``return_scores``).
     """
 
     model_path: Path | None
@@ -199,6 +215,26 @@ class TrainingResult:
     fold_accuracies: dict
     n_trials: dict
     n_universum: dict
+    grid_scores: tuple = ([], np.empty((0, 0)))
+
+    def plot(self):
+        """The cross-validation summary (:func:`bci_universum.viz.plot_cv_summary`): nested-CV
+        accuracy per outer fold with and without the universum, and the inner-CV score of
+        every grid point of the final selection, the selected one starred.
+
+        Returns
+        -------
+        fig : matplotlib.figure.Figure
+        """
+        from .viz import chance_level, plot_cv_summary
+
+        labels = {"with_universum": "with universum", "without_universum": "without universum"}
+        folds = {labels[k]: v for k, v in self.fold_accuracies.items()}
+        candidates, scores = self.grid_scores
+        selected = self.metadata.params["selected"]
+        index = next((k for k, c in enumerate(candidates) if _jsonable(c) == selected), None)
+        chance = chance_level("accuracy", len(self.metadata.classes))
+        return plot_cv_summary(folds, candidates, scores, index, chance)
 
     def summary(self) -> str:
         """A short table of the cross-validated accuracies and the training data."""
@@ -248,29 +284,50 @@ def _jsonable(values: Mapping) -> dict:
     return json.loads(json.dumps(dict(values), default=str))
 
 
-def _recording_name(recording) -> str:
-    if isinstance(recording, mne.io.BaseRaw):
-        names = [f for f in recording.filenames if f]
-        return str(names[0]) if names else repr(recording)
-    return str(recording)
+def _read_filtered(recordings, marker_map, band, verbose) -> list[mne.io.BaseRaw]:
+    """Read every recording, map its markers, check one sampling rate, filter causally.
+
+    The rates are compared before any filtering, so that a recording at another rate is named
+    as such (not through the band's Nyquist check); filter errors name their recording too.
+    """
+    raws = [apply_marker_map(read_recording(r, verbose=verbose), marker_map) for r in recordings]
+    names = [recording_name(r) for r in recordings]
+    sfreq = raws[0].info["sfreq"]
+    for name, raw in zip(names, raws, strict=True):
+        if raw.info["sfreq"] != sfreq:
+            raise ValueError(
+                f"{name} is sampled at {raw.info['sfreq']:g} Hz, {names[0]} at {sfreq:g} Hz: "
+                "train on recordings of one sampling rate (resample them first)."
+            )
+    filtered = []
+    for name, raw in zip(names, raws, strict=True):
+        try:
+            filtered.append(filter_raw(raw, band, verbose=verbose))
+        except ValueError as err:
+            raise ValueError(f"{name}: {err}") from err
+    return filtered
 
 
-def _load_trials(recordings, classes, universum, band, window, verbose):
+def _load_trials(recordings, classes, universum, band, window, marker_map, verbose):
     """Causally filtered trials of ``window`` (classes' and present universum conditions').
 
     Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`) and the
     universum trials per condition name.
     """
     class_markers = [f"cue/{c}" for c in classes]
-    raws = [
-        filter_raw(read_recording(r, verbose=verbose), band, verbose=verbose) for r in recordings
-    ]
+    raws = _read_filtered(recordings, marker_map, band, verbose)
     present = {d for raw in raws for d in raw.annotations.description}
     absent = [m for m in class_markers if m not in present]
     if absent:
+        hint = ""
+        if any(d.startswith("StimulusCode/") for d in present):
+            hint = (
+                " A BCI2000 file's events are StimulusCode/<n>: give a marker map, e.g. "
+                "'StimulusCode/1=cue/left,StimulusCode/2=cue/right'."
+            )
         raise ValueError(
             f"No labelled trials of {absent} in the recordings "
-            f"{[_recording_name(r) for r in recordings]}; markers found: {sorted(present)}."
+            f"{[recording_name(r) for r in recordings]}; markers found: {sorted(present)}." + hint
         )
     universum_markers = [f"universum/{u}" for u in universum if f"universum/{u}" in present]
     # tmax - 1 sample: a trial holds exactly the samples of an online window of tmax - tmin s.
@@ -346,6 +403,7 @@ def train(
     output=None,
     overwrite: bool = False,
     provenance: Mapping | None = None,
+    marker_map=None,
     verbose=None,
 ) -> TrainingResult:
     """Fit and evaluate a registry pipeline on recordings; save it with its metadata.
@@ -387,6 +445,12 @@ def train(
     provenance : mapping or None
         What to record about the recordings beyond their names (e.g. task and run of each),
         stored in the metadata's ``params["provenance"]``.
+    marker_map : str | mapping | None
+        Renames the recordings' annotations into ``cue/<class>`` and ``universum/<name>``
+        markers before the trials are cut (:func:`~bci_universum.markers.resolve_marker_map`:
+        a preset, a ``.json`` file, ``"A=B,..."`` pairs or a mapping), e.g.
+        ``"StimulusCode/1=cue/left,StimulusCode/2=cue/right"`` for a BCI2000 ``.dat`` file.
+        Recorded in the metadata's ``params["marker_map"]``.
     verbose : bool | str | int | None
         MNE verbosity.
 
@@ -404,6 +468,7 @@ def train(
         )
     if not isinstance(n_splits, int) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}.")
+    marker_map = resolve_marker_map(marker_map)
     if output is not None:
         output = check_model_path(output, overwrite=overwrite)
     if isinstance(recordings, str | Path | mne.io.BaseRaw):
@@ -411,7 +476,7 @@ def train(
     if not recordings:
         raise ValueError("No recordings given.")
     X, y, epochs, n_universum = _load_trials(
-        recordings, classes, universum, p["band"], p["window"], verbose
+        recordings, classes, universum, p["band"], p["window"], marker_map, verbose
     )
     n_trials = {c: int(np.sum(y == c)) for c in classes}
     base = make_pipeline(pipeline, sfreq=epochs.info["sfreq"], **p)
@@ -443,7 +508,9 @@ def train(
                 base, grid_with, X, y, outer, folds, random_state, n_jobs, True
             )
         cv = inner_cv(y[keep], folds, random_state)
-        fitted, selected = select_and_fit(base, grid, X[keep], y[keep], cv, n_jobs)
+        fitted, selected, grid_scores = select_and_fit(
+            base, grid, X[keep], y[keep], cv, n_jobs, return_scores=True
+        )
 
     def _stats(key):
         folds_ = fold_accuracies.get(key)
@@ -465,6 +532,7 @@ def train(
             "grid": _jsonable(grid),
             "prior": prior_info,
             "provenance": _jsonable(provenance or {}),
+            "marker_map": marker_map,
         },
         filter_order=FILTER_ORDER,
         cv={
@@ -474,7 +542,7 @@ def train(
             "without_universum": _stats("without_universum"),
         },
         n_trials={**n_trials, **{f"universum/{k}": v for k, v in n_universum.items()}},
-        recordings=[_recording_name(r) for r in recordings],
+        recordings=[recording_name(r) for r in recordings],
     )
     if output is not None:
         save_model(output, fitted, metadata, overwrite=overwrite)
@@ -487,4 +555,5 @@ def train(
         fold_accuracies=fold_accuracies,
         n_trials=n_trials,
         n_universum=n_universum,
+        grid_scores=grid_scores,
     )

@@ -102,8 +102,10 @@ def main() -> None:
         "",
         "Imagined left vs right fist, runs R04/R08/R12 (15 trials each, 7–8 per class), "
         "8–30 Hz, 0.5–2.5 s after the cue, 64 channels, single-threaded BLAS. Each run is the new "
-        "session in turn; the prior is features + linear SVC (C = 1) fitted on the other two "
-        "runs. n trials per class are drawn from the new run for training, the rest of the run "
+        "session in turn; the prior is the registry pipeline `ts_svm` or `csp_svm` (features "
+        "+ linear SVC, C = 1; CSP features scaled on the labelled trials) fitted on the other "
+        "two runs, the biased models `with_prior` of `ts_usvm` / `csp_usvm`. n trials per "
+        "class are drawn from the new run for training, the rest of the run "
         f"is the test set; {n_draws_total} draws per size (3 runs × {args.draws}). Test accuracy "
         "mean ± standard error over the draws (draws share test trials, so the errors are "
         "optimistic). `biased` = new features + the prior's score → `BiasedSVC(prior="

@@ -8,10 +8,11 @@ numba warm-up; cells of one size are interleaved (SVC, plain, universum, repeate
 median is reported, with the 1-minute load average of the machine around them.
 
 Also measured: the fit with BLAS limited to one thread (must not matter), the linear solver
-choice of ``solver="auto"`` against SMO, DCD and the interior point (IPM), and a 10 labelled +
-90 universum linear problem whose universum trials have 10x the labelled trials' scale (as
-tangent-space features standardised on ten labelled trials have), on which SMO needs ~5·10^5
-updates.
+choice of ``solver="auto"`` against SMO, DCD and the interior point (IPM), a 10 labelled +
+90 universum linear problem in 20 features whose universum trials have 10x the labelled
+trials' scale, on which SMO needs ~5·10^5 updates, and (when the real recordings are present)
+10 labelled + 90 universum tangent-space features of eegmmidb S001 (2080 features), on which
+SMO needs ~130.
 
 Run from the repository root::
 
@@ -36,6 +37,8 @@ from threadpoolctl import threadpool_info, threadpool_limits
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
+from bci_universum.datasets import data_path, load_eegmmidb
+from bci_universum.features.tangent_space import TangentSpace
 
 GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
@@ -111,8 +114,27 @@ def few_labelled_problem(seed: int = 20, d: int = 20):
     return np.concatenate([X, Z]), np.concatenate([y, np.full(90, UNIVERSUM)])
 
 
-def few_labelled_cells(repeats: int) -> list[dict]:
-    X, y = few_labelled_problem()
+def s001_problem():
+    """10 labelled + 90 universum trials of eegmmidb S001 in the tangent space (or None)."""
+    path = data_path()
+    if path is None:
+        return None
+    trials = load_eegmmidb(
+        1, path=path, band=(7.0, 30.0), universum=("rest", "baseline", "task"), verbose=False
+    )
+    y = np.asarray(trials.y)
+    rng = np.random.default_rng(0)
+    counts = {"left": 5, "right": 5, "universum": 90}
+    pick = np.concatenate(
+        [rng.choice(np.flatnonzero(y == c), k, replace=False) for c, k in counts.items()]
+    )
+    X = TangentSpace().fit(trials.X[pick], y[pick]).transform(trials.X[pick])
+    X = (X - X[:10].mean(axis=0)) / X[:10].std(axis=0)  # standardised on the labelled trials
+    return X, y[pick]
+
+
+def few_labelled_cells(repeats: int, problem) -> list[dict]:
+    X, y = problem
     rows = []
     for solver in SOLVERS:
         seconds, est = [], None
@@ -151,11 +173,13 @@ def main(argv=None):
     rbf = [rbf_cells(n, args.repeats if n <= 4000 else 1) for n in args.sizes]
     threads = thread_cells(min(args.sizes[-1], 4000), args.repeats)
     linear = linear_cells(min(args.sizes[-1], 2000))
-    few = few_labelled_cells(5)
-    write_markdown(args, blas, rbf, threads, linear, few)
+    few = few_labelled_cells(5, few_labelled_problem())
+    real = s001_problem()
+    s001 = few_labelled_cells(3, real) if real is not None else []
+    write_markdown(args, blas, rbf, threads, linear, few, s001)
 
 
-def write_markdown(args, blas, rbf, threads, linear, few):
+def write_markdown(args, blas, rbf, threads, linear, few, s001):
     scaled = [r for r in rbf if r["n"] >= 2000]
     ns = [r["n"] for r in scaled]
     command = "PYTHONPATH=. python benchmarks/bench_solver_scaling.py"
@@ -206,17 +230,23 @@ def write_markdown(args, blas, rbf, threads, linear, few):
         "| objective | | "
         + " | ".join(f"{linear[f'{s}_objective']:.8g}" for s in ("smo", "dcd", "ipm", "auto"))
         + " |",
-        "",
-        "## 10 labelled + 90 universum trials, linear, d = 20, universum at 10x scale",
-        "",
-        "| solver | ran | s | iterations | objective | hit max_iter |",
-        "|---|---|---|---|---|---|",
     ]
-    for r in few:
-        lines.append(
+    sections = [("10 labelled + 90 universum trials, linear, d = 20, universum at 10x scale", few)]
+    if s001:
+        sections.append(("eegmmidb S001: 10 labelled + 90 universum trials, tangent space", s001))
+    for title, rows in sections:
+        lines += [
+            "",
+            f"## {title}",
+            "",
+            "| solver | ran | s | iterations | objective | hit max_iter |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
             f"| {r['solver']} | {r['chosen']} | {r['s']:.4f} | {r['n_iter']} | "
             f"{r['objective']:.8g} | {r['warned']} |"
-        )
+            for r in rows
+        ]
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text("\n".join(lines) + "\n")
     print(f"wrote {args.output}")

@@ -13,6 +13,7 @@ import logging
 import pkgutil
 import signal
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 from bci_universum import __version__
@@ -20,9 +21,21 @@ from bci_universum import __version__
 from . import commands
 
 
+class CommandLineParser(argparse.ArgumentParser):
+    """An argument parser whose unrecognised arguments are reported by the subcommand they
+    were given to (argparse reports them as the root's)."""
+
+    def parse_args(self, args=None, namespace=None):
+        args, extras = self.parse_known_args(args, namespace)
+        if extras:
+            leaf = {p.prog: p for p in leaf_parsers(self)}.get(getattr(args, "prog", None), self)
+            leaf.error(f"unrecognized arguments: {' '.join(extras)}")
+        return args
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser with every subcommand registered."""
-    parser = argparse.ArgumentParser(
+    parser = CommandLineParser(
         prog="bci-universum",
         description="Real-time BCIs with universum learning.",
     )
@@ -33,7 +46,20 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         module = importlib.import_module(f"{commands.__name__}.{info.name}")
         module.add_parser(subparsers)
+    for leaf in leaf_parsers(parser):
+        # errors name the whole subcommand: "bci-universum stream record: error: ..."
+        leaf.set_defaults(prog=leaf.prog)
     return parser
+
+
+def leaf_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentParser]:
+    """The parsers of ``parser``'s subcommands that run something, nested groups walked."""
+    groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not groups:
+        yield parser
+    for group in groups:
+        for subparser in group.choices.values():
+            yield from leaf_parsers(subparser)
 
 
 INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
@@ -93,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         with _sigterm_interrupts():
             result = args.func(args)
     except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as err:
-        print(f"bci-universum {args.command}: error: {err}", file=sys.stderr)
+        print(f"{args.prog}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as err:
         results = getattr(err, "results", None)
@@ -103,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"; {len(results['trials'])} trial(s) recorded in {results['fname']} "
                 "(sidecar marked interrupted)"
             )
-        print(f"bci-universum {args.command}: interrupted{where}.", file=sys.stderr)
+        print(f"{args.prog}: interrupted{where}.", file=sys.stderr)
         return INTERRUPTED
     return int(result or 0)
 

@@ -8,7 +8,8 @@ with an error naming the file and the key::
     [session]
     subject = "01"
     session = "01"
-    output = "recordings"
+    output = "~/bci_universum_recordings"   # never inside the shipped example recordings
+    lsl_mode = "loopback"   # or "lab"; --lsl-mode overrides it
 
     [stream]
     name = "bci-universum-eeg"
@@ -23,6 +24,8 @@ with an error naming the file and the key::
     universum_trials = 20
     universum_mode = "separate"
     speed = 1.0
+    # recordings of other tools: their events → cue/<class>, universum/<name> (train); "" drops
+    marker_map = { "StimulusCode/1" = "cue/left", "StimulusCode/2" = "cue/right" }
 
     [timeline]
     fixation = 2.0
@@ -49,18 +52,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
+from acquisition.lsl_config import DEFAULT_LSL_MODE, LSL_MODES
+from bci_universum.datasets import check_not_example
+from bci_universum.markers import resolve_marker_map
 from bci_universum.pipelines import pipeline_params
 
 from ._toml import check_table, dataclass_schema, naming, parse_value, read_toml
-from .timeline import Phase, Timeline
+from .output import DEFAULT_OUTPUT
+from .timeline import UNIVERSUM_MODES, Phase, Timeline
 
 
 @dataclass
 class SessionSection:
     subject: str = "01"
     session: str = "01"
-    output: str = "recordings"
-    lsl_mode: str = "loopback"
+    output: str = DEFAULT_OUTPUT
+    lsl_mode: str = DEFAULT_LSL_MODE
 
 
 @dataclass
@@ -69,9 +76,6 @@ class StreamSection:
     markers: str = "bci-universum-markers"
     timeout: float = 10.0
     silence_timeout: float = 2.0
-
-
-UNIVERSUM_MODES = ("separate", "interleaved", "rest_block")
 
 
 @dataclass
@@ -83,6 +87,7 @@ class ParadigmSection:
     universum_mode: str = "separate"
     speed: float = 1.0
     seed: int = 0
+    marker_map: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -143,10 +148,15 @@ class SessionConfig:
                 )
         if not p.speed > 0:
             raise ValueError(f"[paradigm] speed must be positive, got {p.speed}.")
-        if self.session.lsl_mode not in ("loopback", "lab"):
+        try:
+            p.marker_map = resolve_marker_map({k: v or None for k, v in p.marker_map.items()})
+        except ValueError as err:
+            raise ValueError(f"[paradigm] {err}") from err
+        if self.session.lsl_mode not in LSL_MODES:
             raise ValueError(
-                f"[session] lsl_mode must be 'loopback' or 'lab', got {self.session.lsl_mode!r}."
+                f"[session] lsl_mode must be one of {LSL_MODES}, got {self.session.lsl_mode!r}."
             )
+        self.session.output = str(check_not_example(self.session.output, "[session] output"))
         for key in ("subject", "session"):
             if not getattr(self.session, key).isalnum():  # BIDS labels (session.write_bids)
                 raise ValueError(

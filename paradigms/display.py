@@ -16,7 +16,8 @@ target end of the bar lit in yellow); ``instructions``, ``start``, ``pause``, ``
 The window takes the operator's keys: ``P`` pause / continue, ``Space`` continue, ``Q`` or
 ``Escape`` quit; the session reads them with :meth:`pop_requests`. With ``screenshots=DIR`` the
 first sight of each screen is saved as a PNG in ``DIR`` (``fixation.png``, ``cue-left.png``,
-``feedback-left.png`` as the first left feedback trial ends, ``result-hit.png``, ...).
+``result-hit.png``, ...; ``feedback-left.png`` as the first left feedback trial ends once
+:data:`SCORED_BEFORE_FEEDBACK_SCREENSHOT` trials are scored, so the running score shows).
 """
 
 from __future__ import annotations
@@ -52,6 +53,9 @@ MESSAGES = {
     "break": "Break: relax",
     "end": "Run finished. Thank you!",
 }
+
+# Feedback screenshots wait for this many scored trials, so that they show a running score.
+SCORED_BEFORE_FEEDBACK_SCREENSHOT = 2
 
 # Operator requests from the keyboard.
 KEYS = {"P": "pause", "Space": "continue", "Q": "quit", "Escape": "quit"}
@@ -266,8 +270,10 @@ class QtPresenter(HeadlessPresenter):
 
     def show(self, screen: str, condition: str | None = None, text: str | None = None) -> float:
         """Draw ``screen`` and return the LSL time right after it was painted."""
-        if self._screen[0] == "feedback" and screen != "feedback":
-            # the feedback screen is saved as it ends, with the bar where the trial left it
+        # the feedback screen is saved as it ends, with the bar where the trial left it and the
+        # running score of a few trials
+        ending = self._screen[0] == "feedback" and screen != "feedback"
+        if ending and self.score[1] >= SCORED_BEFORE_FEEDBACK_SCREENSHOT:
             self._save(f"feedback-{_condition_name(self._screen[1])}")
         super().show(screen, condition, text)
         self._screen = (screen, condition)

@@ -38,7 +38,8 @@ the inner model-selection grid::
     classes = { "2" = "left", "3" = "right" }  # marker → class
     universum = { "1" = "idle" }                # marker → universum kind
     ch_names = ["C3", "C4", "..."]              # names of the first channels; others dropped
-    l_freq = 1.0                                # high-pass of the continuous recording
+    highpass = 1.0                 # zero-phase high-pass (Hz) of the continuous recording
+                                   # before epoching; false = none (bci4als: 1.0 by default)
     resample = 125.0
 
     [[datasets]]
@@ -90,6 +91,7 @@ from bci_universum.datasets import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
     bids_recordings,
+    check_not_example,
     data_path,
     load_bci4als,
     load_eegmmidb,
@@ -116,7 +118,7 @@ DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf", "bids")
 _LOADER_KEYS = {
     "eegmmidb": {"subjects", "runs", "task_runs", "baseline_runs", "universum", "tmin", "tmax",
                  "channels"},
-    "bci4als": {"subjects", "runs", "tmin", "tmax", "l_freq", "resample"},
+    "bci4als": {"subjects", "runs", "tmin", "tmax", "highpass", "resample"},
 }  # fmt: skip
 #: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
 BASELINES_NONE_ONLY = "pipelines without a universum classifier"
@@ -153,7 +155,7 @@ _DATASET_KEYS: dict[str, tuple] = {
     "universum": (list, dict, str),
     "ch_names": (list,),
     "channels": (list,),
-    "l_freq": (float,),
+    "highpass": (float, bool),
     "resample": (float,),
     "tmin": (float,),
     "tmax": (float,),
@@ -223,7 +225,7 @@ class DatasetConfig:
                     path=self.root,
                     band=band,
                     verbose="error",
-                    **{k: o[k] for k in ("tmin", "tmax", "l_freq", "resample") if k in o},
+                    **{k: o[k] for k in ("tmin", "tmax", "highpass", "resample") if k in o},
                 )
                 for subject in o.get("subjects", ["assaf"])
             ]
@@ -232,7 +234,7 @@ class DatasetConfig:
             classes=o.get("classes"),
             universum=o.get("universum", "universum/"),
             ch_names=o.get("ch_names"),
-            l_freq=o.get("l_freq"),
+            highpass=o.get("highpass"),
             resample=o.get("resample"),
             session=o.get("session"),
             subject=o.get("subject"),
@@ -273,9 +275,23 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
         )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
+    if "highpass" in o:
+        o["highpass"] = _highpass(o["highpass"], name)
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
         raise ValueError(f"[[datasets]] {name}: tmin must be below tmax.")
     return DatasetConfig(name, kind, root, o)
+
+
+def _highpass(value, name: str) -> float | None:
+    """``highpass = <Hz>`` or ``false`` (none: TOML has no null)."""
+    if value is False:
+        return None
+    if value is True or not value > 0:
+        raise ValueError(
+            f"[[datasets]] {name}: highpass must be a frequency in Hz (> 0) or false (no "
+            f"high-pass), got {str(value).lower() if isinstance(value, bool) else value!r}."
+        )
+    return value
 
 
 def _pipelines(values, where="[pipelines]") -> dict[str, PipelineFactory]:
@@ -512,7 +528,9 @@ def _evaluation_config(
     raw_protocols = data.get("protocol", [{"name": "within-session"}])
     if isinstance(raw_protocols, dict):
         raw_protocols = [raw_protocols]
-    output_dir = Path(settings.get("output", "evaluation-results"))
+    output_dir = check_not_example(
+        settings.get("output", "evaluation-results"), "[evaluation] output"
+    )
     return EvaluationConfig(
         source=path,
         output=output_dir,

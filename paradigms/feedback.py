@@ -6,15 +6,18 @@ does, and pushes the chunk into a :class:`~bci_universum.online.OnlineDecoder` b
 stream's channels (:meth:`~bci_universum.online.OnlineDecoder.from_model` picks the model's).
 A trial's result is the sign of the mean decision value over its feedback period: positive
 means the pipeline's second class (``classes_[1]``, ``right`` for ``left``/``right``), which is
-also the side the feedback bar moves to. :class:`DriftFeed` scores the decoder's filtered windows
-(non-overlapping, through the pipeline's feature steps) with a
-:class:`~bci_universum.drift.DriftMonitor` fitted on calibration data (:func:`fit_drift_monitor`).
+also the side the feedback bar moves to. :func:`online_run_figures` draws a finished run's
+decision values and confusion matrix, :func:`plot_online_run` saves them. :class:`DriftFeed`
+scores the decoder's filtered windows (non-overlapping, through the pipeline's feature steps)
+with a :class:`~bci_universum.drift.DriftMonitor` fitted on calibration data
+(:func:`fit_drift_monitor`).
 """
 
 from __future__ import annotations
 
 import queue
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from sklearn.pipeline import Pipeline
@@ -146,6 +149,63 @@ def summarize(results: list[TrialResult], latencies: list[float], update_period:
             latency_ms_max=float(lat.max()),
         )
     return stats
+
+
+def online_run_figures(results: dict, speed: float = 1.0) -> dict:
+    """Figures of a finished online run, by name.
+
+    ``decisions``: the decision value of every valid decision of every feedback trial against
+    time from its cue onset, mean ± sd per cued class
+    (:func:`bci_universum.viz.plot_decision_values`); ``confusion``: cued against decoded
+    classes (:func:`bci_universum.viz.plot_confusion`). A figure without data is left out.
+
+    Parameters
+    ----------
+    results : dict
+        What :meth:`paradigms.session.Session.online` returns (``trials``, ``results``,
+        ``decisions``).
+    speed : float
+        The run's ``[paradigm] speed``: LSL seconds × ``speed`` are the timeline's seconds.
+    """
+    from bci_universum.viz import plot_confusion, plot_decision_values
+
+    table = np.genfromtxt(
+        results["decisions"], delimiter="\t", names=True, usecols=range(5), ndmin=1
+    )
+    table = table[table["valid"] == 1]
+    times, values, labels, feedback = [], [], [], []
+    for trial in results["trials"]:
+        onsets = trial["onsets"]
+        if "feedback" not in onsets:  # a rest trial before the feedback trials
+            continue
+        inside = (table["lsl_time"] >= onsets["cue"]) & (table["lsl_time"] <= trial["end"])
+        times.append((table["lsl_time"][inside] - onsets["cue"]) * speed)
+        values.append(table["value"][inside])
+        labels.append(trial["condition"].partition("/")[2])
+        feedback.append((onsets["feedback"] - onsets["cue"]) * speed)
+    figures = {}
+    if any(len(t) for t in times):
+        events = {"feedback": float(np.median(feedback))}
+        figures["decisions"] = plot_decision_values(times, values, labels, events)
+    scored = results["results"]
+    if scored:
+        classes = sorted({r["target"] for r in scored} | {r["predicted"] for r in scored} - {None})
+        targets, decoded = [r["target"] for r in scored], [r["predicted"] for r in scored]
+        figures["confusion"] = plot_confusion(targets, decoded, classes)
+    return figures
+
+
+def plot_online_run(results: dict, speed: float = 1.0) -> dict[str, Path]:
+    """Save :func:`online_run_figures` beside the run's decisions file
+    (``<run>_decisions.png``, ``<run>_confusion.png``); return the paths by name."""
+    from bci_universum.viz import save_figure
+
+    decisions = Path(results["decisions"])
+    return {
+        name: save_figure(fig, decisions.with_name(decisions.name.replace("decisions.tsv",
+                                                                          f"{name}.png")))
+        for name, fig in online_run_figures(results, speed).items()
+    }  # fmt: skip
 
 
 def feature_steps(pipeline) -> list:

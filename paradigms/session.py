@@ -207,6 +207,11 @@ class Session:
                 self.receiver.start()
             except TimeoutError as err:
                 visible = "; ".join(str(s) for s in list_streams(1.0)) or "none"
+                if self.config.session.lsl_mode != "lab":
+                    visible += (
+                        " (loopback mode: streams of other machines need --lsl-mode lab or "
+                        '[session] lsl_mode = "lab")'
+                    )
                 raise TimeoutError(f"{err} Visible LSL streams: {visible}") from err
             if self.source is not None and not self.outlet.wait_for_consumers(cfg.timeout):
                 raise TimeoutError(

@@ -11,6 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: How universum trials are ordered: a run of their own, interleaved with the labelled
+#: trials, or a short rest block.
+UNIVERSUM_MODES = ("separate", "interleaved", "rest_block")
+
 # Trial screens, then the run's message screens (instructions, start, pause, break, end).
 SCREENS = (
     "blank",

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import mne
 
-from bci_universum.datasets.bids import bids_recordings, is_bids_root
-from bci_universum.datasets.epochs import _sidecar
+from bci_universum.datasets import bids_recordings, read_sidecar
+from bci_universum.datasets.bids import is_bids_root
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig
@@ -100,7 +100,7 @@ def select_recordings(
         raise FileNotFoundError(f"Recording(s) not found: {missing}.")
     used, runs, skipped = [], [], []
     for item in found:
-        sidecar = {} if isinstance(item, mne.io.BaseRaw) else _sidecar(item)
+        sidecar = {} if isinstance(item, mne.io.BaseRaw) else read_sidecar(item)
         task = sidecar.get("task")
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:
@@ -135,6 +135,7 @@ def train_model(
     include_online: bool = False,
     include_interrupted: bool = False,
     bids: Mapping | None = None,
+    marker_map=None,
     verbose=None,
 ) -> TrainingResult:
     """Train the session's pipeline on its recordings (:func:`bci_universum.training.train`).
@@ -144,14 +145,16 @@ def train_model(
     recordings : sequence of path-like or mne.io.BaseRaw
         Recording files, session folders (their ``*_raw.fif``), BIDS roots or Raw objects.
     config : SessionConfig or None
-        Classes and universum conditions (``[paradigm]``), pipeline name, band and window
-        (``[pipeline]``). ``None``: the defaults.
+        Classes, universum conditions and marker map (``[paradigm]``), pipeline name, band and
+        window (``[pipeline]``). ``None``: the defaults.
     pipeline : str or None
         Registry name overriding ``[pipeline] name``.
     include_online, include_interrupted : bool
         Also train on online runs / interrupted runs (:func:`select_recordings`).
     bids : mapping or None
         Entities selecting the recordings of BIDS roots (:func:`select_recordings`).
+    marker_map : str | mapping | None
+        Overrides ``[paradigm] marker_map`` (see :func:`bci_universum.training.train`).
     output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
         As :func:`bci_universum.training.train` takes them.
 
@@ -162,6 +165,8 @@ def train_model(
     """
     config = SessionConfig() if config is None else config
     name = config.pipeline.name if pipeline is None else pipeline
+    if marker_map is None:
+        marker_map = config.paradigm.marker_map or None
     chosen = select_recordings(
         recordings,
         include_online=include_online,
@@ -183,5 +188,6 @@ def train_model(
         output=output,
         overwrite=overwrite,
         provenance={"runs": chosen.runs, "skipped": [list(s) for s in chosen.skipped]},
+        marker_map=marker_map,
         verbose=verbose,
     )

@@ -304,6 +304,12 @@ def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "hit rate:" in out
     folder = tmp_path / "build-session" / "sub-01_ses-01"
+    # the plots of train and online: the CV summary beside the model, the online run's
+    # decision values and confusion matrix beside its decisions file
+    assert (tmp_path / "build-session" / "model_cv.png").is_file()
+    for name in ("decisions", "confusion"):
+        (plot,) = folder.glob(f"*_task-online_run-*_{name}.png")
+        assert f"{name} plot: {plot.relative_to(tmp_path)}" in out  # the session's own path
     tasks = sorted(p.name.split("_task-")[1].split("_")[0] for p in folder.glob("*_raw.fif"))
     assert tasks == ["calibration", "online", "universum"]
     assert (tmp_path / "build-session" / "model.joblib").is_file()

@@ -1,27 +1,19 @@
 """Universum classifiers (scikit-learn estimators)."""
 
-from ._base import BaseBinaryUniversumClassifier, encode_binary_labels
-from .biased import BiasedLeastSquaresSVC, BiasedSVC, PriorDecision
-from .bpm import BayesPointMachine
-from .ecoc import ECOCUniversumClassifier, one_vs_one_coding, one_vs_rest_coding
-from .indifference import UniversumLDA, UniversumLogisticRegression
-from .ls_usvm import LeastSquaresUniversumSVC
-from .musvm import MulticlassUniversumSVC
-from .usvm import UniversumSVC
+import lazy_loader as _lazy
 
-__all__ = [
-    "BaseBinaryUniversumClassifier",
-    "BayesPointMachine",
-    "BiasedLeastSquaresSVC",
-    "BiasedSVC",
-    "ECOCUniversumClassifier",
-    "LeastSquaresUniversumSVC",
-    "MulticlassUniversumSVC",
-    "PriorDecision",
-    "UniversumLDA",
-    "UniversumLogisticRegression",
-    "UniversumSVC",
-    "encode_binary_labels",
-    "one_vs_one_coding",
-    "one_vs_rest_coding",
-]
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "_base": ["BaseBinaryUniversumClassifier", "encode_binary_labels"],
+        "biased": ["BiasedLeastSquaresSVC", "BiasedSVC", "PriorDecision"],
+        "bpm": ["BayesPointMachine"],
+        "ecoc": ["ECOCUniversumClassifier", "one_vs_one_coding", "one_vs_rest_coding"],
+        "indifference": ["UniversumLDA", "UniversumLogisticRegression"],
+        "ls_usvm": ["LeastSquaresUniversumSVC"],
+        "musvm": ["MulticlassUniversumSVC"],
+        "usvm": ["UniversumSVC"],
+    },
+)

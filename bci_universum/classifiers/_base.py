@@ -7,8 +7,9 @@ trials, the ±1 label encoding, ``predict`` from the sign of ``decision_function
 scikit-learn tags; :class:`UniversumClassifierMixin` gives every classifier of the package a
 ``score`` that ignores universum trials.
 
-A subclass implements ``fit`` (calling :meth:`BaseBinaryUniversumClassifier._validate_fit_data`
-first) and ``decision_function`` (positive values mean ``classes_[1]``).
+The base owns ``fit`` (parameter checks, validation and the split into labelled and universum
+trials); a subclass implements ``_fit`` on the split trials and ``decision_function`` (positive
+values mean ``classes_[1]``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -125,6 +126,40 @@ class BaseBinaryUniversumClassifier(UniversumClassifierMixin, BaseEstimator):
 
     def _check_params(self) -> None:
         """Cross-parameter checks that ``_parameter_constraints`` cannot express (none here)."""
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, X_universum=None):
+        """Fit on labelled and universum trials.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+            Labelled and universum trials (the square kernel matrix over them with
+            ``kernel="precomputed"``).
+        y : array-like of shape (n_samples,)
+            Two class labels; universum trials carry ``universum_label``.
+        X_universum : array-like of shape (n_universum, n_features) or None
+            Extra universum trials (not with ``kernel="precomputed"``). Cross-validation
+            slices it like ``X`` when it has as many rows as ``X``; prefer the sentinel label.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+        """
+        self._check_params()
+        if getattr(self, "kernel", None) == "precomputed" and X_universum is not None:
+            raise ValueError(
+                "X_universum cannot be used with kernel='precomputed'; mark the universum "
+                "trials in y and pass the kernel matrix over all training trials."
+            )
+        X_labelled, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+        self._fit(X, y, X_labelled, y_signed, X_u)
+        return self
+
+    def _fit(self, X, y, X_labelled, y_signed, X_universum) -> None:
+        """Fit on the validated, split trials (``X`` and ``y`` as ``fit`` got them)."""
+        raise NotImplementedError
 
     def _validate_fit_data(
         self, X, y, X_universum=None

@@ -23,10 +23,11 @@ prior needs another input, e.g. raw epochs, than the new model's features).
 
 from __future__ import annotations
 
+import inspect
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -69,6 +70,33 @@ class _BiasedMixin:
     problem for ``g``), ``_solve`` and ``_expansion`` (``g(x) + b``); the subclass provides
     ``_shift(problem, prior_scores)``, which moves the problem's targets by ``λ·f₀``.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        """Give ``cls`` an ``__init__`` of ``prior``, ``prior_weight`` and the host's parameters.
+
+        The host's (e.g. :class:`UniversumSVC`'s) parameter list stays its only home: the
+        signature scikit-learn reads (``get_params``, ``clone``) is built from it.
+        """
+        super().__init_subclass__(**kwargs)
+        host = inspect.signature(super().__init__).parameters.values()
+        self_param, *host_params = host
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+        def __init__(self, prior=None, prior_weight=1.0, **params):
+            super().__init__(**params)
+            self.prior = prior
+            self.prior_weight = prior_weight
+
+        __init__.__signature__ = inspect.Signature(
+            [
+                self_param,
+                inspect.Parameter("prior", kind, default=None),
+                inspect.Parameter("prior_weight", kind, default=1.0),
+                *(p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in host_params),
+            ]
+        )
+        __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+        cls.__init__ = __init__
 
     def _check_prior_params(self) -> None:
         if self.kernel == "precomputed":
@@ -121,34 +149,18 @@ class _BiasedMixin:
             )
         return X, scores
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit the classifier with the prior's score as a margin offset.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Labelled and universum trials; with ``prior="last_column"`` the last column is the
-            prior's score ``f₀(x)``.
-        y : array-like of shape (n_samples,)
-            Two class labels; universum trials carry ``universum_label``.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials (same columns as ``X``).
-
-        Returns
-        -------
-        self : object
-            The fitted estimator.
-        """
-        self._check_params()
+    def _check_params(self) -> None:
+        super()._check_params()
         self._check_prior_params()
-        X_lab, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+
+    def _fit(self, X, y, X_labelled, y_signed, X_universum) -> None:
+        """Fit ``g`` with the prior's score as a margin offset (``X`` holds the prior's score
+        as last column with ``prior="last_column"``)."""
         self._check_prior_data()
-        X_lab, f0_lab = self._split_prior(X_lab)
-        X_u, f0_u = self._split_prior(X_u)
+        X_lab, f0_lab = self._split_prior(X_labelled)
+        X_u, f0_u = self._split_prior(X_universum)
         problem = self._assemble(None, y, X_lab, y_signed, X_u)
         self._solve(self._shift(problem, np.concatenate([f0_lab, f0_u])))
-        return self
 
     def decision_function(self, X) -> np.ndarray:
         """Score ``f(x) = g(x) + b + λ·f₀(x)``; positive values mean ``classes_[1]``.
@@ -257,50 +269,6 @@ universum_support_vectors_, intercept_, n_support_, n_iter_, objective_, gamma_,
         **_PRIOR_CONSTRAINTS,
     }
 
-    def __init__(
-        self,
-        prior=None,
-        prior_weight=1.0,
-        C=1.0,
-        C_universum=1.0,
-        epsilon=0.05,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        cone=False,
-        fit_intercept=True,
-        tol=1e-3,
-        max_iter=-1,
-        cache_size=200,
-        shrinking=True,
-        solver="auto",
-        universum_label=None,
-        random_state=None,
-        verbose=False,
-    ):
-        super().__init__(
-            C=C,
-            C_universum=C_universum,
-            epsilon=epsilon,
-            kernel=kernel,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            cone=cone,
-            fit_intercept=fit_intercept,
-            tol=tol,
-            max_iter=max_iter,
-            cache_size=cache_size,
-            shrinking=shrinking,
-            solver=solver,
-            universum_label=universum_label,
-            random_state=random_state,
-            verbose=verbose,
-        )
-        self.prior = prior
-        self.prior_weight = prior_weight
-
     def _shift(self, dual: UniversumDual, prior_scores: np.ndarray) -> UniversumDual:
         f0 = prior_scores[dual.index]
         dual.p = dual.p + self.prior_weight * dual.y * f0
@@ -345,30 +313,6 @@ n_features_in_
         **LeastSquaresUniversumSVC._parameter_constraints,
         **_PRIOR_CONSTRAINTS,
     }
-
-    def __init__(
-        self,
-        prior=None,
-        prior_weight=1.0,
-        C=1.0,
-        C_universum=1.0,
-        kernel="rbf",
-        gamma="scale",
-        degree=3,
-        coef0=0.0,
-        universum_label=None,
-    ):
-        super().__init__(
-            C=C,
-            C_universum=C_universum,
-            kernel=kernel,
-            gamma=gamma,
-            degree=degree,
-            coef0=coef0,
-            universum_label=universum_label,
-        )
-        self.prior = prior
-        self.prior_weight = prior_weight
 
     def _shift(self, system: LeastSquaresSystem, prior_scores: np.ndarray) -> LeastSquaresSystem:
         n = system.targets.size

@@ -33,7 +33,6 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg
 from scipy.special import expit
-from sklearn.base import _fit_context
 from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covariance
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -237,23 +236,7 @@ class UniversumLogisticRegression(_LinearDecision):
         self.max_iter = max_iter
         self.universum_label = universum_label
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit on labelled and universum trials.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two class labels; universum trials carry ``universum_label``.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials.
-
-        Returns
-        -------
-        self : UniversumLogisticRegression
-        """
-        X_l, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+    def _fit(self, X, y, X_l, y_signed, X_u) -> None:
         if self.C_universum == 0:
             X_u = X_u[:0]
         if self.penalty == "covariance" and len(X_u):
@@ -274,7 +257,6 @@ class UniversumLogisticRegression(_LinearDecision):
         self.coef_ = (v @ basis)[np.newaxis, :]
         self.intercept_ = np.array([b])
         self.n_universum_ = len(X_u)
-        return self
 
 
 class UniversumLDA(_LinearDecision):
@@ -329,23 +311,7 @@ class UniversumLDA(_LinearDecision):
             return scale[:, None] * cov * scale[None, :]
         return shrunk_covariance(empirical_covariance(X), self.shrinkage)
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit on labelled and universum trials.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-            Two class labels; universum trials carry ``universum_label``.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials.
-
-        Returns
-        -------
-        self : UniversumLDA
-        """
-        X_l, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
+    def _fit(self, X, y, X_l, y_signed, X_u) -> None:
         groups = [X_l[y_signed < 0], X_l[y_signed > 0]]
         self.priors_ = np.array([len(g) for g in groups], dtype=float) / len(X_l)
         self.means_ = np.array([g.mean(axis=0) for g in groups])
@@ -364,4 +330,3 @@ class UniversumLDA(_LinearDecision):
             ]
         )
         self.n_universum_ = len(X_u) if use_u else 0
-        return self

@@ -22,7 +22,6 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
@@ -187,34 +186,8 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         self.coef0 = coef0
         self.universum_label = universum_label
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit the U_ls-SVM on labelled and universum trials.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Labelled and universum trials (the square training kernel matrix with
-            ``kernel="precomputed"``).
-        y : array-like of shape (n_samples,)
-            Two class labels; universum trials carry ``universum_label``.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials (not with ``kernel="precomputed"``).
-
-        Returns
-        -------
-        self : LeastSquaresUniversumSVC
-            The fitted estimator.
-        """
-        precomputed = self.kernel == "precomputed"
-        if precomputed and X_universum is not None:
-            raise ValueError(
-                "X_universum cannot be used with kernel='precomputed'; mark the universum "
-                "trials in y and pass the kernel matrix over all training trials."
-            )
-        X_l, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
-        self._solve(self._assemble(X, y, X_l, y_signed, X_u))
-        return self
+    def _fit(self, X, y, X_labelled, y_signed, X_universum) -> None:
+        self._solve(self._assemble(X, y, X_labelled, y_signed, X_universum))
 
     def _assemble(self, X, y, X_l, y_signed, X_u) -> LeastSquaresSystem:
         """Build the bordered system over the labelled then the universum trials.

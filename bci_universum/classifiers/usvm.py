@@ -17,7 +17,6 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -223,34 +222,8 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
                 f"solver={self.solver!r} needs kernel='linear', got kernel={self.kernel!r}."
             )
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, X_universum=None):
-        """Fit the U-SVM.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
-            Labelled and universum trials (the kernel matrix if ``kernel="precomputed"``).
-        y : array-like of shape (n_samples,)
-            Two class labels, and the universum sentinel for universum trials.
-        X_universum : array-like of shape (n_universum, n_features) or None
-            Extra universum trials (not with a precomputed kernel). Cross-validation slices
-            it like ``X`` when it has as many rows as ``X``; prefer the sentinel label.
-
-        Returns
-        -------
-        self : UniversumSVC
-        """
-        self._check_params()
-        precomputed = self.kernel == "precomputed"
-        if precomputed and X_universum is not None:
-            raise ValueError(
-                "X_universum cannot be used with kernel='precomputed'; mark universum trials "
-                "in y and pass the kernel matrix over all trials."
-            )
-        X_lab, y_signed, X_u = self._validate_fit_data(X, y, X_universum)
-        self._solve(self._assemble(X, y, X_lab, y_signed, X_u))
-        return self
+    def _fit(self, X, y, X_labelled, y_signed, X_universum) -> None:
+        self._solve(self._assemble(X, y, X_labelled, y_signed, X_universum))
 
     def _assemble(self, X, y, X_lab, y_signed, X_u) -> UniversumDual:
         """Build the box QP over the labelled trials and both copies of each universum trial.
@@ -309,44 +282,27 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         if solver == "auto":
             linear = self.kernel == "linear"
             solver = linear_solver(dual.y.size, dual.points.shape[1]) if linear else "smo"
+        problem = (dual.y, dual.p, dual.upper, dual.points)
+        common = {
+            "index": dual.index,
+            "equality": self.fit_intercept,
+            "tol": self.tol,
+            "shrinking": self.shrinking,
+        }
         if solver == "ipm":
-            result = ipm_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
-                equality=self.fit_intercept,
-                tol=self.tol,
-                max_iter=self.max_iter,
-                shrinking=self.shrinking,
-            )
+            result = ipm_solve(*problem, max_iter=self.max_iter, **common)
         elif solver == "dcd":
+            max_iter = 1000 if self.max_iter < 0 else self.max_iter
             result = dcd_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
-                equality=self.fit_intercept,
-                tol=self.tol,
-                max_iter=1000 if self.max_iter < 0 else self.max_iter,
-                shrinking=self.shrinking,
-                random_state=self.random_state,
+                *problem, max_iter=max_iter, random_state=self.random_state, **common
             )
         else:
             result = smo_solve(
-                dual.y,
-                dual.p,
-                dual.upper,
-                dual.points,
-                index=dual.index,
+                *problem,
                 kernel=self.kernel,
-                equality=self.fit_intercept,
-                tol=self.tol,
                 max_iter=self.max_iter,
                 cache_size=self.cache_size,
-                shrinking=self.shrinking,
+                **common,
                 **self._kernel_args(),
             )
         m, q = dual.n_labelled, dual.n_universum

@@ -20,62 +20,40 @@ Modules
     The macaque M1 reaching recording.
 """
 
-from ._path import DATA_ENV, data_path
-from .bci4als import BCI4ALS_CHANNELS, BCI4ALS_CLASSES, BCI4ALS_UNIVERSUM, load_bci4als
-from .bids import bids_recordings, write_bids
-from .eegmmidb import (
-    EEGMMIDB_FOLDER,
-    EEGMMIDB_RUN_CLASSES,
-    EEGMMIDB_UNIVERSA,
-    load_eegmmidb,
-    read_eegmmidb_run,
-)
-from .epochs import (
-    EpochSet,
-    epochs_from_raw,
-    epochset_from_raw,
-    load_recording,
-    load_recordings,
-    marker_event_id,
-)
-from .io import (
-    UNIT_SCALES,
-    VOLTAGE_TYPES,
-    XDF_SUFFIXES,
-    read_recording,
-    run_label,
-    subject_label,
-)
-from .spikes import M1_BIN_WIDTH, M1_FILE, M1Windows, load_m1_reaching
+import lazy_loader as _lazy
 
-__all__ = [
-    "BCI4ALS_CHANNELS",
-    "BCI4ALS_CLASSES",
-    "BCI4ALS_UNIVERSUM",
-    "DATA_ENV",
-    "EEGMMIDB_FOLDER",
-    "EEGMMIDB_RUN_CLASSES",
-    "EEGMMIDB_UNIVERSA",
-    "M1_BIN_WIDTH",
-    "M1_FILE",
-    "UNIT_SCALES",
-    "VOLTAGE_TYPES",
-    "XDF_SUFFIXES",
-    "EpochSet",
-    "M1Windows",
-    "bids_recordings",
-    "data_path",
-    "epochs_from_raw",
-    "epochset_from_raw",
-    "load_bci4als",
-    "load_eegmmidb",
-    "load_m1_reaching",
-    "load_recording",
-    "load_recordings",
-    "marker_event_id",
-    "read_eegmmidb_run",
-    "read_recording",
-    "run_label",
-    "subject_label",
-    "write_bids",
-]
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "_path": ["DATA_ENV", "EXAMPLE_RECORDINGS", "check_not_example", "data_path"],
+        "bci4als": ["BCI4ALS_CHANNELS", "BCI4ALS_CLASSES", "BCI4ALS_UNIVERSUM", "load_bci4als"],
+        "bids": ["bids_recordings", "read_sidecar", "write_bids"],
+        "eegmmidb": [
+            "EEGMMIDB_FOLDER",
+            "EEGMMIDB_RUN_CLASSES",
+            "EEGMMIDB_UNIVERSA",
+            "load_eegmmidb",
+            "read_eegmmidb_run",
+        ],
+        "epochs": [
+            "EpochSet",
+            "epochs_from_raw",
+            "epochset_from_raw",
+            "load_recording",
+            "load_recordings",
+            "marker_event_id",
+            "recording_name",
+        ],
+        "io": [
+            "UNIT_SCALES",
+            "VOLTAGE_TYPES",
+            "XDF_SUFFIXES",
+            "read_recording",
+            "run_label",
+            "subject_label",
+        ],
+        "spikes": ["M1_BIN_WIDTH", "M1_FILE", "M1Windows", "load_m1_reaching"],
+    },
+)

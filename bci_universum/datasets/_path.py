@@ -1,8 +1,10 @@
-"""Where the real recordings are.
+"""Where the real recordings are, and where nothing may be written.
 
 The recordings used by tests, benchmarks and examples live outside the repository, in a data
 folder given by the ``BCI_UNIVERSUM_DATA`` environment variable; without it, a ``shared/data``
-folder beside the checkout is used when it exists.
+folder beside the checkout is used when it exists. The small example session shipped with the
+project (:data:`EXAMPLE_RECORDINGS`) is read-only: :func:`check_not_example` refuses outputs
+inside it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import os
 from pathlib import Path
 
 DATA_ENV = "BCI_UNIVERSUM_DATA"
+#: The example session recorded by the project's own recorder (in a checkout).
+EXAMPLE_RECORDINGS = Path(__file__).resolve().parents[2] / "recordings"
 
 
 def data_path(required: bool = False) -> Path | None:
@@ -41,3 +45,33 @@ def data_path(required: bool = False) -> Path | None:
             f"(looked for {default})."
         )
     return None
+
+
+def check_not_example(path: str | os.PathLike, what: str | None = None) -> Path:
+    """Refuse an output path inside the shipped example recordings.
+
+    Parameters
+    ----------
+    path : path-like
+        A file or folder about to be written (``~`` is expanded).
+    what : str | None
+        What names the path for the user (``"[session] output"``), the message's prefix.
+
+    Returns
+    -------
+    path : Path
+        ``path`` with ``~`` expanded.
+
+    Raises
+    ------
+    ValueError
+        When ``path`` is :data:`EXAMPLE_RECORDINGS` or inside it.
+    """
+    path = Path(path).expanduser()
+    if path.resolve().is_relative_to(EXAMPLE_RECORDINGS):
+        raise ValueError(
+            ("" if what is None else f"{what}: ")
+            + f"{path} is inside the example recordings shipped with bci_universum "
+            f"({EXAMPLE_RECORDINGS}), which are read-only; write somewhere else."
+        )
+    return path

@@ -12,6 +12,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from ._docs import fill_doc
 from ._path import data_path
 from .epochs import EpochSet, load_recordings
 
@@ -30,6 +31,7 @@ BCI4ALS_CHANNELS: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 
 
+@fill_doc
 def load_bci4als(
     subject: str = "assaf",
     runs: Sequence[int] | None = None,
@@ -38,7 +40,7 @@ def load_bci4als(
     universum: bool = True,
     tmin: float = -0.5,
     tmax: float = 5.0,
-    l_freq: float | None = 1.0,
+    highpass: float | None = 1.0,
     resample: float | None = 125.0,
     band: tuple | None = None,
     verbose=None,
@@ -57,15 +59,14 @@ def load_bci4als(
         Keep the idle trials as universum (kind ``"idle"``).
     tmin, tmax : float
         Trial window relative to each class marker (s); the imagery period is 0–5 s.
-    l_freq : float or None
-        High-pass of each continuous run (Hz), against the stream's DC offset.
+    highpass : float or None
+        Zero-phase high-pass of each continuous run (Hz), against the stream's DC offset (see
+        :func:`~bci_universum.datasets.load_recording`); ``None`` keeps the offset (e.g. when
+        ``band`` has a low edge: the causal band-pass then removes it as online).
     resample : float or None
         Common rate (Hz) for the runs, whose effective rates differ slightly.
-    band : (float | None, float | None) or None
-        Causal band-pass of each run before epoching (see
-        :func:`~bci_universum.datasets.epochset_from_raw`).
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------
@@ -93,7 +94,7 @@ def load_bci4als(
         tmin=tmin,
         tmax=tmax,
         ch_names=list(channels) if channels else None,
-        l_freq=l_freq,
+        highpass=highpass,
         resample=resample,
         band=band,
         dataset="bci4als",

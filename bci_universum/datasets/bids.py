@@ -17,6 +17,7 @@ folders are listed in ``.bidsignore``, so the root stays a valid BIDS dataset.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,6 +39,7 @@ __all__ = [
     "bids_recordings",
     "is_bids_root",
     "read_bids",
+    "read_sidecar",
     "write_bids",
 ]
 
@@ -84,6 +86,32 @@ def bids_path_of(fname: str | os.PathLike):
     bids_path = get_bids_path_from_fname(path, check=False)
     bids_path.root = root
     return bids_path
+
+
+def read_sidecar(fname: str | os.PathLike) -> dict:
+    """What the project's recorder (or BIDS) says about a recording; ``{}`` when nothing.
+
+    For the recorder's ``<name>_raw.fif``: its JSON sidecar ``<name>_raw.json`` (``task``,
+    ``run``, ``subject``, ``interrupted``, ...).
+
+    For a recording of a BIDS root: its ``subject``, ``session``, ``task`` and ``run``
+    entities, and ``interrupted`` when its ``*_eeg.json`` says so.
+    """
+    fname = Path(fname)
+    bids_path = bids_path_of(fname)
+    if bids_path is not None:
+        entities = {k: getattr(bids_path, k) for k in ("subject", "session", "task", "run")}
+        eeg_json = bids_path.copy().update(extension=".json").fpath
+        if eeg_json.is_file():
+            entities["interrupted"] = json.loads(eeg_json.read_text()).get(INTERRUPTED_KEY)
+        return {k: v for k, v in entities.items() if v is not None}
+    path = fname.with_suffix(".json")
+    if fname.suffix.lower() != ".fif" or not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ValueError(f"Sidecar {path} is not valid JSON: {err}") from err
 
 
 def write_bids(

@@ -14,6 +14,7 @@ import mne
 import numpy as np
 
 from .._universum import UNIVERSUM_STR
+from ._docs import fill_doc
 from ._path import data_path
 from .epochs import EpochSet, epochset_from_raw
 from .io import read_recording
@@ -89,6 +90,7 @@ def _other_task_runs(runs: Sequence[int]) -> tuple[int, ...]:
     )
 
 
+@fill_doc
 def load_eegmmidb(
     subject: int,
     runs: Sequence[int] = (4, 8, 12),
@@ -129,11 +131,8 @@ def load_eegmmidb(
     picks : sequence of str or str
         Channels to keep, by their standard names (e.g.
         :data:`bci_universum.universa.MOTOR_CHANNELS`); default all 64.
-    band : (float | None, float | None) or None
-        Causal band-pass of each run before epoching (see
-        :func:`~bci_universum.datasets.epochset_from_raw`).
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------

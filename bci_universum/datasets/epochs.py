@@ -17,7 +17,6 @@ Annotation keys given in a mapping also match numerically: ``"2"`` matches the d
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +27,8 @@ import numpy as np
 
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
-from .bids import INTERRUPTED_KEY, bids_path_of
+from ._docs import fill_doc
+from .bids import read_sidecar
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
@@ -115,8 +115,12 @@ def marker_event_id(
     return event_id, labels
 
 
-def _recording_name(raw: mne.io.BaseRaw) -> str:
-    return str(raw.filenames[0]) if raw.filenames and raw.filenames[0] else repr(raw)
+def recording_name(recording) -> str:
+    """How errors and metadata name a recording: its file, or the Raw's first file."""
+    if isinstance(recording, mne.io.BaseRaw):
+        names = [f for f in recording.filenames if f]
+        return str(names[0]) if names else repr(recording)
+    return str(recording)
 
 
 def epochs_from_raw(
@@ -191,7 +195,7 @@ def epochs_from_raw(
         if not finite.all():
             epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
         if parts:
-            _match_channels(parts[0], epochs, _recording_name(one))
+            _match_channels(parts[0], epochs, recording_name(one))
         parts.append(epochs)
     if len(parts) > 1:
         # MNE cannot concatenate epochs' annotations (it would drop them with a warning).
@@ -460,6 +464,7 @@ def _universum_kinds(universum, present) -> dict[str, str]:
     return {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
 
 
+@fill_doc
 def epochset_from_raw(
     raw: mne.io.BaseRaw,
     classes: Mapping[str, str] | Sequence[str],
@@ -494,11 +499,8 @@ def epochset_from_raw(
         Provenance written into the EpochSet.
     picks : str or list
         Channels, as :meth:`mne.io.Raw.pick` takes them.
-    band : (float | None, float | None) or None
-        Causal band-pass of the online decoder applied to the continuous recording before the
-        trials are cut (:func:`bci_universum.online.filter_raw`); recorded in ``info["band"]``.
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------
@@ -536,28 +538,7 @@ def epochset_from_raw(
     )
 
 
-def _sidecar(fname: Path) -> dict:
-    """The project recorder's JSON sidecar of ``fname`` (``<name>.json``), or ``{}``.
-
-    For a recording of a BIDS root: its ``subject``, ``session``, ``task`` and ``run``
-    entities, and ``interrupted`` when its ``*_eeg.json`` says so.
-    """
-    bids_path = bids_path_of(fname)
-    if bids_path is not None:
-        entities = {k: getattr(bids_path, k) for k in ("subject", "session", "task", "run")}
-        eeg_json = bids_path.copy().update(extension=".json").fpath
-        if eeg_json.is_file():
-            entities["interrupted"] = json.loads(eeg_json.read_text()).get(INTERRUPTED_KEY)
-        return {k: v for k, v in entities.items() if v is not None}
-    path = fname.with_suffix(".json")
-    if fname.suffix.lower() != ".fif" or not path.exists():
-        return {}
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as err:
-        raise ValueError(f"Sidecar {path} is not valid JSON: {err}") from err
-
-
+@fill_doc
 def load_recording(
     fname: str | os.PathLike,
     classes: Mapping[str, str] | Sequence[str] | None = None,
@@ -566,7 +547,7 @@ def load_recording(
     tmin: float = 0.5,
     tmax: float = 2.5,
     ch_names: Sequence[str] | None = None,
-    l_freq: float | None = None,
+    highpass: float | None = None,
     resample: float | None = None,
     run: str | None = None,
     session: str | None = None,
@@ -595,9 +576,11 @@ def load_recording(
     ch_names : sequence of str or None
         Names for the first ``len(ch_names)`` channels; the other channels are dropped (for
         files without channel names or with unconnected channels).
-    l_freq : float or None
-        High-pass the continuous recording at this frequency (Hz) before epoching (e.g. to
-        remove a DC offset, which would ring through filters applied to short trials).
+    highpass : float or None
+        Zero-phase high-pass (MNE's default FIR, :meth:`mne.io.Raw.filter`) of the continuous
+        recording at this frequency (Hz), before resampling and epoching, e.g. against a DC
+        offset that would ring through filters applied to short trials. Unlike ``band`` it is
+        not the online decoder's causal filter. ``None``: no high-pass.
     resample : float or None
         Resample the continuous recording to this rate (Hz), e.g. to give runs recorded at
         slightly different effective rates (XDF) one common rate.
@@ -609,10 +592,8 @@ def load_recording(
         Dataset name for result tables.
     picks : str or list
         Channels to keep, as :meth:`mne.io.Raw.pick` takes them.
-    band : (float | None, float | None) or None
-        Causal band-pass before epoching (see :func:`epochset_from_raw`).
-    verbose : bool | str | int | None
-        MNE verbosity.
+    %(band)s
+    %(verbose)s
 
     Returns
     -------
@@ -630,13 +611,21 @@ def load_recording(
             )
         raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
         raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
-    if l_freq is not None:
-        raw.filter(l_freq, None, picks="data", verbose=verbose)
+    if highpass is not None:
+        nyquist = raw.info["sfreq"] / 2
+        if isinstance(highpass, bool) or not (
+            isinstance(highpass, int | float) and 0 < highpass < nyquist
+        ):
+            raise ValueError(
+                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
+                f"got {highpass!r}."
+            )
+        raw.filter(highpass, None, picks="data", verbose=verbose)
     if resample is not None:
         raw.resample(resample, verbose=verbose)
     if classes is None:
         classes = sorted({d for d in raw.annotations.description if d.startswith("cue/")})
-    sidecar = _sidecar(path)
+    sidecar = read_sidecar(path)
     run = run if run is not None else sidecar.get("run", run_label(path))
     subject = subject if subject is not None else sidecar.get("subject", subject_label(path))
     try:
@@ -689,7 +678,7 @@ def load_recordings(
         raise ValueError("No recording files given.")
     subjects: dict[str, list[EpochSet]] = {}
     for f in files:
-        sidecar = _sidecar(Path(f))
+        sidecar = read_sidecar(Path(f))
         epochs = load_recording(
             f,
             run=sidecar.get("run") or run_label(f, files),

@@ -52,8 +52,7 @@ except ImportError as err:  # the moabb extra; nothing else of the project impor
 
 from ..online import filter_raw
 from ..pipelines import make_pipeline
-from .bids import BIDS_EXTENSIONS, bids_recordings, is_bids_root
-from .epochs import _sidecar
+from .bids import BIDS_EXTENSIONS, bids_recordings, is_bids_root, read_sidecar
 from .io import read_recording, subject_label
 
 __all__ = ["LocalDataset", "moabb_pipelines"]
@@ -83,7 +82,7 @@ def _discover(source) -> dict[str, dict[str, list[Path]]]:
         raise FileNotFoundError(f"LocalDataset: no recordings under {root}.")
     grouped: dict[str, dict[str, list[Path]]] = {}
     for f in files:
-        sidecar = _sidecar(f)
+        sidecar = read_sidecar(f)
         subject = str(sidecar.get("subject") or subject_label(f, files))
         session = str(sidecar.get("session", "1"))
         grouped.setdefault(subject, {}).setdefault(session, []).append(f)

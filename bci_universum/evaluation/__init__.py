@@ -15,11 +15,13 @@ module                 holds
                        (:func:`run_job`), the job cache
 :mod:`.backends`       serial, joblib and Dask runners and :func:`evaluate`
 :mod:`.statistics`     paired tests against a baseline universum or a reference pipeline
-:mod:`.report`         tidy CSV, thesis-style Markdown tables, plots (:func:`write_report`)
+:mod:`.report`         tidy CSV, thesis-style Markdown tables, plots (:func:`write_report`,
+                       drawn by :mod:`bci_universum.viz`)
 =====================  ======================================================================
 """
 
 from ..training import UNIVERSUM_PARAMETERS, resolve_grid, select_and_fit
+from ..viz import plot_learning_curve, plot_paired, plot_scores
 from .backends import BACKENDS, evaluate
 from .jobs import (
     METRICS,
@@ -34,8 +36,7 @@ from .jobs import (
 from .protocols import THESIS_GRID, CrossGroup, LearningCurve, Split, WithinSession, derive_seed
 from .report import (
     COLUMNS,
-    plot_learning_curve,
-    plot_scores,
+    paired_comparisons,
     read_csv,
     results_table,
     write_csv,
@@ -60,9 +61,11 @@ __all__ = [
     "compare_to_pipeline",
     "derive_seed",
     "evaluate",
+    "paired_comparisons",
     "parse_universum",
     "plan_jobs",
     "plot_learning_curve",
+    "plot_paired",
     "plot_scores",
     "read_csv",
     "resolve_grid",

@@ -18,12 +18,20 @@ from pathlib import Path
 
 import numpy as np
 
+from ..viz import (
+    _ordered,
+    chance_level,
+    plot_learning_curve,
+    plot_paired,
+    plot_scores,
+    save_figure,
+)
 from .statistics import _CURVE, _cells, compare_to_baseline, compare_to_pipeline, tests_table
 
 __all__ = [
     "COLUMNS",
-    "plot_learning_curve",
-    "plot_scores",
+    "PAIRED_PEERS",
+    "paired_comparisons",
     "read_csv",
     "results_table",
     "write_csv",
@@ -67,11 +75,6 @@ def read_csv(path: str | os.PathLike) -> list[dict]:
         # Rows cached before the cap count was recorded have none.
         row["n_cap_hits"] = int(row["n_cap_hits"]) if row.get("n_cap_hits") else None
     return rows
-
-
-def _ordered(values: Iterable[str], first: str | None = None) -> list[str]:
-    seen = list(dict.fromkeys(values))
-    return ([first] if first in seen else []) + [v for v in seen if v != first]
 
 
 def results_table(
@@ -125,74 +128,36 @@ def results_table(
     return "\n\n".join([*blocks, legend]) + "\n"
 
 
-def _figure(n_panels: int, width: float = 4.0):
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(
-        1, n_panels, figsize=(width * n_panels, 3.6), squeeze=False, sharey=True
-    )
-    return fig, axes[0]
+PAIRED_PEERS = (("ts_lr", "none"), ("csp_lda", "none"))
+"""The peers (pyRiemann tangent space + LR, MNE CSP + LDA) a paired plot compares the best
+universum variant with, first present first, when no ``reference`` is given."""
 
 
-def plot_scores(rows: Sequence[dict], path: str | os.PathLike, metric: str = "accuracy") -> Path:
-    """Box plot of split scores: one panel per pipeline, one box per universum."""
-    import matplotlib.pyplot as plt
+def paired_comparisons(
+    rows: Sequence[dict],
+    metric: str = "accuracy",
+    baseline: str = "none",
+    reference: tuple[str, str] | None = None,
+) -> dict[str, tuple[tuple[str, str], tuple[str, str]]]:
+    """The ``(a, b)`` pairs a report draws paired plots of (``b`` on the y axis), by name.
 
+    ``b`` is the best universum variant (highest mean ``metric`` over all splits of all
+    subjects, learning curves left out); ``a`` is the same pipeline with universum
+    ``baseline`` (``"baseline"``) and ``reference``, or else the first of :data:`PAIRED_PEERS`
+    evaluated (``"peer"``). Pairs whose ``a`` was not evaluated are left out.
+    """
     rows = [r for r in rows if r["metric"] == metric and r["protocol"] != _CURVE]
-    if not rows:
-        raise ValueError(f"no non-learning-curve rows for metric {metric!r} to plot.")
-    pipelines = _ordered(r["pipeline"] for r in rows)
-    fig, axes = _figure(len(pipelines))
-    for ax, pipeline in zip(axes, pipelines, strict=True):
-        universa = _ordered((r["universum"] for r in rows if r["pipeline"] == pipeline), "none")
-        data = [
-            [r["score"] for r in rows if r["pipeline"] == pipeline and r["universum"] == u]
-            for u in universa
-        ]
-        ax.boxplot(data)
-        ax.set_xticks(range(1, len(universa) + 1), universa, rotation=30)
-        ax.set_title(pipeline)
-    axes[0].set_ylabel(metric)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Path(path)
-
-
-def plot_learning_curve(
-    rows: Sequence[dict], path: str | os.PathLike, metric: str = "accuracy"
-) -> Path:
-    """Mean score ± standard error against labelled training trials, per pipeline/universum."""
-    import matplotlib.pyplot as plt
-
-    rows = [r for r in rows if r["metric"] == metric and r["protocol"] == _CURVE]
-    if not rows:
-        raise ValueError(f"no learning-curve rows for metric {metric!r} to plot.")
-    datasets = _ordered(r["dataset"] for r in rows)
-    fig, axes = _figure(len(datasets), width=5.0)
-    for ax, dataset in zip(axes, datasets, strict=True):
-        sub = [r for r in rows if r["dataset"] == dataset]
-        for line in dict.fromkeys((r["pipeline"], r["universum"]) for r in sub):
-            sizes = sorted({r["n_train"] for r in sub if (r["pipeline"], r["universum"]) == line})
-            scores = [
-                np.array([r["score"] for r in sub
-                          if (r["pipeline"], r["universum"]) == line and r["n_train"] == n])
-                for n in sizes
-            ]  # fmt: skip
-            mean = np.array([s.mean() for s in scores])
-            sem = np.array([s.std(ddof=1) / np.sqrt(s.size) if s.size > 1 else 0 for s in scores])
-            ax.errorbar(sizes, mean, yerr=sem, marker="o", capsize=3, label=" + ".join(line))
-        ax.set_xlabel("labelled training trials")
-        ax.set_title(dataset)
-        ax.legend(fontsize="small")
-    axes[0].set_ylabel(metric)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return Path(path)
+    scores: dict[tuple[str, str], list[float]] = {}
+    for r in rows:
+        scores.setdefault((r["pipeline"], r["universum"]), []).append(r["score"])
+    variants = [v for v in scores if v[1] != baseline]
+    if not variants:
+        return {}
+    best = max(variants, key=lambda v: np.mean(scores[v]))
+    peers = [tuple(reference)] if reference is not None else list(PAIRED_PEERS)
+    peer = next((p for p in peers if p in scores and p[0] != best[0]), None)
+    against = {"baseline": (best[0], baseline), "peer": peer}
+    return {name: (a, best) for name, a in against.items() if a in scores}
 
 
 def write_report(
@@ -204,6 +169,7 @@ def write_report(
     alpha: float = 0.05,
     stem: str = "results",
     reference: tuple[str, str] | None = None,
+    n_classes: int | None = None,
 ) -> dict[str, Path]:
     """Write ``<stem>.csv``, ``<stem>.md``, ``<stem>_tests.csv`` and the plots into ``out_dir``.
 
@@ -211,11 +177,18 @@ def write_report(
     universum against ``baseline`` of the same pipeline, and, with ``reference`` (a
     ``(pipeline, universum)`` pair), every variant against that reference.
 
+    The plots (:mod:`bci_universum.viz`, PNG): the scores of every pipeline and universum
+    (``<stem>_<metric>_scores.png``), paired plots of the best universum variant against its
+    baseline and against the peer (:func:`paired_comparisons`,
+    ``<stem>_<metric>_paired_<a>_vs_<b>.png``) and the learning curve
+    (``<stem>_<metric>_learning_curve.png``), each with the chance level
+    (:func:`~bci_universum.viz.chance_level`; for accuracy only when ``n_classes`` is given).
+
     Returns
     -------
     paths : dict
-        ``csv``, ``markdown``, ``tests``, and ``boxplot`` and/or ``learning_curve`` (when such
-        rows exist).
+        ``csv``, ``markdown``, ``tests``, and, when such rows exist, ``scores``,
+        ``paired_baseline``, ``paired_peer`` and ``learning_curve``.
     """
     rows = list(rows)
     out = Path(out_dir)
@@ -235,10 +208,18 @@ def write_report(
         text += f"\n### Paired tests ({metric})\n\n" + tests_table(tests)
     md.write_text(text)
     paths["markdown"] = md
+    chance = None if n_classes is None and metric != "roc_auc" else chance_level(metric, n_classes)
+    prefix = f"{stem}_{metric}"
     if any(r["protocol"] != _CURVE for r in rows):
-        paths["boxplot"] = plot_scores(rows, out / f"{stem}_{metric}_boxplot.png", metric)
-    if any(r["protocol"] == _CURVE for r in rows):
-        paths["learning_curve"] = plot_learning_curve(
-            rows, out / f"{stem}_{metric}_learning_curve.png", metric
+        paths["scores"] = save_figure(
+            plot_scores(rows, metric, chance), out / f"{prefix}_scores.png"
         )
+        for key, (a, b) in paired_comparisons(rows, metric, baseline, reference).items():
+            name = f"{prefix}_paired_{'-'.join(a)}_vs_{'-'.join(b)}.png".replace(":", "-")
+            paths[f"paired_{key}"] = save_figure(
+                plot_paired(rows, a, b, metric, chance), out / name
+            )
+    if any(r["protocol"] == _CURVE for r in rows):
+        figure = plot_learning_curve(rows, metric, chance)
+        paths["learning_curve"] = save_figure(figure, out / f"{prefix}_learning_curve.png")
     return paths

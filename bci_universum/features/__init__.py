@@ -1,31 +1,19 @@
 """Feature extractors for epochs arrays ``(n_trials, n_channels, n_times)``."""
 
-from .cca import CCA, KernelCCA, TemporalKernelCCA
-from .csp import CSP
-from .ica import ICA
-from .preprocessing import BandPass, ChannelPicker, TrialPreprocessing
-from .recentring import Recentring, recentre_runs, rest_reference
-from .spectral import BandPower, FilterBank, LogVariance, WelchPSD
-from .tangent_space import TangentSpace
-from .tdsep import SOBI, TDSEP
+import lazy_loader as _lazy
 
-__all__ = [
-    "CCA",
-    "CSP",
-    "ICA",
-    "SOBI",
-    "TDSEP",
-    "BandPass",
-    "BandPower",
-    "ChannelPicker",
-    "FilterBank",
-    "KernelCCA",
-    "LogVariance",
-    "Recentring",
-    "TangentSpace",
-    "TemporalKernelCCA",
-    "TrialPreprocessing",
-    "WelchPSD",
-    "recentre_runs",
-    "rest_reference",
-]
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "cca": ["CCA", "KernelCCA", "TemporalKernelCCA"],
+        "csp": ["CSP"],
+        "ica": ["ICA"],
+        "preprocessing": ["BandPass", "ChannelPicker", "TrialPreprocessing"],
+        "recentring": ["Recentring", "recentre_runs", "rest_reference"],
+        "spectral": ["BandPower", "FilterBank", "LogVariance", "WelchPSD"],
+        "tangent_space": ["TangentSpace"],
+        "tdsep": ["SOBI", "TDSEP"],
+    },
+)

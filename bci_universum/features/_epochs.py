@@ -1,9 +1,17 @@
-"""Input checks shared by the epochs transformers (CSP, tangent space, spectral, preprocessing)."""
+"""Input checks and the base class shared by the epochs transformers.
+
+CSP, tangent space, spectral features and preprocessing all take epochs
+``(n_trials, n_channels, n_times)``: :class:`EpochsTransformer` owns their input tags and the
+checks every ``transform`` starts with.
+"""
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
-from sklearn.utils.validation import validate_data
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import split_universum
 
@@ -95,3 +103,49 @@ def labelled_epochs(estimator, X, y, universum_label=None, *, min_classes: int =
             f"besides the universum trials, got {classes.size} ({classes.tolist()})."
         )
     return X_lab, y_lab, X_u, classes
+
+
+class EpochsTransformer(TransformerMixin, BaseEstimator):
+    """Base of the transformers on epochs ``(n_trials, n_channels, n_times)``.
+
+    Subclasses set the class attributes below and call :meth:`_check_transform_input` first in
+    ``transform``; ``fit`` stores ``_n_times_in`` when the output depends on the trial length.
+
+    Attributes
+    ----------
+    _fitted_attribute : str
+        An attribute that ``fit`` sets (for ``check_is_fitted``).
+    _min_times : int
+        Minimum number of time samples per trial.
+    _requires_fit, _supervised : bool
+        scikit-learn tags: whether ``transform`` needs ``fit``, whether ``fit`` needs ``y``.
+    """
+
+    _fitted_attribute: ClassVar[str] = "n_features_in_"
+    _min_times: ClassVar[int] = 1
+    _requires_fit: ClassVar[bool] = True
+    _supervised: ClassVar[bool] = False
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.three_d_array = True
+        tags.input_tags.two_d_array = False
+        tags.requires_fit = self._requires_fit
+        tags.target_tags.required = self._supervised
+        return tags
+
+    def _check_fit_input(self, X) -> np.ndarray:
+        """The epochs of ``fit``, validated (sets ``n_features_in_``)."""
+        return check_epochs(self, X, reset=True, min_times=self._min_times)
+
+    def _check_transform_input(self, X) -> np.ndarray:
+        """Fitted, and ``X`` epochs with the channels (and trial length) seen in ``fit``."""
+        check_is_fitted(self, self._fitted_attribute)
+        X = check_epochs(self, X, reset=False, min_times=self._min_times)
+        n_times = getattr(self, "_n_times_in", None)
+        if n_times is not None and X.shape[2] != n_times:
+            raise ValueError(
+                f"{type(self).__name__}: epochs have {X.shape[2]} samples, but {n_times} were "
+                "seen in fit."
+            )
+        return X

@@ -31,12 +31,10 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.covariance import OAS, EmpiricalCovariance, LedoitWolf, ShrunkCovariance
-from sklearn.utils.validation import check_is_fitted
 
 from ..solvers.joint_diag import joint_diagonalize
-from ._epochs import check_epochs, labelled_epochs
+from ._epochs import EpochsTransformer, labelled_epochs
 
 COV_ESTIMATORS = ("empirical", "shrinkage", "oas", "ledoit_wolf")
 COMPONENT_ORDERS = ("mutual_info", "alternate", "eigenvalue")
@@ -134,7 +132,7 @@ def _haufe_patterns(W: np.ndarray, C: np.ndarray) -> np.ndarray:
     return np.linalg.solve(F.T @ C @ F, (C @ F).T)
 
 
-class CSP(TransformerMixin, BaseEstimator):
+class CSP(EpochsTransformer):
     """Common spatial patterns on epochs, fitted on labelled trials only.
 
     Parameters
@@ -218,12 +216,8 @@ class CSP(TransformerMixin, BaseEstimator):
         self.universum_weight = universum_weight
         self.universum_label = universum_label
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.target_tags.required = True
-        return tags
+    _fitted_attribute = "filters_"
+    _supervised = True
 
     def _check_params(self):
         if self.cov_est not in COV_ESTIMATORS:
@@ -362,8 +356,7 @@ class CSP(TransformerMixin, BaseEstimator):
             ``(n_trials, n_out)`` for ``"log_var"``, ``(n_trials, n_out, n_times)`` for
             ``"filtered"``.
         """
-        check_is_fitted(self, "filters_")
-        return self._features(check_epochs(self, X, reset=False))
+        return self._features(self._check_transform_input(X))
 
     def transform_trial(self, x: np.ndarray) -> np.ndarray:
         """Lean single-trial path for online use: :meth:`transform` of one trial, unvalidated.

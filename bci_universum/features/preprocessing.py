@@ -17,10 +17,9 @@ import numbers
 import mne
 import numpy as np
 import scipy.signal
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._epochs import check_epochs
+from ._epochs import EpochsTransformer
 
 
 def _check_positive(value, name: str) -> float:
@@ -46,7 +45,7 @@ def check_band(l_freq, h_freq, sfreq: float) -> None:
         raise ValueError(f"l_freq={l_freq!r} must be below h_freq={h_freq!r}.")
 
 
-class BandPass(TransformerMixin, BaseEstimator):
+class BandPass(EpochsTransformer):
     """Zero-phase band-pass (or low/high-pass) filter of epochs with MNE.
 
     Parameters
@@ -71,12 +70,7 @@ class BandPass(TransformerMixin, BaseEstimator):
         self.h_freq = h_freq
         self.method = method
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.requires_fit = False
-        return tags
+    _requires_fit = False
 
     def _check_params(self):
         sfreq = _check_positive(self.sfreq, "sfreq")
@@ -98,7 +92,7 @@ class BandPass(TransformerMixin, BaseEstimator):
         self : BandPass
         """
         self._check_params()
-        check_epochs(self, X, reset=True)
+        self._check_fit_input(X)
         return self
 
     def transform(self, X):
@@ -113,8 +107,7 @@ class BandPass(TransformerMixin, BaseEstimator):
         -------
         X_filtered : ndarray of shape (n_trials, n_channels, n_times)
         """
-        check_is_fitted(self, "n_features_in_")
-        X = check_epochs(self, X, reset=False)
+        X = self._check_transform_input(X)
         return mne.filter.filter_data(
             X,
             float(self.sfreq),
@@ -126,7 +119,7 @@ class BandPass(TransformerMixin, BaseEstimator):
         )
 
 
-class TrialPreprocessing(TransformerMixin, BaseEstimator):
+class TrialPreprocessing(EpochsTransformer):
     """The thesis EEG preprocessing: low-pass, resample, cue-locked window, linear detrend.
 
     Steps, per trial and channel (defaults = thesis values, ``universum-svm.md`` §16.5):
@@ -190,11 +183,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
         self.resample_sfreq = resample_sfreq
         self.detrend = detrend
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.input_tags.two_d_array = False
-        return tags
+    _fitted_attribute = "n_times_out_"
 
     def fit(self, X, y=None):
         """Check parameters against the epochs and compute the output sample grid.
@@ -233,7 +222,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
             ) from err
         if not start < stop:
             raise ValueError(f"window start must be before its stop, got {self.window!r}.")
-        X = check_epochs(self, X, reset=True)
+        X = self._check_fit_input(X)
         duration = X.shape[2] / sfreq
         n_resampled = round(X.shape[2] * out / sfreq)
         first = round((start - self.tmin) * out)
@@ -262,13 +251,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
         -------
         X_out : ndarray of shape (n_trials, n_channels, ``n_times_out_``)
         """
-        check_is_fitted(self, "n_times_out_")
-        X = check_epochs(self, X, reset=False)
-        if X.shape[2] != self._n_times_in:
-            raise ValueError(
-                f"epochs have {X.shape[2]} samples, but {self._n_times_in} were seen in fit: "
-                "the window is defined relative to the epoch start (tmin)."
-            )
+        X = self._check_transform_input(X)  # the window is relative to the epoch start
         sfreq = float(self.sfreq)
         if self.h_freq is not None and self.h_freq < sfreq / 2:
             X = mne.filter.filter_data(
@@ -288,7 +271,7 @@ class TrialPreprocessing(TransformerMixin, BaseEstimator):
         return np.ascontiguousarray(X)
 
 
-class ChannelPicker(TransformerMixin, BaseEstimator):
+class ChannelPicker(EpochsTransformer):
     """Select and reorder channels of epochs by index (e.g. a model's channels from a stream).
 
     Parameters
@@ -305,12 +288,7 @@ class ChannelPicker(TransformerMixin, BaseEstimator):
     def __init__(self, picks):
         self.picks = picks
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.input_tags.two_d_array = False
-        tags.requires_fit = False
-        return tags
+    _requires_fit = False
 
     def fit(self, X, y=None):
         """Check that every pick is a channel of ``X``.
@@ -325,7 +303,7 @@ class ChannelPicker(TransformerMixin, BaseEstimator):
         -------
         self : ChannelPicker
         """
-        X = check_epochs(self, X, reset=True)
+        X = self._check_fit_input(X)
         picks = np.asarray(self.picks)
         if picks.ndim != 1 or picks.size == 0 or picks.dtype.kind not in "iu":
             raise ValueError(f"picks must be a non-empty sequence of int, got {self.picks!r}.")
@@ -345,7 +323,7 @@ class ChannelPicker(TransformerMixin, BaseEstimator):
         -------
         X_picked : ndarray of shape (n_trials, len(picks), n_times)
         """
-        check_is_fitted(self, "n_features_in_")
+        check_is_fitted(self, self._fitted_attribute)
         X = np.asarray(X)
         if X.ndim != 3 or X.shape[1] != self.n_features_in_:
             raise ValueError(

@@ -32,12 +32,11 @@ import numpy as np
 from pyriemann.geometry.base import invsqrtm
 from pyriemann.geometry.geodesic import geodesic_riemann
 from pyriemann.geometry.mean import mean_riemann
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._universum import universum_mask
-from ._epochs import check_epochs
+from ._epochs import EpochsTransformer, check_epochs
 from .tangent_space import COVARIANCE_ESTIMATORS, regularized_covariances
 
 __all__ = ["Recentring", "recentre_runs", "rest_reference"]
@@ -60,7 +59,7 @@ def rest_reference(X: np.ndarray, cov_est: str = "oas") -> np.ndarray:
     return covs[0] if len(covs) == 1 else mean_riemann(covs)
 
 
-class Recentring(TransformerMixin, BaseEstimator):
+class Recentring(EpochsTransformer):
     """Whiten epochs by a rest reference ``M``: ``X ↦ M^{-1/2} X``, ``C ↦ M^{-1/2} C M^{-1/2}``.
 
     Parameters
@@ -82,6 +81,7 @@ class Recentring(TransformerMixin, BaseEstimator):
         Number of channels.
     """
 
+    _fitted_attribute = "filter_"
     _parameter_constraints: ClassVar[dict] = {
         "cov_est": [StrOptions(set(COVARIANCE_ESTIMATORS))],
         "universum_label": "no_validation",
@@ -129,8 +129,7 @@ class Recentring(TransformerMixin, BaseEstimator):
         -------
         X_new : ndarray of shape (n_trials, n_channels, n_times)
         """
-        check_is_fitted(self)
-        X = check_epochs(self, X, reset=False)
+        X = self._check_transform_input(X)
         return np.einsum("ij,njt->nit", self.filter_, X)
 
     def transform_trial(self, x: np.ndarray) -> np.ndarray:

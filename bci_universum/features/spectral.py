@@ -11,18 +11,11 @@ import numbers
 
 import numpy as np
 import scipy.signal
-from sklearn.base import BaseEstimator, TransformerMixin, clone
+from sklearn.base import clone
 from sklearn.utils.validation import check_is_fitted
 
-from ._epochs import check_epochs
+from ._epochs import EpochsTransformer
 from .preprocessing import BandPass, _check_positive, check_band
-
-
-def _epochs_tags(tags, *, supervised: bool = False):
-    tags.input_tags.three_d_array = True
-    tags.input_tags.two_d_array = False
-    tags.target_tags.required = supervised
-    return tags
 
 
 def welch_segment_length(n_times: int, n_windows: int) -> int:
@@ -33,7 +26,7 @@ def welch_segment_length(n_times: int, n_windows: int) -> int:
     return int(2 * n_times // (n_windows + 1))
 
 
-class WelchPSD(TransformerMixin, BaseEstimator):
+class WelchPSD(EpochsTransformer):
     """Power spectral density per channel by Welch's method (Hann window, 50 % overlap).
 
     Parameters
@@ -82,8 +75,7 @@ class WelchPSD(TransformerMixin, BaseEstimator):
         self.log = log
         self.flatten = flatten
 
-    def __sklearn_tags__(self):
-        return _epochs_tags(super().__sklearn_tags__())
+    _fitted_attribute = "freqs_"
 
     def fit(self, X, y=None):
         """Fix the segment length and frequency bins for the trial length of ``X``.
@@ -99,7 +91,7 @@ class WelchPSD(TransformerMixin, BaseEstimator):
         self : WelchPSD
         """
         sfreq = _check_positive(self.sfreq, "sfreq")
-        X = check_epochs(self, X, reset=True)
+        X = self._check_fit_input(X)
         n_times = X.shape[2]
         if self.nperseg is None:
             k = self.n_windows
@@ -129,7 +121,7 @@ class WelchPSD(TransformerMixin, BaseEstimator):
         self.n_segments_ = (n_times - nperseg) // (nperseg - nperseg // 2) + 1
         self._keep = keep
         self.freqs_ = freqs[keep]
-        self._n_times = n_times
+        self._n_times_in = n_times
         return self
 
     def transform(self, X):
@@ -145,12 +137,7 @@ class WelchPSD(TransformerMixin, BaseEstimator):
         psd : ndarray
             ``(n_trials, n_channels * n_freqs)`` or ``(n_trials, n_channels, n_freqs)``.
         """
-        check_is_fitted(self, "freqs_")
-        X = check_epochs(self, X, reset=False)
-        if X.shape[2] != self._n_times:
-            raise ValueError(
-                f"epochs have {X.shape[2]} samples, but {self._n_times} were seen in fit."
-            )
+        X = self._check_transform_input(X)
         _, psd = scipy.signal.welch(
             X,
             fs=float(self.sfreq),
@@ -165,7 +152,7 @@ class WelchPSD(TransformerMixin, BaseEstimator):
         return psd.reshape(len(X), -1) if self.flatten else psd
 
 
-class BandPower(TransformerMixin, BaseEstimator):
+class BandPower(EpochsTransformer):
     """Mean Welch PSD in frequency bands, per channel.
 
     Parameters
@@ -201,8 +188,7 @@ class BandPower(TransformerMixin, BaseEstimator):
         self.nperseg = nperseg
         self.log = log
 
-    def __sklearn_tags__(self):
-        return _epochs_tags(super().__sklearn_tags__())
+    _fitted_attribute = "psd_"
 
     def fit(self, X, y=None):
         """Fit the PSD grid and check that every band holds at least one frequency bin.
@@ -252,7 +238,7 @@ class BandPower(TransformerMixin, BaseEstimator):
         -------
         power : ndarray of shape (n_trials, n_channels * n_bands)
         """
-        check_is_fitted(self, "psd_")
+        check_is_fitted(self, self._fitted_attribute)
         psd = self.psd_.transform(X)
         power = np.stack([psd[..., m].mean(axis=-1) for m in self._masks], axis=-1)
         if self.log:
@@ -260,7 +246,7 @@ class BandPower(TransformerMixin, BaseEstimator):
         return power.reshape(len(power), -1)
 
 
-class LogVariance(TransformerMixin, BaseEstimator):
+class LogVariance(EpochsTransformer):
     """Log of the variance over time of each channel: ``(n_trials, n_channels)``.
 
     Parameters
@@ -272,8 +258,7 @@ class LogVariance(TransformerMixin, BaseEstimator):
     def __init__(self, *, demean: bool = True):
         self.demean = demean
 
-    def __sklearn_tags__(self):
-        return _epochs_tags(super().__sklearn_tags__())
+    _min_times = 2
 
     def fit(self, X, y=None):
         """Record the number of channels.
@@ -288,7 +273,7 @@ class LogVariance(TransformerMixin, BaseEstimator):
         -------
         self : LogVariance
         """
-        check_epochs(self, X, reset=True, min_times=2)
+        self._check_fit_input(X)
         return self
 
     def transform(self, X):
@@ -303,13 +288,12 @@ class LogVariance(TransformerMixin, BaseEstimator):
         -------
         features : ndarray of shape (n_trials, n_channels)
         """
-        check_is_fitted(self, "n_features_in_")
-        X = check_epochs(self, X, reset=False, min_times=2)
+        X = self._check_transform_input(X)
         power = X.var(axis=2) if self.demean else np.mean(X**2, axis=2)
         return np.log(power)
 
 
-class FilterBank(TransformerMixin, BaseEstimator):
+class FilterBank(EpochsTransformer):
     """Apply a feature extractor in several frequency bands and concatenate the features.
 
     Each band is band-passed with :class:`~bci_universum.features.preprocessing.BandPass` and
@@ -349,8 +333,7 @@ class FilterBank(TransformerMixin, BaseEstimator):
         self.estimator = estimator
         self.method = method
 
-    def __sklearn_tags__(self):
-        return _epochs_tags(super().__sklearn_tags__())
+    _fitted_attribute = "estimators_"
 
     def fit(self, X, y=None):
         """Fit one extractor per band.
@@ -373,7 +356,7 @@ class FilterBank(TransformerMixin, BaseEstimator):
             if len(band) != 2:
                 raise ValueError(f"each band must be (l_freq, h_freq) in Hz, got {band!r}.")
             check_band(band[0], band[1], sfreq)
-        X = check_epochs(self, X, reset=True)
+        X = self._check_fit_input(X)
         base = LogVariance() if self.estimator is None else self.estimator
         self.filters_ = [
             BandPass(sfreq, lo, hi, method=self.method).fit(X) for lo, hi in self.bands
@@ -393,8 +376,7 @@ class FilterBank(TransformerMixin, BaseEstimator):
         -------
         features : ndarray of shape (n_trials, n_features)
         """
-        check_is_fitted(self, "estimators_")
-        X = check_epochs(self, X, reset=False)
+        X = self._check_transform_input(X)
         parts = [
             e.transform(f.transform(X))
             for f, e in zip(self.filters_, self.estimators_, strict=True)

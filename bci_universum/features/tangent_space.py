@@ -25,11 +25,10 @@ from numba import njit
 from pyriemann.estimation import Covariances
 from pyriemann.geometry.base import invsqrtm
 from pyriemann.tangentspace import TangentSpace as _PyriemannTangentSpace
-from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._universum import universum_mask
-from ._epochs import check_epochs
+from ._epochs import EpochsTransformer
 
 COVARIANCE_ESTIMATORS = ("oas", "lwf", "scm")
 _ESTIMATOR_CODES = {"scm": 0, "oas": 1, "lwf": 2}
@@ -127,7 +126,7 @@ def regularized_covariances(X: np.ndarray, estimator: str = "oas") -> np.ndarray
     return _covariances(np.asarray(X, dtype=np.float64), code)
 
 
-class TangentSpace(TransformerMixin, BaseEstimator):
+class TangentSpace(EpochsTransformer):
     """Tangent-space vectors of regularised trial covariances at a Riemannian mean.
 
     Universum trials (sentinel label in ``y``) are transformed like any trial; ``reference``
@@ -161,11 +160,8 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         self.reference = reference
         self.universum_label = universum_label
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.three_d_array = True
-        tags.input_tags.two_d_array = False
-        return tags
+    _fitted_attribute = "isqrt_reference_"
+    _min_times = 2
 
     def fit(self, X, y=None):
         """Estimate the reference mean and precompute the lean mapping.
@@ -185,7 +181,7 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         self._code = _estimator_code(self.estimator)
         if self.reference not in ("labelled", "all"):
             raise ValueError(f"reference must be 'labelled' or 'all', got {self.reference!r}.")
-        X = check_epochs(self, X, reset=True, min_times=2)
+        X = self._check_fit_input(X)
         if y is not None and self.reference == "labelled":
             y = np.asarray(y)
             if y.shape != (X.shape[0],):
@@ -232,9 +228,7 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         -------
         T : ndarray of shape (n_trials, n_channels * (n_channels + 1) / 2)
         """
-        check_is_fitted(self, "isqrt_reference_")
-        X = check_epochs(self, X, reset=False, min_times=2)
-        return self._map(X)
+        return self._map(self._check_transform_input(X))
 
     def transform_trial(self, x: np.ndarray) -> np.ndarray:
         """Lean single-trial path for online use (same computation as :meth:`transform`).
@@ -248,7 +242,7 @@ class TangentSpace(TransformerMixin, BaseEstimator):
         -------
         t : ndarray of shape (n_channels * (n_channels + 1) / 2,)
         """
-        check_is_fitted(self, "isqrt_reference_")
+        check_is_fitted(self, self._fitted_attribute)
         x = np.asarray(x, dtype=np.float64)
         if x.ndim != 2 or x.shape[0] != self.n_features_in_ or x.shape[1] < 2:
             raise ValueError(

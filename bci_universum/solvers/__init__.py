@@ -6,9 +6,16 @@
 * :func:`linear_solver` — which of the three suits a linear-kernel dual of a given shape.
 """
 
-from ._box_qp import BoxQPResult, linear_solver
-from .interior_point import ipm_solve
-from .linear_dcd import dcd_solve
-from .smo import smo_solve
+import lazy_loader as _lazy
 
-__all__ = ["BoxQPResult", "dcd_solve", "ipm_solve", "linear_solver", "smo_solve"]
+# submodules load on first use: a test or script that needs one estimator does not pay for
+# the whole package (and its mne/pylsl/numba imports)
+__getattr__, __dir__, __all__ = _lazy.attach(
+    __name__,
+    submod_attrs={
+        "_box_qp": ["BoxQPResult", "linear_solver"],
+        "interior_point": ["ipm_solve"],
+        "linear_dcd": ["dcd_solve"],
+        "smo": ["smo_solve"],
+    },
+)

@@ -97,7 +97,7 @@ def check_box_qp(y, p, upper, n_points: int, index=None, alpha0=None, equality: 
     return y, p, upper, index, alpha
 
 
-# a Newton step of the interior point costs about n_variables · rank² operations
+# a Newton step of the interior point costs about n_variables · n_features² operations
 _IPM_MAX_COST = 5e8
 _DCD_MIN_VARIABLES = 10_000
 
@@ -105,13 +105,14 @@ _DCD_MIN_VARIABLES = 10_000
 def linear_solver(n_variables: int, n_features: int) -> str:
     """Fastest solver of a linear-kernel box dual by its shape: ``"ipm"``, ``"dcd"`` or ``"smo"``.
 
-    The interior point's cost does not depend on the conditioning (which makes SMO and DCD
-    crawl when there are more variables than features, or universum trials on another scale
-    than the labelled ones); it is used while a Newton step costs at most ``5·10⁸``
-    operations, ``n_variables · min(n_features, n_variables)²``. Beyond, dual coordinate
+    With more variables than features, ``Q`` is rank-deficient and coordinate methods (SMO,
+    DCD) crawl (10⁵–10⁶ updates on 10 labelled + 90 universum trials in 20–100 features); the
+    interior point's cost does not depend on the conditioning, and it is used while a Newton
+    step costs at most ``5·10⁸`` operations, ``n_variables · n_features²``. With at least as
+    many features as variables (e.g. tangent-space features of 10 + 90 trials), SMO converges
+    in a few hundred updates and beats the interior point's fixed cost. Beyond, dual coordinate
     descent for ≥ 10 000 variables, else SMO.
     """
-    rank = min(n_features, n_variables)
-    if n_variables * rank**2 <= _IPM_MAX_COST:
+    if n_features < n_variables and n_variables * n_features**2 <= _IPM_MAX_COST:
         return "ipm"
     return "dcd" if n_variables >= _DCD_MIN_VARIABLES else "smo"

@@ -138,10 +138,9 @@ def kernel_row(
     degree: float,
     coef0: float,
     targets: np.ndarray,
-    n_targets: int,
     out: np.ndarray,
 ) -> None:
-    """Write ``k(X[point], X[t])`` into ``out[t]`` for ``t`` in ``targets[:n_targets]`` (numba).
+    """Write ``k(X[point], X[targets[k]])`` into ``out[k]`` for every ``k`` (numba).
 
     ``sq_norms`` holds the squared row norms of ``X`` (:func:`squared_norms`; used by "rbf");
     ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed". The dot products are
@@ -151,20 +150,18 @@ def kernel_row(
     ``sq_norms`` from the float64 data) to about 1e-7.
     """
     x = X[point]
-    dots = np.empty(n_targets)
-    for k in range(n_targets):
-        dots[k] = row_dot(x, X[targets[k]])
     x_sq = sq_norms[point]
     single = X.itemsize == 4
-    for k in range(n_targets):
+    for k in range(targets.shape[0]):
         t = targets[k]
-        if single and kernel_code == 1:
-            d2 = x_sq + sq_norms[t] - 2.0 * dots[k]
-            out[t] = np.exp(np.float32(-gamma * (d2 if d2 > 0.0 else 0.0)))
+        dot = row_dot(x, X[t])
+        if t == point and kernel_code == 1:
+            out[k] = 1.0
+        elif single and kernel_code == 1:
+            d2 = x_sq + sq_norms[t] - 2.0 * dot
+            out[k] = np.exp(np.float32(-gamma * (d2 if d2 > 0.0 else 0.0)))
         else:
-            out[t] = _kernel_value(dots[k], x_sq, sq_norms[t], kernel_code, gamma, degree, coef0)
-    if kernel_code == 1:
-        out[point] = 1.0
+            out[k] = _kernel_value(dot, x_sq, sq_norms[t], kernel_code, gamma, degree, coef0)
 
 
 def kernel_vector(

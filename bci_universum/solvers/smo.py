@@ -18,13 +18,15 @@ Algorithm
   the set-aside ones is rebuilt from ``G_bar`` (the contribution of variables at their upper
   bound) once the violation is within ``10·tol`` and at the end.
 * The gradient is kept per *point*, ``F = Σ_j y_j α_j k(·, x_index[j])``, with
-  ``G_t = y_t F[index_t] + p_t``: both copies of a universum trial share one update.
+  ``G_t = y_t F[index_t] + p_t``: both copies of a universum trial share one update and one
+  kernel row.
 * Kernel rows are computed per *point* in numba loops (never BLAS calls, so the speed does not
   depend on the BLAS thread pool) and kept in a least-recently-used cache of ``cache_size``
-  megabytes. When a float64 row per point fits, every row is computed once in full; otherwise
-  RBF rows are stored in float32 (libsvm's choice, computed in single precision from centred
-  points: ~1e-7 relative) and rows are computed for the active points only, completed when a
-  bound change needs them in full. With ``kernel="precomputed"`` (and for callables, whose Gram
+  megabytes, restricted to the active set as in libsvm: the points of active variables are
+  moved to the front of the point order when shrinking has cut them by a tenth, rows cover
+  only that prefix (so more of them fit) and are extended when the active set grows. RBF rows
+  are float32 when a float64 row per point does not fit and ``tol ≥ 1e-4`` (libsvm's choice;
+  see :func:`_kernel_points`). With ``kernel="precomputed"`` (and for callables, whose Gram
   matrix is computed first) rows are read from the matrix.
 * The offset follows libsvm: the mean of ``−y_iG_i`` over free variables, or the middle of the
   feasible interval when no variable is free.
@@ -37,11 +39,13 @@ from collections.abc import Callable
 
 import numpy as np
 from numba import njit
+from numba.typed import List
 from sklearn.exceptions import ConvergenceWarning
 
 from ._box_qp import BoxQPResult, check_box_qp
 from .kernels import (
     KERNEL_CODES,
+    _kernel_value,
     check_kernel,
     kernel_matrix,
     kernel_row,
@@ -51,71 +55,86 @@ from .kernels import (
 
 _TAU = 1e-12
 _PRECOMPUTED = KERNEL_CODES["precomputed"]
-_FULL = -1  # coverage of a cache row computed for every point
-_STAYED = np.iinfo(np.int64).max  # ``gone`` of a point active since the last growth
+_RELAYOUT = 0.9  # re-lay the cache out when the active points fall below this share
+_SINGLE_MIN_TOL = 1e-4  # float32 rows only from this stopping tolerance on
 
 
 @njit(cache=True)
-def _get_row(point, full, kc):
-    """Kernel row of ``point``: from ``K``, from the LRU cache, or computed into the cache.
-
-    Entries are guaranteed for the active points only, or for every point when ``full``; when
-    the cache holds a row per point, rows are always computed in full (each is computed once).
-    ``kc`` packs the kernel state ``(X, sq_norms, K, cache, slot_of, owner, cover, links, state,
-    act_pts, all_pts, gone, scratch, kernel_code, gamma, degree, coef0)``. ``state`` is
-    ``(last_growth, n_active_points, n_used_slots, step)``: ``step`` counts the changes of the
-    active set, ``last_growth`` is the step at which it last grew (between growths it only
-    shrinks). ``cover[s]`` is ``_FULL`` or the step at which slot ``s`` was filled for the
-    active points only; ``gone[a]`` the step at which point ``a`` left the active set since the
-    last growth, so that such a row is completed by the points gone by its step. ``links`` is
-    the doubly linked LRU list (prev, next; node ``n_slots`` is the head).
-    """
-    X, sq, K, cache, slot_of, owner, cover, links, state, act_pts, all_pts, gone, tmp = kc[:13]
-    kcode, gamma, degree, coef0 = kc[13:]
+def _fill(point, targets, out, kc):
+    """``out[k] = k(point, targets[k])``: from ``K`` when precomputed, else computed."""
+    X, sq, K = kc[:3]
+    kcode, gamma, degree, coef0 = kc[11:]
     if kcode == _PRECOMPUTED:
-        return K[point]
-    head = cache.shape[0]
-    s = slot_of[point]
-    if s >= 0:
-        # unlink, to be re-inserted at the front
-        links[1, links[0, s]] = links[1, s]
-        links[0, links[1, s]] = links[0, s]
-        partial = cover[s] != _FULL and cover[s] >= state[0]
-        valid = cover[s] == _FULL or (partial and not full)
+        for k in range(targets.shape[0]):
+            out[k] = K[point, targets[k]]
     else:
-        partial = valid = False
-        if state[2] < head:
-            s = state[2]
-            state[2] += 1
-        else:
-            s = links[0, head]  # least recently used
-            links[1, links[0, s]] = head
-            links[0, head] = links[0, s]
-            slot_of[owner[s]] = -1
-        owner[s] = point
-        slot_of[point] = s
-    links[0, s] = head
-    links[1, s] = links[1, head]
-    links[0, links[1, head]] = s
-    links[1, head] = s
-    if not valid:
-        n_points = X.shape[0]
-        if partial:
-            # complete: the points that left the active set by the row's step
-            m = 0
-            for a in range(n_points):
-                if gone[a] <= cover[s]:
-                    tmp[m] = a
-                    m += 1
-            kernel_row(point, X, sq, kcode, gamma, degree, coef0, tmp, m, cache[s])
-            cover[s] = _FULL
-        elif full or state[1] == n_points or head == n_points:
-            kernel_row(point, X, sq, kcode, gamma, degree, coef0, all_pts, n_points, cache[s])
-            cover[s] = _FULL
-        else:
-            kernel_row(point, X, sq, kcode, gamma, degree, coef0, act_pts, state[1], cache[s])
-            cover[s] = state[3]
-    return cache[s]
+        kernel_row(point, X, sq, kcode, gamma, degree, coef0, targets, out)
+
+
+@njit(cache=True)
+def _unlink(links, a):
+    links[1, links[0, a]] = links[1, a]
+    links[0, links[1, a]] = links[0, a]
+
+
+@njit(cache=True)
+def _link_front(links, a):
+    head = links.shape[1] - 1
+    links[0, a] = head
+    links[1, a] = links[1, head]
+    links[0, links[1, head]] = a
+    links[1, head] = a
+
+
+@njit(cache=True)
+def _get_row(point, length, kc):
+    """Kernel row of ``point`` over the points ``order[:length]``, from the cache or computed.
+
+    ``kc`` packs the kernel state ``(X, sq_norms, K, rows, links, order, pos, state, scratch,
+    layout_of, layouts, kernel_code, gamma, degree, coef0)``. As in libsvm's cache,
+    ``rows[a]`` holds the row of point ``a`` over a prefix of the point order, an empty array
+    when not cached; a shorter row is extended by the missing entries only. The order changes
+    when the active points are moved to its front (:func:`_relayout`): a row keeps the number
+    ``layout_of[a]`` of the order it was computed in (``layouts[e]`` is that order's ``pos``)
+    and is carried over to the current one when next used. ``links`` is the doubly linked LRU
+    list of the cached points (node ``n_points`` is the head); ``state`` is ``(n_layout, used,
+    budget, layout)``: the active points are ``order[:n_layout]``, rows take at most
+    ``budget`` entries in all (least recently used rows are dropped first).
+    """
+    rows, links, order, state, layout_of, layouts = kc[3], kc[4], kc[5], kc[7], kc[9], kc[10]
+    row = rows[point]
+    have = row.shape[0]
+    if have > 0:
+        _unlink(links, point)
+        if have >= length and layout_of[point] == state[3]:
+            _link_front(links, point)
+            return row
+        state[1] -= have
+    head = links.shape[1] - 1
+    while state[1] + length > state[2] and links[0, head] != head:
+        old = links[0, head]
+        _unlink(links, old)
+        state[1] -= rows[old].shape[0]
+        rows[old] = np.empty(0, dtype=row.dtype)
+    if have > 0 and layout_of[point] != state[3]:
+        # carry the row over to the current order: the prefix of it that the row covers
+        old_pos = layouts[layout_of[point]]
+        valid = 0
+        while valid < have and old_pos[order[valid]] < have:
+            valid += 1
+        new = np.empty(max(valid, length), dtype=row.dtype)
+        for k in range(valid):
+            new[k] = row[old_pos[order[k]]]
+        have = valid
+    else:
+        new = np.empty(length, dtype=row.dtype)
+        new[:have] = row
+    _fill(point, order[have:length], new[have:length], kc)
+    rows[point] = new
+    layout_of[point] = state[3]
+    state[1] += new.shape[0]
+    _link_front(links, point)
+    return new
 
 
 @njit(cache=True)
@@ -133,31 +152,25 @@ def _in_low(t, y, alpha, upper):
 
 
 @njit(cache=True)
-def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, cache):
-    """The packed kernel state of :func:`_get_row` and the kernel diagonal."""
+def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget):
+    """The packed kernel state of :func:`_get_row` (nothing cached) and the kernel diagonal."""
     n_points = X.shape[0] if kcode != _PRECOMPUTED else K.shape[0]
-    n_slots = cache.shape[0]
     diag = np.empty(n_points)
-    all_pts = np.arange(n_points)
+    rows = List()
     for a in range(n_points):
         if kcode == _PRECOMPUTED:
             diag[a] = K[a, a]
         else:
-            one = np.empty(1)
-            kernel_row(
-                0, X[a : a + 1], sq[a : a + 1], kcode, gamma, degree, coef0, all_pts, 1, one
-            )
-            diag[a] = one[0]
-    links = np.empty((2, n_slots + 1), dtype=np.int64)
-    links[:, n_slots] = n_slots
-    state = np.array([0, n_points, 0, 0], dtype=np.int64)
-    slot_of = -np.ones(n_points, dtype=np.int64)
-    owner = -np.ones(n_slots, dtype=np.int64)
-    cover = np.zeros(n_slots, dtype=np.int64)
-    gone = np.full(n_points, _STAYED)
-    scratch = np.empty(n_points, dtype=np.int64)
-    kc = (X, sq, K, cache, slot_of, owner, cover, links, state, all_pts.copy(), all_pts)
-    kc = (*kc, gone, scratch)
+            diag[a] = _kernel_value(sq[a], sq[a], sq[a], kcode, gamma, degree, coef0)
+        rows.append(empty_row.copy())
+    links = np.empty((2, n_points + 1), dtype=np.int64)
+    links[:, n_points] = n_points
+    state = np.array([n_points, 0, max(budget, 2 * n_points), 0], dtype=np.int64)
+    order = np.arange(n_points)
+    layouts = List()
+    layouts.append(order.copy())
+    kc = (X, sq, K, rows, links, order, order.copy(), state, np.empty(n_points))
+    kc = (*kc, np.zeros(n_points, dtype=np.int64), layouts)
     return (*kc, kcode, gamma, degree, coef0), diag
 
 
@@ -178,7 +191,8 @@ def _smo_core(
     equality,
     tol,
     max_iter,
-    cache,
+    empty_row,
+    budget,
     shrinking,
 ):
     """Run SMO on ``alpha`` (in place); return ``(gradient, n_iter, converged)``.
@@ -187,12 +201,13 @@ def _smo_core(
     without offset), so that ``G_t = y_t F[index_t] + p_t`` and both copies of a universum
     trial are updated at once. ``Fbar`` is the part of ``F`` from variables at their upper
     bound (libsvm's ``G_bar``). As in libsvm, variables are permuted so that the active ones
-    form a prefix (``perm`` maps back); only the points of active variables are kept up to
-    date.
+    form a prefix (``perm`` maps back), and points so that theirs form a prefix of the point
+    order (the cache's columns); ``F`` is kept up to date on that prefix only.
     """
     n = y.shape[0]
-    kc, diag = _kernel_state(X, sq, K, kcode, gamma, degree, coef0, cache)
+    kc, diag = _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget)
     n_points = diag.shape[0]
+    order, pos, state = kc[5], kc[6], kc[7]
     F = np.zeros(n_points)
     Fbar = np.zeros(n_points)
     if kcode == 0:
@@ -212,12 +227,12 @@ def _smo_core(
     else:
         for j in range(n):
             if alpha[j] > 0.0:
-                row = _get_row(index[j], True, kc)
+                row = _get_row(index[j], n_points, kc)
                 c = y[j] * alpha[j]
                 cbar = y[j] * upper[j] if alpha[j] >= upper[j] else 0.0
-                for a in range(n_points):
-                    F[a] += c * row[a]
-                    Fbar[a] += cbar * row[a]
+                for k in range(n_points):
+                    F[order[k]] += c * row[k]
+                    Fbar[order[k]] += cbar * row[k]
     # working copies, permuted as variables are set aside
     v = (y.copy(), p.copy(), upper.copy(), index.copy(), alpha.copy(), np.arange(n))
     y, p, upper, index, alpha_w, perm = v
@@ -242,17 +257,18 @@ def _smo_core(
                 converged = True
                 break
         n_iter += 1
-        row_i = _get_row(index[i], False, kc)
+        m = state[0]
+        row_i = _get_row(index[i], m, kc)
         old_i = alpha_w[i]
         G_i = y[i] * F[index[i]] + p[i]
         c_j = 0.0
         row_j = row_i
         if equality:
-            row_j = _get_row(index[j], False, kc)
+            row_j = _get_row(index[j], m, kc)
             old_j = alpha_w[j]
             G_j = y[j] * F[index[j]] + p[j]
             # move t ≥ 0 along y_i e_i − y_j e_j, exact line search clipped to the box
-            curv = diag[index[i]] + diag[index[j]] - 2.0 * row_i[index[j]]
+            curv = diag[index[i]] + diag[index[j]] - 2.0 * row_i[pos[index[j]]]
             if curv <= 0.0:
                 curv = _TAU
             lim_i = upper[i] - old_i if y[i] > 0 else old_i
@@ -269,17 +285,11 @@ def _smo_core(
             qd = diag[index[i]] if diag[index[i]] > 0.0 else _TAU
             alpha_w[i] = min(max(old_i - G_i / qd, 0.0), upper[i])
         c_i = y[i] * (alpha_w[i] - old_i)
-        state, act_pts = kc[8], kc[9]
-        if state[1] == n_points:
-            for a in range(n_points):
-                F[a] += c_i * row_i[a] + c_j * row_j[a]
-        else:
-            for k in range(state[1]):
-                a = act_pts[k]
-                F[a] += c_i * row_i[a] + c_j * row_j[a]
+        for k in range(m):
+            F[order[k]] += c_i * row_i[k] + c_j * row_j[k]
         if equality:
-            _update_f_bar(v, Fbar, j, old_j, kc)
-        _update_f_bar(v, Fbar, i, old_i, kc)
+            _update_f_bar(v, Fbar, j, old_j, row_j, kc)
+        _update_f_bar(v, Fbar, i, old_i, row_i, kc)
     if n_active < n:
         _unshrink(v, F, Fbar, n_active, kc)
     G = np.empty(n)
@@ -290,17 +300,27 @@ def _smo_core(
 
 
 @njit(cache=True)
-def _update_f_bar(v, Fbar, i, old, kc):
-    """Add or remove variable ``i``'s bound contribution to ``Fbar`` when it reaches/leaves it."""
+def _update_f_bar(v, Fbar, i, old, row, kc):
+    """Add or remove variable ``i``'s bound contribution to ``Fbar`` when it reaches/leaves it.
+
+    ``row`` is the (possibly shorter) cached row of ``i``'s point; the entries past it are
+    computed into scratch space rather than stored, so the cache keeps rows of active points.
+    """
     y, _, upper, index, alpha = v[:5]
     was_up = old >= upper[i]
     is_up = alpha[i] >= upper[i]
     if was_up == is_up:
         return
-    row = _get_row(index[i], True, kc)
+    order, rest = kc[5], kc[8]
     coef = (1.0 if is_up else -1.0) * upper[i] * y[i]
-    for a in range(Fbar.shape[0]):
-        Fbar[a] += coef * row[a]
+    have = row.shape[0]
+    n_points = Fbar.shape[0]
+    for k in range(have):
+        Fbar[order[k]] += coef * row[k]
+    if have < n_points:
+        _fill(index[i], order[have:], rest[have:], kc)
+        for k in range(have, n_points):
+            Fbar[order[k]] += coef * rest[k]
 
 
 @njit(cache=True)
@@ -342,7 +362,8 @@ def _select(v, F, diag, n_active, equality, tol, kc):
                 i = t
     if i < 0:
         return -1, -1, True
-    row_i = _get_row(index[i], False, kc)
+    row_i = _get_row(index[i], kc[7][0], kc)
+    pos = kc[6]
     d_i = diag[index[i]]
     g_max2 = -np.inf
     best = np.inf
@@ -355,7 +376,7 @@ def _select(v, F, diag, n_active, equality, tol, kc):
             b = g_max + val
             if b > 0.0:
                 a = index[t]
-                curv = d_i + diag[a] - 2.0 * row_i[a]
+                curv = d_i + diag[a] - 2.0 * row_i[pos[a]]
                 if curv <= 0.0:
                     curv = _TAU
                 obj = -b * b / curv
@@ -422,92 +443,75 @@ def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
             _swap(v, t, n_active)
         else:
             t += 1
-    _set_active_points(index, n_active, kc)
+    _relayout(index, n_active, kc)
     return n_active, unshrunk
 
 
 @njit(cache=True)
-def _set_active_points(index, n_active, kc):
-    """Store the points of the active variables in the kernel state (``act_pts``, ``gone``)."""
-    state, act_pts, gone = kc[8], kc[9], kc[11]
-    n_points = act_pts.shape[0]
-    state[3] += 1
-    mark = np.zeros(n_points, dtype=np.bool_)
+def _relayout(index, n_active, kc):
+    """Move the points of the first ``n_active`` variables to the front of the point order.
+
+    Done once they are at most ``_RELAYOUT`` of the current prefix (libsvm swaps the cache's
+    columns on every shrink): a new order is recorded, and cached rows are carried over to it
+    only when next used. Rows computed from then on cover the shorter prefix, so the cache
+    holds more of them; longer rows keep their entries (a full row of a free point is what
+    rebuilding the gradient needs).
+    """
+    order, pos, state, layouts = kc[5], kc[6], kc[7], kc[10]
+    m_old = state[0]
+    mark = np.zeros(order.shape[0], dtype=np.bool_)
     for t in range(n_active):
         mark[index[t]] = True
-    m = 0
-    for a in range(n_points):
-        if mark[a]:
-            act_pts[m] = a
-            m += 1
-    grew = m > state[1]
-    if grew:
-        state[0] = state[3]  # rows filled for the old active set are incomplete
-    for a in range(n_points):
-        if mark[a]:
-            if grew:
-                gone[a] = _STAYED
-        elif grew or gone[a] == _STAYED:
-            gone[a] = state[3]
-    state[1] = m
+    m_new = 0
+    for k in range(m_old):
+        m_new += mark[order[k]]
+    if m_new > _RELAYOUT * m_old:
+        return
+    new_order = np.empty(m_old, dtype=np.int64)
+    c = 0
+    for k in range(m_old):
+        if mark[order[k]]:
+            new_order[c] = order[k]
+            c += 1
+    for k in range(m_old):
+        if not mark[order[k]]:
+            new_order[c] = order[k]
+            c += 1
+    for k in range(m_old):
+        order[k] = new_order[k]
+        pos[new_order[k]] = k
+    layouts.append(pos.copy())
+    state[3] += 1
+    state[0] = m_new
 
 
 @njit(cache=True)
 def _unshrink(v, F, Fbar, n_active, kc):
-    """Make every variable active again, first rebuilding ``F`` at the set-aside points.
+    """Make every variable active again, first rebuilding ``F`` past the point prefix.
 
     ``F = Fbar + Σ_free y_j α_j k(·, index_j)``: free variables are all active (only bounded
-    ones are set aside), so their rows or the rows of the set-aside points suffice. Returns
-    the new active size (all variables).
+    ones are set aside), so their points lie in the prefix; their rows are extended to every
+    point (libsvm's ``reconstruct_gradient``). Returns the new active size (all variables).
     """
     y, _, upper, index, alpha = v[:5]
     n = y.shape[0]
-    state, act_pts = kc[8], kc[9]
+    order, state = kc[5], kc[7]
     n_points = F.shape[0]
-    n_act_pts = state[1]
-    if n_act_pts < n_points:
-        inactive = np.ones(n_points, dtype=np.bool_)
-        for k in range(n_act_pts):
-            inactive[act_pts[k]] = False
+    m = state[0]
+    if m < n_points:
         free = np.zeros(n_points)  # Σ over free variables of y_j α_j, per point
         for f in range(n_active):
             if 0.0 < alpha[f] < upper[f]:
                 free[index[f]] += y[f] * alpha[f]
-        for a in range(n_points):
-            if inactive[a]:
-                F[a] = Fbar[a]
-        # cost of each way in kernel evaluations (d per uncached entry, 1 per cached one)
-        X, slot_of, cover = kc[0], kc[4], kc[6]
-        d = X.shape[1] if X.shape[1] > 0 else 1
-        n_inactive = n_points - n_act_pts
-        by_free = 0
-        by_inactive = 0
-        for a in range(n_points):
-            s = slot_of[a]
-            if free[a] != 0.0:
-                by_free += n_inactive if s >= 0 and cover[s] == _FULL else n_points * d
-            if inactive[a]:
-                valid = s >= 0 and (cover[s] == _FULL or cover[s] >= state[0])
-                by_inactive += n_act_pts if valid else n_act_pts * d
-        if by_free <= by_inactive:
-            # one full row per free point
-            for b in range(n_points):
-                if free[b] != 0.0:
-                    row = _get_row(b, True, kc)
-                    for a in range(n_points):
-                        if inactive[a]:
-                            F[a] += free[b] * row[a]
-        else:
-            # one row per set-aside point, over the active points (the free ones among them)
-            for a in range(n_points):
-                if inactive[a]:
-                    row = _get_row(a, False, kc)
-                    acc = 0.0
-                    for k in range(n_act_pts):
-                        b = act_pts[k]
-                        acc += free[b] * row[b]
-                    F[a] += acc
-    _set_active_points(index, n, kc)
+        for k in range(m, n_points):
+            F[order[k]] = Fbar[order[k]]
+        for kb in range(m):
+            b = order[kb]
+            if free[b] != 0.0:
+                row = _get_row(b, n_points, kc)
+                for k in range(m, n_points):
+                    F[order[k]] += free[b] * row[k]
+        state[0] = n_points
     return n
 
 
@@ -529,26 +533,29 @@ def _intercept(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, G: np.ndarra
     return float(-(ub if np.isfinite(ub) else lb if np.isfinite(lb) else 0.0))
 
 
-def _kernel_points(points: np.ndarray, kcode: int, cache_size: float):
-    """Points, squared norms and row cache of the solver: ``(X, sq_norms, cache)``.
+def _kernel_points(points: np.ndarray, kcode: int, cache_size: float, tol: float):
+    """Points, squared norms, an empty row of the cache's dtype and the cache's size in entries.
 
     The cache holds ``cache_size`` MB of rows, float64 except for the RBF kernel when a row
-    per point does not fit: then float32 (libsvm's choice: twice the rows; the gradient is
-    still accumulated in float64), computed in single precision from centred points (the
-    kernel is translation invariant and bounded by 1, so the rows are accurate to ~1e-7).
+    per point does not fit and ``tol ≥ _SINGLE_MIN_TOL``: then float32 (libsvm's choice: twice
+    the rows), computed in single precision from centred points (the kernel is translation
+    invariant and bounded by 1, so the rows are accurate to ~1e-7). The gradient is
+    accumulated in float64, but from the rounded rows: it drifts by ~1e-6 over a run. The
+    solution is unaffected (the objective is second order in that drift), while the stopping
+    test and the objective computed from the gradient are not; tighter tolerances therefore
+    keep float64 rows.
     """
-    if kcode == _PRECOMPUTED:
-        return np.empty((0, 1)), np.empty(0), np.empty((0, 0))
-    n_points = max(points.shape[0], 1)
+    n_points = points.shape[0]
     budget = cache_size * 2**20
     rbf = kcode == KERNEL_CODES["rbf"]
-    single = rbf and 8 * n_points * n_points > budget
+    single = rbf and tol >= _SINGLE_MIN_TOL and 8 * n_points * n_points > budget
     dtype = np.float32 if single else np.float64
-    n_slots = int(min(n_points, max(2, budget // (np.dtype(dtype).itemsize * n_points))))
-    cache = np.empty((n_slots, n_points), dtype=dtype)
+    entries = int(budget // np.dtype(dtype).itemsize)
+    if kcode == _PRECOMPUTED:
+        return np.empty((0, 1)), np.empty(0), np.empty(0), entries
     X = np.ascontiguousarray(points - points.mean(axis=0)) if rbf else points
     sq = squared_norms(X)
-    return (X.astype(np.float32) if single else X), sq, cache
+    return (X.astype(np.float32) if single else X), sq, np.empty(0, dtype=dtype), entries
 
 
 def smo_solve(
@@ -624,8 +631,8 @@ def smo_solve(
     if max_iter is None or max_iter < 0:
         max_iter = max(10_000_000, 100 * n)
     kcode = KERNEL_CODES[kernel]
-    X, sq, cache = _kernel_points(points, kcode, cache_size)
-    K = points if kcode == _PRECOMPUTED else np.empty((0, 0), dtype=cache.dtype)
+    X, sq, empty_row, budget = _kernel_points(points, kcode, cache_size, tol)
+    K = points if kcode == _PRECOMPUTED else np.empty((0, 0))
     G, n_iter, converged = _smo_core(
         y,
         p,
@@ -642,7 +649,8 @@ def smo_solve(
         bool(equality),
         float(tol),
         int(max_iter),
-        cache,
+        empty_row,
+        budget,
         bool(shrinking),
     )
     if not converged:

@@ -19,8 +19,11 @@ at random for training and the rest are the test set. Compared on the same draws
 * ``pooled``: features + SVC on the previous runs and the ``n`` new trials together (the
   obvious alternative to a prior: more data).
 
-Features are fitted on each model's own training trials: :class:`TangentSpace` (OAS
-covariances, Riemannian mean as reference) or :class:`CSP` (log-variance of 4 components).
+Every model is a registry pipeline (:mod:`bci_universum.pipelines`), its features fitted on
+its own training trials: ``ts_svm`` / ``csp_svm`` for the plain and pooled models and the prior,
+:func:`~bci_universum.pipelines.with_prior` of ``ts_usvm`` / ``csp_usvm`` for the biased ones
+(tangent space: OAS covariances, Riemannian mean as reference; CSP: log-variance of 4
+components, scaled on the labelled trials).
 Signals are band-passed 8–30 Hz, windows 0.5–2.5 s after the cue, all 64 channels. Run it with
 single-threaded BLAS (``threadpoolctl.threadpool_limits(1)``): multithreaded BLAS on these
 small matrices made the tangent-space fits a hundred times slower on a loaded machine.
@@ -35,15 +38,11 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.frozen import FrozenEstimator
-from sklearn.pipeline import FeatureUnion, make_pipeline
 from sklearn.svm import SVC
 
 from .._universum import UNIVERSUM_STR, split_universum
-from ..classifiers.biased import BiasedSVC, PriorDecision
 from ..datasets import epochs_from_raw, read_eegmmidb_run
-from ..features.csp import CSP
-from ..features.tangent_space import TangentSpace
+from ..pipelines import make_pipeline, with_prior
 
 #: The imagined left/right fist runs of eegmmidb.
 IMAGERY_RUNS = (4, 8, 12)
@@ -105,13 +104,16 @@ def load_imagery_runs(
     return data
 
 
-def feature_extractor(features: str):
-    """A fresh, unfitted feature extractor: ``"ts"`` (tangent space) or ``"csp"``."""
-    if features == "ts":
-        return TangentSpace("oas")
-    if features == "csp":
-        return CSP(4)
-    raise ValueError(f"features must be 'ts' or 'csp', got {features!r}.")
+#: Sampling rate of eegmmidb (Hz): the registry checks the pipelines' windows against it.
+SFREQ = 160.0
+FEATURES = ("ts", "csp")
+
+
+def _registry_pipeline(features: str, classifier: str, **params):
+    """The registry pipeline ``<features>_<classifier>`` (``ts_svm``, ``csp_usvm``, ...)."""
+    if features not in FEATURES:
+        raise ValueError(f"features must be 'ts' or 'csp', got {features!r}.")
+    return make_pipeline(f"{features}_{classifier}", sfreq=SFREQ, **params)
 
 
 @dataclass(frozen=True)
@@ -149,7 +151,7 @@ class TransferResult:
 
 
 def _plain_pipeline(features: str, C: float):
-    return make_pipeline(feature_extractor(features), SVC(kernel="linear", C=C))
+    return _registry_pipeline(features, "svm", C=C)
 
 
 def _timed_fit(model, X, y) -> float:
@@ -159,18 +161,10 @@ def _timed_fit(model, X, y) -> float:
 
 
 def _biased_pipeline(features: str, prior, prior_weight: float, C: float, offset: bool):
-    union = FeatureUnion(
-        [("features", feature_extractor(features)), ("prior", PriorDecision(prior))]
+    usvm = _registry_pipeline(features, "usvm", C=C, C_universum=1.0)
+    return with_prior(usvm, prior).set_params(
+        clf__prior_weight=prior_weight, clf__fit_intercept=offset
     )
-    classifier = BiasedSVC(
-        prior="last_column",
-        prior_weight=prior_weight,
-        kernel="linear",
-        C=C,
-        C_universum=1.0,
-        fit_intercept=offset,
-    )
-    return make_pipeline(union, classifier)
 
 
 def run_transfer_study(
@@ -216,7 +210,7 @@ def run_transfer_study(
         old = [split_universum(*data[run])[:2] for run in runs if run != target]
         X_old = np.concatenate([X for X, _ in old])
         y_old = np.concatenate([y for _, y in old])
-        prior = FrozenEstimator(_plain_pipeline(features, C).fit(X_old, y_old))
+        prior = _plain_pipeline(features, C).fit(X_old, y_old)
         classes = np.unique(y_new)
         for s, size in enumerate(sizes):
             counts = [int(np.sum(y_new == c)) for c in classes]

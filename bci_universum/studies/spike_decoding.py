@@ -31,11 +31,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.model_selection import StratifiedKFold
 
-from bci_universum.classifiers import (
-    ECOCUniversumClassifier,
-    LeastSquaresUniversumSVC,
-    UniversumSVC,
-)
 from bci_universum.features.spike_kernels import (
     alignment_scores,
     as_sequences,
@@ -43,6 +38,7 @@ from bci_universum.features.spike_kernels import (
     spikernel,
 )
 from bci_universum.features.spikes import SPIKE_BIN_WIDTH
+from bci_universum.pipelines import CLASSIFIER, make_pipeline
 from bci_universum.solvers.kernels import resolve_gamma
 
 
@@ -132,12 +128,18 @@ def default_kernels() -> dict[str, KernelSpec]:
     }
 
 
-def _ecoc(estimator_class, zero_as_universum: bool, **fixed) -> Callable:
-    """Factory of one-vs-one ECOC classifiers over ``estimator_class(kernel="precomputed")``."""
+def _ecoc(**fixed) -> Callable:
+    """Factory of the ``spike_ecoc`` registry pipeline's classifier (one-vs-one ECOC).
+
+    The study precomputes every kernel once, so it takes the pipeline's classifier step alone
+    (``fixed`` and the grid point are registry parameters: ``machine``, ``cone``, ...).
+    """
 
     def factory(**params):
-        base = estimator_class(kernel="precomputed", **fixed, **params)
-        return ECOCUniversumClassifier(base, coding="ovo", zero_as_universum=zero_as_universum)
+        pipeline = make_pipeline(
+            "spike_ecoc", sfreq=1.0 / SPIKE_BIN_WIDTH, coding="ovo", **fixed, **params
+        )
+        return pipeline.named_steps[CLASSIFIER]
 
     return factory
 
@@ -168,13 +170,16 @@ def default_estimators(
 
     return {
         "SVM": (
-            _ecoc(UniversumSVC, False, C_universum=0.0, epsilon=0.0),
+            _ecoc(zero_as_universum=False, C_universum=0.0, epsilon=0.0),
             [{"C": c} for c in C],
         ),
-        "LS-SVM": (_ecoc(LeastSquaresUniversumSVC, False, C_universum=0.0), [{"C": c} for c in C]),
-        "U-SVM": (_ecoc(UniversumSVC, True), universum_grid(True)),
-        "LS-U-SVM": (_ecoc(LeastSquaresUniversumSVC, True), universum_grid(False)),
-        "U_c-SVM": (_ecoc(UniversumSVC, True, cone=True), universum_grid(True)),
+        "LS-SVM": (
+            _ecoc(machine="least_squares", zero_as_universum=False, C_universum=0.0),
+            [{"C": c} for c in C],
+        ),
+        "U-SVM": (_ecoc(), universum_grid(True)),
+        "LS-U-SVM": (_ecoc(machine="least_squares"), universum_grid(False)),
+        "U_c-SVM": (_ecoc(cone=True), universum_grid(True)),
     }
 
 

@@ -59,13 +59,21 @@ print(len(rows), "rows, e.g.", {k: rows[0][k] for k in ("pipeline", "universum",
 # The report: tables, paired tests and plots
 # ------------------------------------------
 out = tempfile.mkdtemp(prefix="bci-universum-report-")
-paths = write_report(rows, out)
+paths = write_report(rows, out, n_classes=2)
 print(paths["markdown"].read_text())
 
 # %%
-# The box plot written by the report: one panel per pipeline, one box per universum, each box
-# the scores of the outer folds.
+# The plots written by the report (drawn by :mod:`bci_universum.viz`). The score plot: one
+# panel per pipeline, a box and the points of the outer folds per universum, the chance level
+# dashed.
 fig, ax = plt.subplots(figsize=(10, 3.4), layout="constrained")
-ax.imshow(plt.imread(paths["boxplot"]))
+ax.imshow(plt.imread(paths["scores"]))
+ax.set_axis_off()
+
+# %%
+# The paired plot of the best universum variant against the peer (CSP + LDA), fold by fold:
+# points above the diagonal are folds the universum variant scores higher.
+fig, ax = plt.subplots(figsize=(4.4, 4.4), layout="constrained")
+ax.imshow(plt.imread(paths["paired_peer"]))
 ax.set_axis_off()
 plt.show()

@@ -26,12 +26,12 @@ def resolve_one(path: str, args) -> str:
 
     if not is_bids_root(path):
         if bids_entities(args):
-            raise SystemExit(f"--subject/--session/--task/--run need a BIDS root; {path} is not.")
+            raise ValueError(f"--subject/--session/--task/--run need a BIDS root; {path} is not.")
         return path
     files = bids_recordings(path, **bids_entities(args))
     if len(files) != 1:
         listing = "\n  ".join(str(f) for f in files)
-        raise SystemExit(
+        raise ValueError(
             f"{len(files)} recordings of {path} match; select one with --subject/--session/"
             f"--task/--run:\n  {listing}"
         )

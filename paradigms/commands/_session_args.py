@@ -6,14 +6,22 @@ import argparse
 from contextlib import contextmanager
 from pathlib import Path
 
-SIMULATE = "simulate"
-MODEL_SUFFIXES = (".joblib", ".pkl", ".pickle")
+from ..output import DEFAULT_OUTPUT, output_path
+from ._files import file_of_kind
+from ._lsl_mode import add_lsl_mode
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
-    """Session file, overrides, speed, display and the EEG source."""
+    """Session file, overrides, subject, speed, output, display and the EEG source.
+
+    Options that override a session-file key are named after it (``--output`` for
+    ``[session] output``, ``--lsl-mode`` for ``[session] lsl_mode``, ...).
+    """
     parser.add_argument(
-        "config", nargs="?", type=Path, help="session TOML file (default: built-in defaults)"
+        "config",
+        nargs="?",
+        type=file_of_kind("session"),
+        help="session TOML file (default: the built-in defaults)",
     )
     parser.add_argument(
         "--set",
@@ -23,26 +31,44 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECTION.KEY=VALUE",
         help="override a session-file setting, e.g. --set paradigm.trials_per_class=10",
     )
+    parser.add_argument("--subject", help="BIDS subject label (default: [session] subject)")
+    parser.add_argument("--session", help="BIDS session label (default: [session] session)")
     parser.add_argument(
-        "--speed", type=float, help="run the timeline this many times faster than real time"
+        "--speed",
+        type=float,
+        help="run the timeline this many times faster than real time (default: [paradigm] speed)",
     )
-    parser.add_argument("--output", help="recordings folder (default: [session] output)")
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=output_path,
+        metavar="DIR",
+        help="folder of the recordings, one sub-<subject>_ses-<session> folder per session "
+        f"(default: [session] output, else {DEFAULT_OUTPUT})",
+    )
     add_display_arguments(parser)
     parser.add_argument(
-        "--source",
-        help=f"'{SIMULATE}' for the simulated subject, or the name of the LSL EEG stream "
-        "(default: [stream] name)",
+        "--stream",
+        help="name of the LSL EEG stream to record (default: [stream] name)",
     )
     parser.add_argument(
-        "--sim-channels", type=int, default=16, help="electrodes of the simulated subject"
+        "--simulate",
+        action="store_true",
+        help="record a simulated subject that obeys the cues instead of an LSL stream",
     )
-    parser.add_argument("--sim-seed", type=int, default=0, help="seed of the simulated subject")
     parser.add_argument(
-        "--lsl-mode",
-        choices=("lab", "loopback"),
-        help="liblsl configuration: 'lab' (the lab network) or 'loopback' (this machine only); "
-        "default: [session] lsl_mode",
+        "--sim-channels",
+        type=int,
+        default=16,
+        help="with --simulate: electrodes of the simulated subject (default 16)",
     )
+    parser.add_argument(
+        "--sim-seed",
+        type=int,
+        default=0,
+        help="with --simulate: seed of the simulated subject (default 0)",
+    )
+    add_lsl_mode(parser, session_file=True)
 
 
 def add_display_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,29 +81,35 @@ def add_display_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--screenshots",
-        type=Path,
+        type=output_path,
         metavar="DIR",
         help="save the first sight of each screen as a PNG in DIR (implies --display; "
         "offscreen when there is no screen)",
     )
 
 
+#: The session-file key each option overrides.
+OPTION_KEYS = {
+    "subject": "session.subject",
+    "session": "session.session",
+    "lsl_mode": "session.lsl_mode",
+    "output": "session.output",
+    "speed": "paradigm.speed",
+    "stream": "stream.name",
+}
+
+
 def config_from_args(args):
-    """The session config: file, then ``--set``, then ``--lsl-mode``/``--speed``/``--output``/
-    ``--source``."""
+    """The session config: file, then ``--set``, then the options of :data:`OPTION_KEYS`."""
     from paradigms.config import load_session_config
 
-    if args.config is not None and args.config.suffix in MODEL_SUFFIXES:
-        raise ValueError(f"{args.config} looks like a model file, not a session TOML file.")
+    if args.simulate and args.stream is not None:
+        raise ValueError("--simulate and --stream exclude each other: the EEG comes from one.")
     overrides = list(args.overrides)
-    if args.lsl_mode is not None:
-        overrides.append(f"session.lsl_mode={args.lsl_mode!r}")
-    if args.speed is not None:
-        overrides.append(f"paradigm.speed={args.speed!r}")
-    if args.output is not None:
-        overrides.append(f"session.output={str(args.output)!r}")
-    if args.source not in (None, SIMULATE):
-        overrides.append(f"stream.name={args.source!r}")
+    for option, key in OPTION_KEYS.items():
+        value = getattr(args, option, None)
+        if value is not None:
+            overrides.append(f"{key}={str(value) if isinstance(value, Path) else value!r}")
     return load_session_config(args.config, overrides)
 
 
@@ -88,7 +120,7 @@ def open_session(args, config):
     from paradigms.session import Session
 
     simulate = None
-    if args.source == SIMULATE:
+    if args.simulate:
         simulate = {"n_channels": args.sim_channels, "seed": args.sim_seed}
     presenter = make_presenter(**presenter_arguments(args))
     try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 
 from ._bids_args import add_bids_arguments, resolve_one
+from ._files import file_of_kind
+from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
 
 MARKER_MAP_HELP = (
@@ -26,8 +28,15 @@ def add_parser(stream_subparsers) -> None:
     p = stream_subparsers.add_parser(
         "replay",
         help="replay a recording (FIF, EDF/BDF, GDF, BrainVision, EEGLAB, XDF) as LSL streams",
+        description="Push a recording's EEG as an LSL data stream and its annotations as a "
+        "marker stream (<name>-markers), paced at --speed times real time or as fast as the "
+        "consumers drain (--no-pacing).",
     )
-    p.add_argument("file", help="the recording, or a BIDS root (with --subject, --task, ...)")
+    p.add_argument(
+        "file",
+        type=file_of_kind("recording"),
+        help="the recording, or a BIDS root (with --subject, --task, ...)",
+    )
     p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1: real time)")
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
     p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default 10)")
@@ -56,12 +65,7 @@ def add_parser(stream_subparsers) -> None:
         help="seconds to wait for the consumers to connect, and at the end for them to have "
         "every sample (default 30)",
     )
-    p.add_argument(
-        "--lsl-mode",
-        choices=("lab", "loopback"),
-        default="lab",
-        help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
-    )
+    add_lsl_mode(p)
     add_bids_arguments(p)
     p.set_defaults(func=run_replay)
 
@@ -71,8 +75,8 @@ _WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "marke
 
 def run_replay(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import resolve_marker_map
     from acquisition.player import Player
+    from bci_universum.markers import resolve_marker_map
 
     args.file = resolve_one(args.file, args)
     marker_map = resolve_marker_map(args.marker_map)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import _stream_replay
+from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
 
 
@@ -10,11 +11,18 @@ def add_parser(stream_subparsers) -> None:
     p = stream_subparsers.add_parser(
         "simulate",
         help="stream a simulated subject whose motor imagery follows a marker stream",
+        description="Stream the EEG of a simulated subject like an amplifier; with "
+        "--markers-from its mental state follows the paradigm's markers (cue/left, cue/right, "
+        "universum/rest, trial/end, ...).",
     )
-    p.add_argument("--channels", type=int, default=32, help="number of electrodes (3-64)")
-    p.add_argument("--sfreq", type=float, default=250.0, help="sampling rate in Hz")
+    p.add_argument(
+        "--channels", type=int, default=32, help="number of electrodes, 3-64 (default: 32)"
+    )
+    p.add_argument("--sfreq", type=float, default=250.0, help="sampling rate in Hz (default: 250)")
     p.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
-    p.add_argument("--name", default="bci-universum-sim", help="EEG stream name")
+    p.add_argument(
+        "--name", default="bci-universum-sim", help="EEG stream name (default: bci-universum-sim)"
+    )
     p.add_argument(
         "--markers-from", help="name of the marker stream to obey (cue/left, cue/right, ...)"
     )
@@ -25,14 +33,12 @@ def add_parser(stream_subparsers) -> None:
         "--duration", type=float, help="seconds to stream (default: until Ctrl-C / SIGTERM)"
     )
     p.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to wait for the marker stream"
+        "--timeout",
+        type=float,
+        default=10.0,
+        help="seconds to wait for the marker stream (default: 10)",
     )
-    p.add_argument(
-        "--lsl-mode",
-        choices=("lab", "loopback"),
-        default="lab",
-        help="liblsl configuration: 'lab' (default) or 'loopback' (this machine only)",
-    )
+    add_lsl_mode(p)
     p.set_defaults(func=run_simulate)
 
 

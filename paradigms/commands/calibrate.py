@@ -19,10 +19,14 @@ def add_parser(subparsers) -> None:
         "--quality-seconds",
         type=float,
         default=5.0,
-        help="seconds of the stream whose quality is checked before the run (5; 0: no check)",
+        help="seconds of the stream whose quality is checked before the run, 0 for no check "
+        "(default: 5)",
     )
     parser.add_argument(
-        "--line-freq", type=float, default=50.0, help="mains frequency for the check (50 Hz)"
+        "--line-freq",
+        type=float,
+        default=50.0,
+        help="mains frequency of the check in Hz (default: 50)",
     )
     parser.set_defaults(func=run)
 

@@ -15,6 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..output import output_path
+from ._lsl_mode import add_lsl_mode
 from ._session_args import add_display_arguments, presenter_arguments
 
 
@@ -44,12 +46,19 @@ def add_parser(subparsers) -> None:
         default=10,
         help="calibration and online trials per class, universum trials (default 10)",
     )
-    parser.add_argument("--channels", type=int, default=16, help="simulated electrodes (16)")
+    parser.add_argument(
+        "--channels", type=int, default=16, help="simulated electrodes (default: 16)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
     parser.add_argument(
-        "--output", type=Path, help="keep the recordings and the model here (default: discard)"
+        "--output",
+        "-o",
+        type=output_path,
+        metavar="DIR",
+        help="keep the recordings and the model in this folder (default: discard them)",
     )
     add_display_arguments(parser)
+    add_lsl_mode(parser)
     parser.set_defaults(func=run)
 
 
@@ -85,6 +94,7 @@ def _run(args, output: Path, model_path: Path | None) -> None:
             f"online.trials_per_class={n}",
             "online.rest_trials=2",
             f"paradigm.seed={args.seed}",
+            f"session.lsl_mode={args.lsl_mode!r}",
         ],
     )
     configure_lsl(config.session.lsl_mode)

@@ -2,15 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-from pathlib import Path
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+from ..output import output_path
+from ._types import n_jobs, positive_int
 
 
 def add_parser(subparsers) -> None:
@@ -26,26 +19,35 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--quick", action="store_true", help="the quick setting of the demo")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     parser.add_argument(
-        "--n-jobs", type=int, default=1, help="parallel jobs, -1 for all cores (default: 1)"
+        "--n-jobs", type=n_jobs, default=1, help="parallel jobs, -1 for all cores (default: 1)"
     )
     parser.add_argument(
         "--train-sizes",
-        type=_positive_int,
+        type=positive_int,
         nargs="+",
         metavar="N",
         help="labelled training-set sizes (default: 10 20 40 80)",
     )
     parser.add_argument(
         "--universum-sizes",
-        type=_positive_int,
+        type=positive_int,
         nargs="+",
         metavar="N",
         help="universum sizes (default: 20 50 100)",
     )
     parser.add_argument(
-        "--splits", type=_positive_int, help="random training sets per size (default: 10)"
+        "--splits", type=positive_int, help="random training sets per size (default: 10)"
     )
-    parser.add_argument("--output", type=Path, help="also write the table to this file")
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=output_path,
+        metavar="FILE",
+        help="also write the table to this file",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the --output file if it exists"
+    )
     parser.set_defaults(func=run)
 
 
@@ -54,6 +56,8 @@ def run(args) -> int:
 
     if args.output is not None and not args.output.parent.is_dir():
         raise FileNotFoundError(f"--output: folder {args.output.parent} does not exist")
+    if args.output is not None and args.output.exists() and not args.overwrite:
+        raise ValueError(f"--output: {args.output} exists; replace it with --overwrite.")
     overrides = {
         name: value
         for name, value in (

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import warnings
-from pathlib import Path
 
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1 and value != -1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer or -1, got {text}")
-    return value
+from ..output import output_path
+from ._files import file_of_kind
+from ._types import n_jobs
 
 
 def add_parser(subparsers) -> None:
@@ -22,13 +17,15 @@ def add_parser(subparsers) -> None:
             "Evaluate the pipelines and universa of an evaluation file (TOML, see "
             "paradigms/configs/) on its data sets under its protocols. Everything is checked "
             "before the first fit. Writes <protocol>.csv (tidy results), <protocol>.md "
-            "(thesis-style table with paired tests) and plots into the output folder; finished "
-            "jobs are cached there, so an interrupted run resumes."
+            "(thesis-style table with paired tests) and plots into the output folder: scores "
+            "with the chance level, paired plots of the best universum variant against its "
+            "baseline and the peer, learning curves. Finished jobs are cached there, so an "
+            "interrupted run resumes."
         ),
     )
-    parser.add_argument("config", type=Path, help="evaluation file (TOML)")
+    parser.add_argument("config", type=file_of_kind("evaluation"), help="evaluation file (TOML)")
     parser.add_argument(
-        "--n-jobs", type=_positive_int, help="parallel jobs, -1 for all cores (default: file)"
+        "--n-jobs", type=n_jobs, help="parallel jobs, -1 for all cores (default: file)"
     )
     parser.add_argument(
         "--backend",
@@ -40,7 +37,13 @@ def add_parser(subparsers) -> None:
         metavar="ADDRESS",
         help="Dask scheduler address (with --backend dask; default: a LocalCluster)",
     )
-    parser.add_argument("--output", type=Path, help="output folder (default: file)")
+    parser.add_argument(
+        "--output",
+        "-o",
+        type=output_path,
+        metavar="DIR",
+        help="folder of the results and the job cache (default: [evaluation] output)",
+    )
     parser.add_argument(
         "--seed",
         type=int,
@@ -81,6 +84,7 @@ def run(args) -> int:
         epochs = next(iter(variants.values()))
         print(f"{epochs} causally filtered with band(s) {', '.join(map(str, variants))} Hz")
     config.output.mkdir(parents=True, exist_ok=True)
+    n_classes = len(config.classes or next(iter(data[0].values())).classes)
     stems: list[str] = []
     for settings, protocol in protocols:
         stem = settings.name if settings.name not in stems else f"{settings.name}-{len(stems)}"
@@ -100,7 +104,9 @@ def run(args) -> int:
                 progress=not args.no_progress,
                 classes=config.classes,
             )
-        paths = write_report(rows, config.output, metric=config.metric, stem=stem)
+        paths = write_report(
+            rows, config.output, metric=config.metric, stem=stem, n_classes=n_classes
+        )
         print(f"\n## {stem}\n")
         print(paths["markdown"].read_text())
         print("written: " + ", ".join(str(p) for p in paths.values()))

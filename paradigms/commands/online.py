@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from ..feedback import plot_online_run
+from ._files import file_of_kind
 from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
 
 
@@ -15,10 +15,15 @@ def add_parser(subparsers) -> None:
             "Run online feedback with a model from 'bci-universum train': [online] rest_trials "
             "rest trials, then trials_per_class cued feedback trials per class. Decisions go "
             "out on the LSL stream 'decisions' and into the recording; prints the hit rate "
-            "and decision latencies."
+            "and decision latencies and plots the decision values per class and the confusion "
+            "matrix beside the decisions file."
         ),
     )
-    parser.add_argument("model", type=Path, help="model file written by bci-universum train")
+    parser.add_argument(
+        "model",
+        type=file_of_kind("model", hint=" (the model comes first: online MODEL [CONFIG])"),
+        help="model file written by bci-universum train",
+    )
     add_session_arguments(parser)
     parser.set_defaults(func=run)
 
@@ -36,11 +41,6 @@ def format_summary(summary: dict) -> str:
 
 
 def run(args) -> int:
-    if args.model.suffix == ".toml":
-        raise ValueError(
-            f"{args.model} is a session file, not a model (the model comes first: "
-            "bci-universum online MODEL [SESSION])."
-        )
     if not args.model.is_file():
         raise FileNotFoundError(f"Model file {args.model} does not exist.")
     config = config_from_args(args)
@@ -48,4 +48,6 @@ def run(args) -> int:
         results = session.online(args.model)
     print(describe_run(results))
     print(format_summary(results["summary"]))
+    for name, path in plot_online_run(results, config.paradigm.speed).items():
+        print(f"{name} plot: {path}")
     return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..timeline import UNIVERSUM_MODES
 from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
 
 
@@ -16,9 +17,10 @@ def add_parser(subparsers) -> None:
     )
     add_session_arguments(parser)
     parser.add_argument(
-        "--mode",
-        choices=("separate", "interleaved", "rest_block"),
-        help="default: [paradigm] universum_mode",
+        "--universum-mode",
+        choices=UNIVERSUM_MODES,
+        help="a separate run, interleaved with calibration trials, or a rest block (default: "
+        "[paradigm] universum_mode)",
     )
     parser.set_defaults(func=run)
 
@@ -26,6 +28,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     config = config_from_args(args)
     with open_session(args, config) as session:
-        results = session.universum(args.mode)
+        results = session.universum(args.universum_mode)
     print(describe_run(results))
     return 0

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import queue
 
+from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
-from .stream import _add_lsl_mode
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
 #: corrections differ by microseconds; bins stay ≥ 0.2 ms apart up to 400x speed).
@@ -26,24 +26,58 @@ KERNEL_PARAMS = {
 
 
 def add_parser(subparsers) -> None:
-    parser = subparsers.add_parser("spikes", help="stream spike counts and decode them online")
+    parser = subparsers.add_parser(
+        "spikes",
+        help="stream spike counts and decode them online",
+        description="Stream binned spike counts (simulated V1 or recorded M1) over LSL and "
+        "decode such a stream trial by trial with a spike-kernel universum SVM.",
+    )
     sub = parser.add_subparsers(dest="spikes_command", metavar="SUBCOMMAND", required=True)
 
-    p = sub.add_parser("stream", help="stream simulated V1 or recorded M1 spike counts")
-    p.add_argument("--source", choices=("sim", "m1"), default="sim", help="default: sim")
+    p = sub.add_parser(
+        "stream",
+        help="stream simulated V1 or recorded M1 spike counts",
+        description="Push trials of spike counts as a SpikeCounts LSL stream with trial/start "
+        "and cue/<angle> markers on <name>-markers.",
+    )
+    p.add_argument(
+        "--source",
+        choices=("sim", "m1"),
+        default="sim",
+        help="simulated V1 population or the recorded M1 reach windows (default: sim)",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of the simulator (default 0)")
     p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
-    p.add_argument("--name", default="bci-universum-spikes", help="data stream name")
+    p.add_argument(
+        "--name",
+        default="bci-universum-spikes",
+        help="data stream name (default: bci-universum-spikes)",
+    )
     p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
     p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default 1)")
     p.add_argument("--duration", type=float, help="seconds to stream (default: to the end)")
-    _add_lsl_mode(p)
+    add_lsl_mode(p)
     p.set_defaults(func=run_stream)
 
-    p = sub.add_parser("decode", help="decode a simulated spike stream trial by trial")
-    p.add_argument("--stream", default="bci-universum-spikes", help="data stream name")
-    p.add_argument("--kernel", choices=tuple(KERNEL_PARAMS), default="spikernel")
+    p = sub.add_parser(
+        "decode",
+        help="decode a simulated spike stream trial by trial",
+        description="Fit the spike_ecoc pipeline on new simulated trials of the streamed "
+        "population, listen to the stream from its first trial start on and print each "
+        "trial's decoded orientation next to its cue.",
+    )
+    p.add_argument(
+        "--stream",
+        default="bci-universum-spikes",
+        help="data stream name (default: bci-universum-spikes)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=tuple(KERNEL_PARAMS),
+        default="spikernel",
+        help="spike-train kernel of the SVM (default: spikernel)",
+    )
     p.add_argument(
         "--seed",
         type=int,
@@ -52,8 +86,10 @@ def add_parser(subparsers) -> None:
         "other trials of it",
     )
     p.add_argument("--trials", type=int, default=24, help="trials to decode (default 24)")
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for data")
-    _add_lsl_mode(p)
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for data (default: 10)"
+    )
+    add_lsl_mode(p)
     p.set_defaults(func=run_decode)
 
 

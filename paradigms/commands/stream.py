@@ -2,44 +2,52 @@
 
 ``replay`` and ``simulate`` come from :mod:`._stream_replay` and :mod:`._stream_simulate`.
 
-``--lsl-mode`` defaults to ``lab`` (liblsl's own configuration: the lab network); ``loopback``
-keeps everything on this machine (tests and the demo).
+``--lsl-mode`` (:mod:`._lsl_mode`) chooses between this machine only (the default) and the lab
+network.
 """
 
 from __future__ import annotations
 
+from ..output import output_path
+from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
-
-
-def _add_lsl_mode(parser) -> None:
-    parser.add_argument(
-        "--lsl-mode",
-        choices=("lab", "loopback"),
-        default="lab",
-        help="liblsl configuration: 'lab' (default, the lab network per lsl_api.cfg) or "
-        "'loopback' (this machine only)",
-    )
 
 
 def add_parser(subparsers) -> None:
     from . import _stream_replay, _stream_simulate
 
     parser = subparsers.add_parser(
-        "stream", help="list, record, recover, replay and simulate LSL streams"
+        "stream",
+        help="list, record, recover, replay and simulate LSL streams",
+        description="List the LSL streams in reach, record a data stream and its markers "
+        "crash-safely to FIF, finalise a killed recording, replay a recording or stream a "
+        "simulated subject.",
     )
     sub = parser.add_subparsers(dest="stream_command", metavar="SUBCOMMAND", required=True)
 
-    p = sub.add_parser("list", help="list the LSL streams visible from this machine")
+    p = sub.add_parser(
+        "list",
+        help="list the LSL streams visible from this machine",
+        description="Print name, type, channels, rate and source_id of every LSL stream that "
+        "answers within --timeout.",
+    )
     p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default 1)")
-    _add_lsl_mode(p)
+    add_lsl_mode(p)
     p.set_defaults(func=run_list)
 
     p = sub.add_parser(
-        "record", help="record a data stream and the marker stream to FIF (crash-safe)"
+        "record",
+        help="record a data stream and the marker stream to FIF (crash-safe)",
+        description="Record an LSL data stream (chosen by --stream, --source-id and/or --type) "
+        "and optionally a marker stream into <output>/<BIDS name>_raw.fif with a JSON sidecar. "
+        "Data reach the disk every 0.25 s; a killed recording is finalised by "
+        "'bci-universum stream recover'. Never overwrites.",
     )
     p.add_argument("--stream", help="name of the data stream")
     p.add_argument("--source-id", help="source_id of the data stream")
-    p.add_argument("--type", dest="stype", help="type of the data stream (e.g. EEG)")
+    p.add_argument(
+        "--type", dest="stype", metavar="TYPE", help="type of the data stream (e.g. EEG)"
+    )
     p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
     p.add_argument(
@@ -47,16 +55,25 @@ def add_parser(subparsers) -> None:
         help="rename the recorded markers (e.g. T0/T1/T2 to universum/rest, cue/left, "
         f"cue/right): {_stream_replay.MARKER_MAP_HELP}",
     )
-    p.add_argument("--folder", required=True, help="folder of the recording")
-    p.add_argument("--subject", default="01")
-    p.add_argument("--session", default="01")
-    p.add_argument("--task", default="calibration")
-    p.add_argument("--run", default="01")
+    p.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        type=output_path,
+        metavar="DIR",
+        help="folder of the recording (created if needed)",
+    )
+    p.add_argument("--subject", default="01", help="BIDS subject label (default 01)")
+    p.add_argument("--session", default="01", help="BIDS session label (default 01)")
+    p.add_argument("--task", default="calibration", help="BIDS task label (default calibration)")
+    p.add_argument("--run", default="01", help="BIDS run number (default 01)")
     p.add_argument("--paradigm", help="paradigm name for the sidecar")
     p.add_argument(
         "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
     )
-    p.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the streams")
+    p.add_argument(
+        "--timeout", type=float, default=10.0, help="seconds to wait for the streams (default: 10)"
+    )
     p.add_argument(
         "--silence-timeout",
         type=float,
@@ -68,10 +85,15 @@ def add_parser(subparsers) -> None:
         action="store_true",
         help="stop and write the recording once the data stream falls silent (end of a replay)",
     )
-    _add_lsl_mode(p)
+    add_lsl_mode(p)
     p.set_defaults(func=run_record)
 
-    p = sub.add_parser("recover", help="turn a killed recording (a .partial folder) into FIF")
+    p = sub.add_parser(
+        "recover",
+        help="turn a killed recording (a .partial folder) into FIF",
+        description="Finalise a recording whose process was killed: write the FIF and its "
+        "sidecar (marked interrupted) from the _raw.fif.partial folder, then remove the folder.",
+    )
     p.add_argument("path", help="the _raw.fif.partial folder, its FIF name, or its folder")
     p.set_defaults(func=run_recover)
 
@@ -85,9 +107,12 @@ def run_list(args) -> int:
 
     configure_lsl(args.lsl_mode)
     streams = list_streams(args.timeout)
-    if not streams:
-        print(f"No LSL stream found within {args.timeout:g} s ({args.lsl_mode} mode).")
-        return 0
+    hint = "" if args.lsl_mode == "lab" else " (streams of other machines need --lsl-mode lab)"
+    print(
+        f"{len(streams)} LSL stream(s) found within {args.timeout:g} s in {args.lsl_mode} "
+        f"mode{hint if not streams else ''}" + (":" if streams else "."),
+        flush=True,
+    )
     for summary in streams:
         print(summary)
     return 0
@@ -95,9 +120,10 @@ def run_list(args) -> int:
 
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
-    from acquisition.markers import MarkerReceiver, resolve_marker_map
+    from acquisition.markers import MarkerReceiver
     from acquisition.receiver import StreamReceiver
     from acquisition.recorder import Recorder
+    from bci_universum.markers import resolve_marker_map
 
     if args.stream is None and args.source_id is None and args.stype is None:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
@@ -127,7 +153,7 @@ def run_record(args) -> int:
     recorder = Recorder(
         receiver,
         markers,
-        args.folder,
+        args.output,
         subject=args.subject,
         session=args.session,
         task=args.task,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .stream import _add_lsl_mode as add_lsl_mode
+from ..output import output_path
+from ._lsl_mode import add_lsl_mode
 
 
 def add_parser(subparsers) -> None:
@@ -26,31 +27,41 @@ def add_parser(subparsers) -> None:
         "--check", action="store_true", help="headless quality check instead of the scope"
     )
     parser.add_argument(
-        "--seconds", type=float, default=5.0, help="seconds of data the quality covers (5)"
+        "--seconds",
+        type=float,
+        default=5.0,
+        help="seconds of data the quality covers (default: 5)",
     )
-    parser.add_argument("--window", type=float, default=10.0, help="seconds of traces (10)")
+    parser.add_argument(
+        "--window", type=float, default=10.0, help="seconds of traces (default: 10)"
+    )
     parser.add_argument(
         "--band",
         type=float,
         nargs=2,
         default=(1.0, 40.0),
         metavar=("LOW", "HIGH"),
-        help="band-pass of the filter toggle in Hz (1 40)",
+        help="band-pass of the filter toggle in Hz (default: 1 40)",
     )
     parser.add_argument(
         "--line-freq",
         type=float,
         default=50.0,
-        help="mains frequency in Hz: the notch and the line-noise check (50)",
+        help="mains frequency in Hz: the notch and the line-noise check (default: 50)",
     )
     parser.add_argument(
         "--filtered", action="store_true", help="start with the band-pass and notch on"
     )
     parser.add_argument("--duration", type=float, help="close the scope after this many seconds")
     parser.add_argument(
-        "--screenshot", help="with --duration: save the window as this PNG at the end"
+        "--screenshot",
+        type=output_path,
+        metavar="FILE",
+        help="with --duration: save the window as this PNG at the end",
     )
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to find the stream")
+    parser.add_argument(
+        "--timeout", type=float, default=5.0, help="seconds to find the stream (default: 5)"
+    )
     add_lsl_mode(parser)
     parser.set_defaults(func=run)
 
@@ -95,6 +106,6 @@ def run(args) -> int:
         ).show()
         message = f"Viewing {receiver.description} (q or Ctrl-C to close)."
         if scope.exec(args.duration, args.screenshot, ready=lambda: print(message, flush=True)):
-            print("bci-universum view: interrupted.", file=sys.stderr)
+            print(f"{args.prog}: interrupted.", file=sys.stderr)
             return 130
     return 0

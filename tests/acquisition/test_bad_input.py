@@ -101,7 +101,7 @@ def test_recorder_refuses_path_components_before_creating_anything(tmp_path, lab
 
 @pytest.mark.parametrize("flag", ["--subject", "--session", "--task", "--run"])
 def test_stream_record_refuses_path_components(tmp_path, capsys, flag):
-    argv = ["stream", "record", "--stream", "x", "--folder", str(tmp_path / "out")]
+    argv = ["stream", "record", "--stream", "x", "--output", str(tmp_path / "out")]
     assert main([*argv, flag, "a/../../escape", "--lsl-mode", "loopback"]) == 1
     assert "'a/../../escape' must be letters and digits" in capsys.readouterr().err
     assert list(tmp_path.rglob("*")) == []
@@ -113,7 +113,7 @@ def test_stream_record_without_its_marker_stream_creates_nothing(tmp_path, capsy
     outlet = pylsl.StreamOutlet(info)
     missing = f"nobody-{info.source_id()}"
     argv = ["stream", "record", "--source-id", info.source_id(), "--markers", missing]
-    argv += ["--folder", str(tmp_path / "out"), "--timeout", "2", "--lsl-mode", "loopback"]
+    argv += ["--output", str(tmp_path / "out"), "--timeout", "2", "--lsl-mode", "loopback"]
     assert main(argv) == 1
     assert f"No LSL stream name='{missing}' found within 2 s" in capsys.readouterr().err
     assert list(tmp_path.rglob("*")) == []
@@ -124,7 +124,7 @@ def test_stream_record_without_its_marker_stream_creates_nothing(tmp_path, capsy
 def test_session_commands_refuse_path_components_before_creating_anything(tmp_path, capsys, key):
     out = tmp_path / "nested" / "out"
     argv = ["calibrate", "--output", str(out), "--set", f"session.{key}='a/../../escape'"]
-    assert main([*argv, "--source", "simulate"]) == 1
+    assert main([*argv, "--simulate"]) == 1
     assert "a/../../escape" in capsys.readouterr().err
     assert list(tmp_path.rglob("*")) == []
 

@@ -90,7 +90,7 @@ def test_record_command_maps_event_codes(tmp_path):
             "--stream", data_info.name(), "--source-id", data_info.source_id(),
             "--markers", code_info.name(), "--marker-source-id", code_info.source_id(),
             "--marker-map", "2=cue/left,3=cue/right,9=",
-            "--folder", str(tmp_path), "--duration", "2.0",
+            "--output", str(tmp_path), "--duration", "2.0",
             "--lsl-mode", "loopback", "--timeout", "5",
         ]
     )  # fmt: skip
@@ -120,7 +120,7 @@ def test_record_command_maps_event_codes(tmp_path):
 )
 def test_record_command_rejects_a_bad_marker_map_before_writing(tmp_path, capsys, extra, fragment):
     extra = [e.replace("X", str(tmp_path)) for e in extra]
-    argv = ["stream", "record", "--stream", f"s-{uuid4().hex}", "--folder", str(tmp_path / "out")]
+    argv = ["stream", "record", "--stream", f"s-{uuid4().hex}", "--output", str(tmp_path / "out")]
     assert main([*argv, *extra, "--lsl-mode", "loopback", "--timeout", "0.3"]) == 1
     assert fragment in capsys.readouterr().err
     assert not (tmp_path / "out").exists()

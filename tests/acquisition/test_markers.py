@@ -4,14 +4,8 @@ from uuid import uuid4
 import pylsl
 import pytest
 
-from acquisition.markers import (
-    MARKER_KINDS,
-    Marker,
-    MarkerError,
-    MarkerOutlet,
-    MarkerReceiver,
-    validate_marker,
-)
+from acquisition.markers import Marker, MarkerOutlet, MarkerReceiver
+from bci_universum.markers import MARKER_KINDS, MarkerError, validate_marker
 
 pytestmark = pytest.mark.lsl
 

@@ -17,10 +17,11 @@ import numpy as np
 import pytest
 
 from acquisition.lsl_config import LOOPBACK_CONFIG
-from acquisition.markers import MARKER_MAPS, MarkerReceiver
+from acquisition.markers import MarkerReceiver
 from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
+from bci_universum.markers import MARKER_MAPS
 
 from .lsl_helpers import wait_until
 

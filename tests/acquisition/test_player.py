@@ -9,12 +9,13 @@ import numpy as np
 import pylsl
 import pytest
 
-from acquisition.markers import MARKER_MAPS, MarkerReceiver, map_marker, resolve_marker_map
+from acquisition.markers import MarkerReceiver
 from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
 from bci_universum.datasets import read_recording
+from bci_universum.markers import MARKER_MAPS, map_marker, resolve_marker_map
 from tests.acquisition.lsl_helpers import wait_until
 
 EEGMMIDB = "MNE-eegbci-data/files/eegmmidb/1.0.0/S001"
@@ -361,14 +362,6 @@ def test_bad_arguments(tmp_path):
     raw.rename_channels({"EOG": "counter"})
     with pytest.raises(ValueError, match="already has a channel named 'counter'"):
         Player(raw, counter=True)
-
-
-def test_map_marker_numeric_keys():
-    assert map_marker("3.000000000000000", MARKER_MAPS["bci4als"]) == "cue/right"
-    assert map_marker("1111.000000000000", MARKER_MAPS["bci4als"]) == "trial/start"
-    assert map_marker("T0", MARKER_MAPS["eegmmidb"]) == "universum/rest"
-    assert map_marker("cue/left", {"x": None}) == "cue/left"
-    assert map_marker("BAD boundary", {"BAD boundary": None}) is None
 
 
 def _replay_cli(argv):

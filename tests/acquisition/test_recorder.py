@@ -204,7 +204,7 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
         "--source-id", info.source_id(),
         "--markers", marker_outlet.name,
         "--marker-source-id", marker_outlet.source_id,
-        "--folder", str(tmp_path),
+        "--output", str(tmp_path),
         "--lsl-mode", "loopback",
         "--timeout", "10",
     ]  # fmt: skip

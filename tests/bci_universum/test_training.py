@@ -29,14 +29,38 @@ def test_select_and_fit_matches_grid_search(universum):
     if universum == "centred":
         grid = {k.replace("svc__", "svc__estimator__"): v for k, v in grid.items()}
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
-    model, best = select_and_fit(estimator, grid, X, y, cv)
-    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("accuracy"))
+    model, best, (points, scores) = select_and_fit(estimator, grid, X, y, cv, return_scores=True)
+    scoring = universum_scorer("balanced_accuracy")
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=scoring)
     reference.fit(X, y)
     assert np.unique(reference.cv_results_["mean_test_score"]).size > 2
     assert best == reference.best_params_
+    assert points == reference.cv_results_["params"]
+    splits = [reference.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    np.testing.assert_allclose(scores, np.column_stack(splits), rtol=1e-12)
     np.testing.assert_allclose(
         model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
     )
+
+
+def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():
+    """A grid over a feature step goes through GridSearchCV: its split scores are returned."""
+    epochs = make_epochs(effect=0.25, seed=2)
+    grid = {"csp__n_components": [2, 4], "universumsvc__C": [0.1, 10.0]}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    _, best, (points, scores) = select_and_fit(
+        csp_usvm(epochs), grid, epochs.X, epochs.y, cv, return_scores=True
+    )
+    assert len(points) == 4 and scores.shape == (4, 3)
+    assert best == points[int(np.argmax(scores.mean(axis=1)))]
+    scorer = universum_scorer("balanced_accuracy")
+    alone = []
+    for fit, test in cv.split(epochs.X, epochs.y):  # an independent loop, point by point
+        fitted = [
+            csp_usvm(epochs).set_params(**p).fit(epochs.X[fit], epochs.y[fit]) for p in points
+        ]
+        alone.append([scorer(m, epochs.X[test], epochs.y[test]) for m in fitted])
+    np.testing.assert_allclose(scores, np.array(alone).T, rtol=1e-12)
 
 
 def test_grid_names_resolve_to_the_classifier_step():

@@ -2,7 +2,12 @@ import numpy as np
 import pytest
 from pylsl import local_clock
 
-from paradigms.display import HeadlessPresenter, QtPresenter, make_presenter
+from paradigms.display import (
+    SCORED_BEFORE_FEEDBACK_SCREENSHOT,
+    HeadlessPresenter,
+    QtPresenter,
+    make_presenter,
+)
 
 pytestmark = pytest.mark.gui
 
@@ -162,9 +167,8 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         assert target[:, w // 2 :].sum() > 20 and target[:, : w // 2].sum() == 0
         assert _red(img)[:, w // 2 :].sum() > 5 * _red(img)[:, : w // 2].sum()  # the cue stays
         p.set_feedback(0.6)
-        assert not (tmp_path / "feedback-right.png").exists()  # saved as the trial ends
         p.show("blank")
-        assert (tmp_path / "feedback-right.png").is_file()
+        assert not (tmp_path / "feedback-right.png").exists()  # no score yet
         p.set_result(True)
         assert _text(items["result"]) == "✓ hit" and _text(items["score"]) == "score 1/1"
         assert _green(p.grab()).sum() > 50
@@ -175,7 +179,13 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         p.set_result(False)
         assert _text(items["result"]) == "✗ miss" and _text(items["score"]) == "score 1/2"
         assert _red(p.grab()).sum() > 50
-        assert p.score == (1, 2)
+        assert p.score == (1, 2) == (1, SCORED_BEFORE_FEEDBACK_SCREENSHOT)
+        for side in ("right", "left"):
+            p.show("feedback", f"cue/{side}")
+            p.set_feedback(0.6)
+            assert not (tmp_path / f"feedback-{side}.png").exists()  # saved as the trial ends
+            p.show("blank")
+            assert (tmp_path / f"feedback-{side}.png").is_file()
 
         for screen in ("instructions", "start", "pause", "break", "end"):
             p.show(screen)

@@ -1,5 +1,6 @@
 """Evaluation files: datasets of plain recording files get their runs from the file names."""
 
+import numpy as np
 import pytest
 
 from paradigms.evaluation_config import load_evaluation_config
@@ -38,3 +39,47 @@ pairs = [[["S001R04", "S001R08"], "S001R12"]]
     config.write_text(config.read_text().replace('"S001R12"]]', '"R12"]]'))
     with pytest.raises(ValueError, match=r"evaluation\.toml \[\[protocol\]\] cross-run: .*R12"):
         load_evaluation_config(config).prepare()
+
+
+_BCI4ALS = """
+[[datasets]]
+name = "b4"
+kind = "bci4als"
+path = "{path}"
+subjects = ["assaf"]
+runs = [2]
+tmin = 0.5
+tmax = 4.5
+{highpass}
+[pipelines.csp_lda]
+window = [1.0, 2.0]
+
+[[protocol]]
+name = "within-session"
+n_splits = 2
+"""
+
+
+@pytest.mark.data
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_bci4als_highpass_is_an_option_of_the_file(data_dir, tmp_path):
+    config = tmp_path / "evaluation.toml"
+
+    def dc_offset(highpass):
+        config.write_text(_BCI4ALS.format(path=data_dir.as_posix(), highpass=highpass))
+        (dataset,) = load_evaluation_config(config).datasets
+        (epochs,) = dataset.load(band=None)
+        return np.abs(epochs.X.mean(axis=2)).max()
+
+    # the loader's default 1 Hz high-pass removes the stream's DC offset (~0.09 V) ...
+    assert dc_offset("") < 1e-4 and dc_offset("highpass = 1") < 1e-4
+    # ... and highpass = false keeps it (e.g. for the causal band-pass alone, as online)
+    assert dc_offset("highpass = false") > 1e-2
+
+
+@pytest.mark.parametrize("value", ["true", "-1.0", "0", '"1 Hz"'])
+def test_bad_highpass_is_named(tmp_path, value):
+    config = tmp_path / "evaluation.toml"  # refused while reading: no data needed
+    config.write_text(_BCI4ALS.format(path=tmp_path.as_posix(), highpass=f"highpass = {value}"))
+    with pytest.raises(ValueError, match=r"\[\[datasets\]\] (#1|b4)[: ]+highpass must be"):
+        load_evaluation_config(config)

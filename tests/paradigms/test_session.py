@@ -16,6 +16,7 @@ import pytest
 from acquisition.recorder import bids_basename
 from bci_universum.drift import DriftMonitor
 from paradigms.display import MESSAGES, HeadlessPresenter
+from paradigms.feedback import online_run_figures, plot_online_run
 from paradigms.session import RunInterrupted, Session, mixed_trials, next_run
 from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
@@ -147,11 +148,54 @@ def test_simulated_session_end_to_end(tmp_path):
     for stamp, (value, smoothed) in listener.samples:
         assert by_time[round(stamp, 6)] == pytest.approx((value, smoothed), rel=1e-8)
 
+    _check_online_plots(online, table, config.paradigm.speed)
+
     saved = json.loads(Path(online["results_file"]).read_text())
     assert saved["summary"]["hit_rate"] == summary["hit_rate"]
     # one drift report per non-overlapping 1 s window once the monitor's 10 are full
     assert online["drift"]["n_reports"] >= 20
     assert saved["drift"] == online["drift"]
+
+
+def _check_online_plots(online, table, speed):
+    """The run's plots hold every valid decision of each feedback trial from its cue on, and
+    the trials' outcomes."""
+    import matplotlib.image
+
+    paths = plot_online_run(online, speed)
+    decisions = Path(online["decisions"])
+    assert paths == {
+        "decisions": decisions.with_suffix(".png"),
+        "confusion": decisions.with_name(decisions.name.replace("decisions.tsv", "confusion.png")),
+    }
+    for path in paths.values():
+        assert matplotlib.image.imread(path).std() > 0.05
+    figures = online_run_figures(online, speed)
+    (ax,) = figures["decisions"].axes
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("time from cue onset (s)", "decision value")
+    feedback = [t for t in online["trials"] if "feedback" in t["onsets"]]
+    trial_lines = [ln for ln in ax.lines if ln.get_alpha() == 0.25]
+    assert len(trial_lines) == len(feedback) == 8
+    valid = table[table["valid"] == 1]
+    in_order = sorted(feedback, key=lambda t: t["condition"])  # by class, then trial order
+    for line, trial in zip(trial_lines, in_order, strict=True):
+        cue = trial["onsets"]["cue"]
+        mine = valid[(valid["lsl_time"] >= cue) & (valid["lsl_time"] <= trial["end"])]
+        assert mine.size > 5
+        np.testing.assert_allclose(line.get_xdata(), (mine["lsl_time"] - cue) * speed)
+        np.testing.assert_array_equal(line.get_ydata(), mine["value"])
+    legend = {t.get_text() for t in ax.get_legend().get_texts()}
+    assert {"left: mean ± sd of 4 trials", "right: mean ± sd of 4 trials"} <= legend
+    (boundary,) = [ln for ln in ax.lines if ln.get_label() == "decision boundary"]
+    assert set(boundary.get_ydata()) == {0.0}
+    (cm,) = figures["confusion"].axes
+    assert (cm.get_xlabel(), cm.get_ylabel()) == ("decoded class", "target class")
+    counts = np.array([int(t.get_text()) for t in cm.texts]).reshape(2, 2)
+    for i, target in enumerate(("left", "right")):
+        for j, decoded in enumerate(("left", "right")):
+            expected = sum(r["target"] == target and r["predicted"] == decoded
+                           for r in online["results"])  # fmt: skip
+            assert counts[i, j] == expected
 
 
 @pytest.mark.lsl
@@ -311,7 +355,7 @@ def _read_until(stream, pattern, timeout):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     config = fast_config(tmp_path)
-    argv = [sys.executable, "-m", "paradigms", "calibrate", "--source", "simulate"]
+    argv = [sys.executable, "-m", "paradigms", "calibrate", "--simulate"]
     argv += ["--sim-channels", "4", "--quality-seconds", "0", "--speed", "5"]
     for key in ("session.output", "stream.name", "stream.markers"):
         section, field = key.split(".")

@@ -19,8 +19,8 @@ from .session_helpers import fast_config
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
-        (["online", "session.toml", "model.joblib"], r"session.toml is a session file, not a"),
-        (["calibrate", "model.joblib"], "model.joblib looks like a model file"),
+        (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
+        (["record-universum", "--subject", "a_b"], r"\[session\] subject must be alphanumeric"),
     ],
 )
 def test_bad_settings_are_refused(argv, message, capsys):
@@ -40,12 +40,12 @@ def test_bad_toml_names_the_file(tmp_path, capsys):
 @pytest.mark.lsl
 def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     config = fast_config(tmp_path)
-    common = ["--source", "simulate", "--sim-channels", "4", "--speed", "10"]
+    common = ["--simulate", "--sim-channels", "4", "--speed", "10"]
     common += ["--set", f"stream.markers={config.stream.markers!r}", "--output", str(tmp_path)]
     common += ["--set", "paradigm.trials_per_class=1", "--set", "paradigm.universum_trials=2"]
     shots = tmp_path / "shots"
     assert main(["calibrate", *common, "--screenshots", str(shots)]) == 0
-    assert main(["record-universum", *common, "--mode", "interleaved"]) == 0
+    assert main(["record-universum", *common, "--universum-mode", "interleaved"]) == 0
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert out[0].startswith("calibration run 01: 2 trials, completed")

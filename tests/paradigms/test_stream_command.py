@@ -28,7 +28,7 @@ def test_stream_group_registers_its_subcommands():
     args = parser.parse_args(["stream", "recover", "somewhere"])
     assert args.func.__name__ == "run_recover"
     args = parser.parse_args(["stream", "list"])
-    assert args.lsl_mode == "lab" and args.timeout == 1.0
+    assert args.lsl_mode == "loopback" and args.timeout == 1.0
     sub = next(a for a in parser._actions if a.dest == "command").choices["stream"]
     commands = next(a for a in sub._actions if a.dest == "stream_command").choices
     assert set(commands) == {"list", "record", "recover", "replay", "simulate"}
@@ -64,7 +64,7 @@ def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
             "stream", "record",
             "--stream", info.name(), "--source-id", info.source_id(),
             "--markers", marker_outlet.name,
-            "--folder", str(tmp_path), "--subject", "03", "--task", "universum",
+            "--output", str(tmp_path), "--subject", "03", "--task", "universum",
             "--duration", "2.5", "--lsl-mode", "loopback", "--timeout", "5",
         ]
     )  # fmt: skip
@@ -85,7 +85,7 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
     outlet = pylsl.StreamOutlet(info)
     cmd = [
         sys.executable, "-m", "paradigms", "stream", "record",
-        "--source-id", info.source_id(), "--folder", str(tmp_path),
+        "--source-id", info.source_id(), "--output", str(tmp_path),
         "--lsl-mode", "loopback", "--timeout", "10",
     ]  # fmt: skip
     proc = subprocess.Popen(
@@ -138,14 +138,14 @@ def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["stream", "record", "--folder", "X"], "Name the data stream with --stream"),
-        (["stream", "record", "--stream", "s", "--folder", "X", "--duration", "0"], "--duration"),
+        (["stream", "record", "--output", "X"], "Name the data stream with --stream"),
+        (["stream", "record", "--stream", "s", "--output", "X", "--duration", "0"], "--duration"),
         (
-            ["stream", "record", "--stream", "nobody-{uid}", "--folder", "X", "--timeout", "0.3"],
+            ["stream", "record", "--stream", "nobody-{uid}", "--output", "X", "--timeout", "0.3"],
             "No LSL stream name='nobody-{uid}' found within 0.3 s",
         ),
         (["stream", "recover", "X"], "Nothing recoverable"),
-        (["stream", "record", "--stream", "s", "--subject", "a_b", "--folder", "X"], "subject"),
+        (["stream", "record", "--stream", "s", "--subject", "a_b", "--output", "X"], "subject"),
     ],
 )
 def test_bad_input_exits_with_a_clear_error(tmp_path, capsys, argv, fragment):
@@ -161,7 +161,7 @@ def test_record_refuses_to_overwrite(tmp_path, capsys):
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
     (tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif").write_bytes(b"keep")
-    argv = ["stream", "record", "--source-id", info.source_id(), "--folder", str(tmp_path)]
+    argv = ["stream", "record", "--source-id", info.source_id(), "--output", str(tmp_path)]
     assert main([*argv, "--lsl-mode", "loopback", "--duration", "1"]) == 1
     assert "refusing to overwrite" in capsys.readouterr().err
     del outlet
@@ -189,7 +189,7 @@ def _replay_and_record(fname, folder, marker_map):
     """``stream record --stop-on-silence`` and ``stream replay --no-pacing`` as two processes."""
     name = f"rt-{uuid4().hex}"
     recorder = _cli(
-        "record", "--stream", name, "--markers", f"{name}-markers", "--folder", folder,
+        "record", "--stream", name, "--markers", f"{name}-markers", "--output", folder,
         "--timeout", 60, "--stop-on-silence", "--silence-timeout", 1.0,
     )  # fmt: skip
     replay = _cli(
@@ -202,8 +202,8 @@ def _replay_and_record(fname, folder, marker_map):
 
 
 def _check_round_trip(fname, folder, marker_map):
-    from acquisition.markers import resolve_marker_map
     from bci_universum.datasets import read_recording
+    from bci_universum.markers import resolve_marker_map
     from tests.acquisition.test_player import check_recorded, expected_samples
 
     raw = read_recording(fname, verbose="error")

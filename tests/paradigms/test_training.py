@@ -2,6 +2,7 @@
 
 import json
 
+import matplotlib.image
 import mne
 import numpy as np
 import pytest
@@ -77,6 +78,35 @@ def test_training_reports_both_accuracies_on_the_same_folds(trained):
     assert len(meta.recordings) == 2
 
 
+def test_cv_plot_draws_the_folds_and_the_grid_of_the_selection(trained):
+    left, right = trained.plot().axes
+    assert (left.get_xlabel(), left.get_ylabel()) == ("outer fold", "accuracy")
+    for line, key in zip(left.lines, ("without_universum", "with_universum"), strict=False):
+        assert line.get_label() == key.replace("_", " ")
+        np.testing.assert_array_equal(line.get_xdata(), [1, 2, 3, 4])
+        np.testing.assert_array_equal(line.get_ydata(), trained.fold_accuracies[key])
+    candidates, scores = trained.grid_scores
+    assert len(candidates) == 9  # C × C_universum of DEFAULT_GRID
+    assert right.get_ylabel() == "balanced accuracy (inner CV)"
+    ticks = [t.get_text() for t in right.get_xticklabels()]
+    assert (
+        ticks[0]
+        == f"C={candidates[0]['clf__C']:g}, C_universum={candidates[0]['clf__C_universum']:g}"
+    )
+    means, star, chance = (
+        next(ln for ln in right.lines if ln.get_label() == label)
+        for label in ("_nolegend_", "selected", "chance (50 %)")
+    )
+    np.testing.assert_allclose(means.get_ydata(), scores.mean(axis=1))
+    selected = candidates.index(trained.metadata.params["selected"])
+    assert star.get_xdata()[0] == selected and star.get_ydata()[0] == scores[selected].mean()
+    assert scores[selected].mean() == scores.mean(axis=1).max()
+    assert set(chance.get_ydata()) == {0.5}
+    assert {tuple(ln.get_ydata()) for ln in left.lines if "chance" in ln.get_label()} == {
+        (0.5, 0.5)
+    }
+
+
 def test_saved_model_round_trips_and_matches_the_data(trained, session):
     _, raw = session
     pipeline, meta = load_model(trained.model_path)
@@ -124,6 +154,9 @@ def test_csp_pipeline_through_the_cli(session, tmp_path, capsys):
     assert main([*argv, "--pipeline", "csp_usvm", "--folds", "3"]) == 0
     out = capsys.readouterr().out
     assert "Pipeline csp_usvm" in out and "with universum" in out and str(output) in out
+    plot = tmp_path / "csp_cv.png"  # beside the model
+    assert f"Cross-validation plot: {plot}" in out
+    assert matplotlib.image.imread(plot).shape[:2] == (360, 920)  # two panels
     _, meta = load_model(output)
     assert meta.pipeline == "csp_usvm" and meta.cv["n_splits"] == 3
     # the model exists now: refused before any training
@@ -280,3 +313,82 @@ def test_peers_train_and_decode_online(session, name):
     np.testing.assert_allclose(
         [d.value for d in decisions], result.pipeline.decision_function(windows), atol=1e-9
     )
+
+
+def _as_bci2000(raw, fname, codes):
+    """``raw``'s EEG as a BCI2000 ``.dat`` file (0.1 µV units), its cues as StimulusCode."""
+    from tests.bci_universum.datasets.writers import write_bci2000
+
+    eeg = raw.copy().pick("eeg")
+    counts = np.round(eeg.get_data().T * 1e7).astype(int)
+    code = np.zeros(raw.n_times, dtype=int)
+    for onset, description in zip(raw.annotations.onset, raw.annotations.description, strict=True):
+        if description in codes:
+            start = raw.time_as_index(onset)[0]
+            code[start : start + int(SFREQ)] = codes[description]
+    n = len(eeg.ch_names)
+    return write_bci2000(fname, counts, code, SFREQ, eeg.ch_names, gains=["0.1muV"] * n)
+
+
+def test_bci2000_dat_trains_with_a_stimulus_code_map(session, tmp_path, capsys):
+    _, raw = session
+    dat = _as_bci2000(raw, tmp_path / "S01R01.dat", {"cue/left": 1, "cue/right": 2})
+    output = tmp_path / "bci2000.joblib"
+    argv = ["train", str(dat), "-o", str(output), "--pipeline", "csp_lda", "--folds", "3"]
+    # without a map the StimulusCode events are not cues: refused, with the way out named
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "No labelled trials of ['cue/left', 'cue/right']" in err and "StimulusCode/1" in err
+    assert not output.exists()
+    mapping = "StimulusCode/1=cue/left,StimulusCode/2=cue/right"
+    config = tmp_path / "session.toml"
+    config.write_text(
+        '[paradigm]\nmarker_map = { "StimulusCode/1" = "cue/left", "StimulusCode/2" = '
+        '"cue/right", "StimulusCode/3" = "" }\n'
+    )
+    # --marker-map overrides the session file's map
+    assert main([*argv, "--config", str(config), "--marker-map", "StimulusCode/1=cue/up"]) == 1
+    assert "No labelled trials of ['cue/left', 'cue/right']" in capsys.readouterr().err
+    assert main([*argv, "--config", str(config)]) == 0
+    assert "Pipeline csp_lda" in capsys.readouterr().out
+    _, meta = load_model(output)
+    assert meta.recordings == [str(dat)] and meta.n_trials == {"left": N_TRIALS, "right": N_TRIALS}
+    assert meta.params["marker_map"] == {
+        "StimulusCode/1": "cue/left",
+        "StimulusCode/2": "cue/right",
+        "StimulusCode/3": None,
+    }
+    config.write_text('[paradigm]\nmarker_map = { "StimulusCode/1" = 1 }\n')
+    assert main([*argv, "--config", str(config)]) == 1
+    assert "[paradigm] marker_map entry 'StimulusCode/1'" in capsys.readouterr().err
+    # the same trials as the FIF recording (to the 0.1 µV quantisation of the .dat file)
+    cues = [d for d in raw.annotations.description if d.startswith("cue/")]
+    X_dat, y_dat, _ = epochs_from_raw(
+        _read_mapped(dat, mapping), ["cue/left", "cue/right"], None, 0.5, 2.5, verbose="error"
+    )
+    X_fif, y_fif, _ = epochs_from_raw(raw, ["cue/left", "cue/right"], None, 0.5, 2.5)
+    assert list(y_dat) == list(y_fif) == [c.split("/")[1] for c in cues]
+    np.testing.assert_allclose(X_dat, X_fif[:, : X_dat.shape[1]], atol=0.051e-6, rtol=0)
+
+
+def _read_mapped(fname, mapping):
+    from bci_universum.datasets import read_recording
+    from bci_universum.markers import apply_marker_map
+
+    return apply_marker_map(read_recording(fname, verbose="error"), mapping)
+
+
+def test_recordings_at_other_rates_are_named_before_filtering(session, tmp_path):
+    _, raw = session
+    first = tmp_path / "a_raw.fif"
+    raw.save(first, verbose="error")
+    slow = tmp_path / "b_50Hz_raw.fif"
+    raw.copy().resample(50.0, verbose="error").save(slow, verbose="error")
+    # 50 Hz cannot hold the 8–30 Hz band either: the rate is what is reported, and where
+    with pytest.raises(
+        ValueError, match=r"b_50Hz_raw\.fif is sampled at 50 Hz, .*a_raw\.fif at 250"
+    ):
+        train_model([first, slow], verbose="error")
+    # alone, the slow file's band error names it too
+    with pytest.raises(ValueError, match=r"b_50Hz_raw\.fif: .*"):
+        train_model([slow], verbose="error")

@@ -319,3 +319,19 @@ def test_transfer_pipeline_runs_in_the_online_decoder():
     index, values = offline_decisions(decoder, stream)
     assert len(online) == len(index) > 20
     np.testing.assert_allclose([d.value for d in online], values, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("biased", "host"),
+    [(BiasedSVC, UniversumSVC), (BiasedLeastSquaresSVC, LeastSquaresUniversumSVC)],
+)
+def test_biased_parameters_are_the_host_parameters_plus_the_prior(biased, host):
+    names = biased._get_param_names()
+    assert sorted(names) == sorted([*host._get_param_names(), "prior", "prior_weight"])
+    defaults = host().get_params()
+    assert {k: biased().get_params()[k] for k in defaults} == defaults
+    model = biased(prior="last_column", prior_weight=0.25, C=3.0)
+    assert (model.prior, model.prior_weight, model.C) == ("last_column", 0.25, 3.0)
+    assert clone(model).get_params() == model.get_params()
+    with pytest.raises(TypeError):
+        biased(None, 1.0, 3.0)  # the host's parameters are keyword-only

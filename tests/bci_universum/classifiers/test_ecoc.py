@@ -288,6 +288,13 @@ def test_precomputed_kernel_equals_builtin():
     np.testing.assert_allclose(
         pre.decision_function(X_test @ X.T), linear.decision_function(X_test), atol=1e-6
     )
+    # the online decoder's unvalidated single-trial path equals the batch path
+    for model, rows in ((linear, X_test[:20]), (pre, X_test[:20] @ X.T)):
+        np.testing.assert_allclose(
+            np.array([model.decision_trial(r) for r in rows]),
+            model.decision_function(rows),
+            atol=1e-10,
+        )
     with pytest.raises(ValueError, match="precomputed kernel must be square"):
         ECOCUniversumClassifier(UniversumSVC(kernel="precomputed")).fit(X, y)
 

@@ -133,6 +133,13 @@ def test_non_psd_kernel_still_solves_the_system():
     np.testing.assert_allclose(alpha[len(X) :], -C_u * clf.decision_function(Z), atol=1e-8)
 
 
+def test_singular_system_is_rejected():
+    """K + I/C = diag(1, −1): 1ᵀ(K + I/C)⁻¹1 = 0, the offset's equation has no solution."""
+    K = np.diag([0.0, -2.0])
+    with pytest.raises(ValueError, match="system is singular"):
+        LeastSquaresUniversumSVC(C=1.0, kernel="precomputed").fit(K, [0, 1])
+
+
 def test_string_labels_and_universum_forms_agree():
     X, y, Z = _problem(seed=7)
     names = np.where(y > 0, "right", "left")
@@ -160,9 +167,15 @@ def test_precomputed_kernel_matches_rbf():
     rbf = LeastSquaresUniversumSVC(C=3.0, C_universum=2.0, gamma=0.4).fit(P, labels)
     pre = LeastSquaresUniversumSVC(C=3.0, C_universum=2.0, kernel="precomputed")
     pre.fit(rbf_kernel(P, gamma=0.4), labels)
+    K_test = rbf_kernel(Xt, P, gamma=0.4)
     np.testing.assert_allclose(
-        pre.decision_function(rbf_kernel(Xt, P, gamma=0.4)), rbf.decision_function(Xt), atol=1e-10
+        pre.decision_function(K_test), rbf.decision_function(Xt), atol=1e-10
     )
+    # the single-trial path of the online decoder, on kernel rows and on raw trials
+    np.testing.assert_allclose([pre.decision_trial(k) for k in K_test], rbf.decision_function(Xt))
+    np.testing.assert_allclose([rbf.decision_trial(x) for x in Xt], rbf.decision_function(Xt))
+    # a precomputed model keeps the indices of its trials, not their (unknown) features
+    assert pre.support_vectors_.shape[0] == 0
 
 
 def test_clone_pickle_pipeline():

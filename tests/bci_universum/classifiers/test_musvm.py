@@ -154,6 +154,13 @@ def test_builtin_kernel_equals_precomputed_gram(kernel):
     np.testing.assert_allclose(
         clf.decision_function(X_test), pre.decision_function(K_test), atol=1e-7
     )
+    # the online decoder's unvalidated single-trial path equals the batch path
+    for model, rows in ((clf, X_test), (pre, K_test)):
+        np.testing.assert_allclose(
+            np.array([model.decision_trial(r) for r in rows]),
+            model.decision_function(rows),
+            atol=1e-10,
+        )
     with pytest.raises(AttributeError, match="linear kernel"):
         _ = clf.coef_
 

@@ -115,6 +115,13 @@ def test_precomputed_and_callable_kernels_equal_linear():
     np.testing.assert_allclose(pre.decision_function(X_test @ X.T), f, atol=1e-7)
     np.testing.assert_allclose(call.decision_function(X_test), f, atol=1e-7)
     assert pre.score(X @ X.T, y) == ref.score(X, y)
+    # the online decoder's unvalidated single-trial path equals the batch path
+    for clf, rows in ((ref, X_test), (pre, X_test @ X.T), (call, X_test)):
+        np.testing.assert_allclose([clf.decision_trial(r) for r in rows], f, atol=1e-7)
+    rbf = UniversumSVC(kernel="rbf", gamma=0.3).fit(X, y)
+    np.testing.assert_allclose(
+        [rbf.decision_trial(r) for r in X_test], rbf.decision_function(X_test), atol=1e-12
+    )
 
 
 def test_universum_kkt_and_monotone_tube_loss():

@@ -21,7 +21,7 @@ def test_bci4als_xdf_run(data_dir):
             tmin=0.5,
             tmax=4.5,
             ch_names=names,
-            l_freq=1.0,
+            highpass=1.0,
             resample=125.0,
             run="2",
             dataset="bci4als",

@@ -91,7 +91,7 @@ def test_train_replay_and_evaluate_select_recordings_of_a_bids_root(bids_root, t
     ]
     # replay plays one recording: the options must single it out
     args = argparse.Namespace(subject=["01"], session=None, task=None, run=["1"])
-    with pytest.raises(SystemExit, match=r"3 recordings of .* match"):
+    with pytest.raises(ValueError, match=r"3 recordings of .* match"):
         resolve_one(str(bids_root), args)
     args.task = ["universum"]
     assert resolve_one(str(bids_root), args).endswith("task-universum_run-01_eeg.vhdr")
@@ -176,3 +176,16 @@ def test_session_writes_a_bids_dataset(tmp_path):
         "sub-01_ses-01_task-calibration_run-01_eeg.vhdr",
         "sub-01_ses-01_task-universum_run-01_eeg.vhdr",
     ]
+
+
+def test_read_sidecar_of_a_project_recording(tmp_path):
+    from bci_universum.datasets import read_sidecar
+
+    fname = tmp_path / "sub-01_task-online_run-02_raw.fif"
+    assert read_sidecar(fname) == {}  # no sidecar: nothing known
+    fname.with_suffix(".json").write_text('{"task": "online", "run": "02", "interrupted": true}')
+    assert read_sidecar(str(fname)) == {"task": "online", "run": "02", "interrupted": True}
+    assert read_sidecar(tmp_path / "other.edf") == {}  # only the recorder's FIF files have one
+    fname.with_suffix(".json").write_text("{broken")
+    with pytest.raises(ValueError, match=r"run-02_raw\.json is not valid JSON"):
+        read_sidecar(fname)

@@ -99,9 +99,9 @@ def _without_time(rows):
     return [{k: v for k, v in r.items() if k != "fit_time"} for r in rows]
 
 
-def assert_png_panels(path, n_panels, panel_width=4.0):
-    """A saved report plot: ``n_panels`` panels of ``panel_width`` inches at 100 dpi, 3.6 in
+def assert_png_panels(path, n_panels, panel_width=4.0, height=3.6):
+    """A saved plot: ``n_panels`` panels of ``panel_width`` inches at 100 dpi, ``height`` in
     high, and not a blank canvas."""
     image = matplotlib.image.imread(path)
-    assert image.shape[:2] == (360, round(100 * panel_width * n_panels))
+    assert image.shape[:2] == (round(100 * height), round(100 * panel_width * n_panels))
     assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 10

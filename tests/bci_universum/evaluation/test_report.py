@@ -1,18 +1,22 @@
 """Reports: CSV round trip, thesis-style tables with significance marks, plots."""
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+from scipy import stats
 
 from bci_universum.evaluation import (
     LearningCurve,
     WithinSession,
     evaluate,
+    paired_comparisons,
+    plot_learning_curve,
+    plot_paired,
+    plot_scores,
     read_csv,
     results_table,
     write_report,
 )
-from bci_universum.evaluation.report import plot_learning_curve, plot_scores
+from bci_universum.viz import chance_level
 
 from .helpers import GRID, _without_time, assert_png_panels, csp_lda, csp_usvm
 
@@ -24,10 +28,14 @@ def test_report_files_and_table(data, tmp_path):
                     WithinSession(3, 3, GRID), progress=False)  # fmt: skip
     curve = evaluate(data[:1], {"usvm": csp_usvm}, ["none", "U_C3"],
                      LearningCurve((3, 6), 3, param_grid=GRID), progress=False)  # fmt: skip
-    paths = write_report(rows + curve, tmp_path / "report")
-    assert {"csv", "markdown", "boxplot", "learning_curve"} <= set(paths)
-    assert_png_panels(paths["boxplot"], 2)  # usvm, lda
+    paths = write_report(rows + curve, tmp_path / "report", reference=("lda", "none"))
+    assert {"csv", "markdown", "scores", "learning_curve"} <= set(paths)
+    assert_png_panels(paths["scores"], 1, panel_width=(1.6 + 0.6 * 2) + (1.6 + 0.6))  # usvm, lda
     assert_png_panels(paths["learning_curve"], 1, panel_width=5.0)  # one dataset
+    # the one universum variant against its baseline and the reference
+    assert paths["paired_baseline"].name == "results_accuracy_paired_usvm-none_vs_usvm-U_C3.png"
+    assert paths["paired_peer"].name == "results_accuracy_paired_lda-none_vs_usvm-U_C3.png"
+    assert_png_panels(paths["paired_peer"], 1, panel_width=4.4, height=4.4)
     back = read_csv(paths["csv"])
     assert _without_time(back) == _without_time(
         [{**r, "fit_time": 0} for r in rows + curve]
@@ -70,26 +78,17 @@ def test_table_marks_corrected_and_plain_significance():
     assert f"{100 * np.mean(base):.2f} ± {100 * np.std(base, ddof=1):.2f}" in baseline
 
 
-@pytest.fixture
-def figures(monkeypatch):
-    """The figures the plot functions close after saving, kept open for inspection."""
-    kept = []
-    monkeypatch.setattr(plt, "close", kept.append)
-    yield kept
-    monkeypatch.undo()
-    for fig in kept:
-        plt.close(fig)
-
-
-def _row(pipeline, universum, score, protocol="within-session", n_train=20, metric="accuracy"):
+def _row(pipeline, universum, score, protocol="within-session", n_train=20, metric="accuracy",
+         subject="S1", split="f0"):  # fmt: skip
     return {
-        "dataset": "demo", "pipeline": pipeline, "universum": universum, "protocol": protocol,
-        "n_train": n_train, "metric": metric, "score": score,
+        "dataset": "demo", "subject": subject, "session": "1", "split": split,
+        "pipeline": pipeline, "universum": universum, "protocol": protocol, "n_train": n_train,
+        "metric": metric, "score": score,
     }  # fmt: skip
 
 
 def _box(ax, position):
-    """Quartiles, median and outliers drawn by ``ax.boxplot`` at x = ``position``."""
+    """Quartiles and median drawn by ``ax.boxplot`` at x = ``position``."""
     lines = [
         (np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float), line)
         for line in ax.lines
@@ -100,38 +99,63 @@ def _box(ax, position):
     median = next(
         y[0] for x, y, ln in lines if len(x) == 2 and y[0] == y[1] and np.ptp(x) == width
     )
-    fliers = next((y for x, y, ln in lines if ln.get_linestyle() == "None"), [])
-    return (box_y.min(), median, box_y.max()), sorted(fliers)
+    assert not any(ln.get_linestyle() == "None" for _, _, ln in lines)  # no fliers: points
+    return box_y.min(), median, box_y.max()
 
 
-def test_box_plot_draws_every_pipeline_and_universum_from_its_scores(tmp_path, figures):
+def _chance(ax):
+    """The y of the legend's chance line and its label."""
+    handles, labels = ax.get_legend_handles_labels()
+    (line,) = [h for h, label in zip(handles, labels, strict=True) if label.startswith("chance")]
+    return set(line.get_ydata()), line.get_label()
+
+
+def test_chance_level_by_metric():
+    assert chance_level("accuracy", 2) == 0.5
+    assert chance_level("accuracy", 4) == 0.25
+    assert chance_level("roc_auc", 4) == 0.5
+    with pytest.raises(ValueError, match="n_classes"):
+        chance_level("accuracy", 1)
+    with pytest.raises(ValueError, match="kappa"):
+        chance_level("kappa")
+
+
+def test_score_plot_draws_every_split_of_every_pipeline_and_universum(tmp_path):
     rng = np.random.default_rng(0)
     scores = {
         ("usvm", "none"): rng.uniform(0.5, 0.8, 10),
-        ("usvm", "U_C3"): np.r_[rng.uniform(0.6, 0.9, 9), 0.05],  # one outlier
+        ("usvm", "U_C3"): np.r_[rng.uniform(0.6, 0.9, 9), 0.05],  # an outlier: a point
         ("lda", "none"): rng.uniform(0.4, 0.7, 10),
     }
     rows = [_row(p, u, s) for (p, u), values in scores.items() for s in values]
-    rows += [_row("usvm", "none", 0.0, metric="kappa"), _row("lda", "none", 1.0, "learning-curve")]
-    path = plot_scores(rows, tmp_path / "box.png")
-    assert_png_panels(path, 2)
-    (fig,) = figures
-    axes = fig.axes
+    rows += [
+        _row("usvm", "none", 0.0, metric="roc_auc"),
+        _row("lda", "none", 1.0, "learning-curve"),
+    ]
+    axes = plot_scores(rows, chance=1 / 3).axes
     assert [ax.get_title() for ax in axes] == ["usvm", "lda"]
-    assert axes[0].get_ylabel() == "accuracy"
+    # panel widths follow their number of boxes: 1.6 + 0.6 per box inches
+    widths = [ax.get_position().width for ax in axes]
+    assert widths[0] / widths[1] == pytest.approx(2.8 / 2.2, rel=0.1)
+    assert axes[0].get_ylabel() == "accuracy" and axes[0].get_xlabel() == "universum"
+    assert _chance(axes[0]) == ({1 / 3}, "chance (33.3 %)")
     for ax, universa in zip(axes, (["none", "U_C3"], ["none"]), strict=True):
         assert [t.get_text() for t in ax.get_xticklabels()] == universa
-        for position, universum in enumerate(universa, start=1):
+        assert len(ax.collections) == len(universa)  # the points of each box
+        for position, (universum, points) in enumerate(
+            zip(universa, ax.collections, strict=True), 1
+        ):
             values = scores[ax.get_title(), universum]
-            quartiles, fliers = _box(ax, position)
+            quartiles = _box(ax, position)
             np.testing.assert_allclose(quartiles, np.percentile(values, [25, 50, 75]))
-            q1, q3 = np.percentile(values, [25, 75])
-            outside = values[(values < q1 - 1.5 * (q3 - q1)) | (values > q3 + 1.5 * (q3 - q1))]
-            np.testing.assert_allclose(fliers, sorted(outside))
-    assert len(_box(axes[0], 2)[1]) == 1  # the outlier is drawn
+            xy = points.get_offsets()
+            np.testing.assert_array_equal(xy[:, 1], values)
+            assert np.all(np.abs(xy[:, 0] - position) <= 0.15)  # the outlier too
+    with pytest.raises(ValueError, match="no non-learning-curve rows for metric 'kappa'"):
+        plot_scores(rows, "kappa")
 
 
-def test_learning_curve_plots_mean_and_standard_error_per_training_size(tmp_path, figures):
+def test_learning_curve_plots_mean_and_confidence_band_per_training_size():
     rng = np.random.default_rng(1)
     sizes = (10, 20, 40)
     scores = {(line, n): rng.uniform(0.5, 0.9, 5) for line in ("none", "U_C3") for n in sizes}
@@ -141,19 +165,59 @@ def test_learning_curve_plots_mean_and_standard_error_per_training_size(tmp_path
         for s in values
     ]
     rows.append(_row("usvm", "none", 0.7))  # not a learning-curve row: left out
-    path = plot_learning_curve(rows, tmp_path / "curve.png")
-    assert_png_panels(path, 1, panel_width=5.0)
-    (fig,) = figures
-    (ax,) = fig.axes
-    assert ax.get_title() == "demo"
+    (ax,) = plot_learning_curve(rows, chance=0.5).axes
+    assert ax.get_title().startswith("demo")
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("labelled training trials", "accuracy")
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["usvm + none", "usvm + U_C3"]
-    for container, universum in zip(ax.containers, ("none", "U_C3"), strict=True):
-        data_line, _, (bars,) = container.lines
-        mean = [scores[universum, n].mean() for n in sizes]
-        sem = [scores[universum, n].std(ddof=1) / np.sqrt(5) for n in sizes]
-        np.testing.assert_array_equal(data_line.get_xdata(), sizes)
-        np.testing.assert_allclose(data_line.get_ydata(), mean)
-        segments = np.array(bars.get_segments())  # (n_sizes, 2 ends, xy)
-        np.testing.assert_allclose(segments[:, 0, 1], np.subtract(mean, sem))
-        np.testing.assert_allclose(segments[:, 1, 1], np.add(mean, sem))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["usvm + none", "usvm + U_C3", "chance (50 %)"]
+    assert _chance(ax)[0] == {0.5}
+    for line, band, universum in zip(ax.lines, ax.collections, ("none", "U_C3"), strict=False):
+        means = [scores[universum, n].mean() for n in sizes]
+        np.testing.assert_array_equal(line.get_xdata(), sizes)
+        np.testing.assert_allclose(line.get_ydata(), means)
+        edges = band.get_paths()[0].vertices
+        for n, mean in zip(sizes, means, strict=True):
+            values = scores[universum, n]
+            low, high = stats.t.interval(0.95, 4, loc=mean, scale=stats.sem(values))
+            at = edges[np.isclose(edges[:, 0], n), 1]
+            np.testing.assert_allclose([at.min(), at.max()], [low, high])
+
+
+def test_paired_plot_draws_each_split_of_a_against_b():
+    rng = np.random.default_rng(2)
+    a = {(s, f): rng.uniform(0.5, 0.8) for s in ("S1", "S2") for f in range(4)}
+    b = {key: score + rng.normal(0.03, 0.05) for key, score in a.items()}
+    rows = [_row("csp_usvm", "none", v, subject=s, split=f"f{f}") for (s, f), v in a.items()]
+    rows += [_row("csp_usvm", "U_C3", v, subject=s, split=f"f{f}") for (s, f), v in b.items()]
+    rows.append(_row("csp_usvm", "U_C3", 0.9, subject="S3"))  # no partner: left out
+    (ax,) = plot_paired(rows, ("csp_usvm", "none"), ("csp_usvm", "U_C3"), chance=0.5).axes
+    assert ax.get_xlabel() == "csp_usvm + none (accuracy)"
+    assert ax.get_ylabel() == "csp_usvm + U_C3 (accuracy)"
+    higher, lower = sum(b[k] > a[k] for k in a), sum(b[k] < a[k] for k in a)
+    assert ax.get_title() == f"csp_usvm + U_C3: higher on {higher}, lower on {lower} of 8 splits"
+    for points, subject in zip(ax.collections, ("S1", "S2"), strict=True):
+        assert points.get_label() == f"subject {subject}"
+        keys = [k for k in a if k[0] == subject]
+        np.testing.assert_allclose(points.get_offsets(), [(a[k], b[k]) for k in keys])
+    diagonal = next(ln for ln in ax.lines if ln.get_label() == "equal scores")
+    np.testing.assert_array_equal(diagonal.get_xdata(), diagonal.get_ydata())
+    assert _chance(ax) == ({0.5}, "chance (50 %)")
+    assert any(set(ln.get_xdata()) == {0.5} for ln in ax.lines)  # the vertical chance line
+    with pytest.raises(ValueError, match="no paired accuracy scores"):
+        plot_paired(rows, ("csp_usvm", "none"), ("ts_lr", "none"))
+
+
+def test_paired_comparisons_pick_the_best_universum_variant():
+    rows = [_row("csp_usvm", "none", 0.6), _row("csp_usvm", "U_C3", 0.7),
+            _row("ts_usvm", "none", 0.7), _row("ts_usvm", "U_C3", 0.75),
+            _row("ts_usvm", "centred", 0.8), _row("csp_lda", "none", 0.65),
+            _row("ts_lr", "none", 0.9, "learning-curve")]  # fmt: skip
+    best = ("ts_usvm", "centred")
+    assert paired_comparisons(rows) == {
+        "baseline": (("ts_usvm", "none"), best),
+        "peer": (("csp_lda", "none"), best),  # ts_lr only has learning-curve rows
+    }
+    assert paired_comparisons(rows, reference=("csp_usvm", "U_C3"))["peer"] == (
+        ("csp_usvm", "U_C3"), best
+    )  # fmt: skip
+    assert paired_comparisons([r for r in rows if r["universum"] == "none"]) == {}

@@ -60,6 +60,18 @@ def test_matches_mne_csp(binary, order, cov_est, reg):
     np.testing.assert_allclose(cos_p, 1.0, atol=1e-8)
 
 
+def test_multiclass_mutual_information_order_matches_mne():
+    """Three classes: joint diagonalisation, filters ordered by Grosse-Wentrup's information."""
+    rng = np.random.default_rng(0)
+    gains = [(2.0, 0.5, 1.0), (0.5, 2.0, 1.0), (1.0, 1.0, 3.0)]
+    X, y, _ = _mixture(rng, 40, gains, n_times=400)
+    ours = CSP(n_components=4, component_order="mutual_info").fit(X, y)
+    ref = mne.decoding.CSP(n_components=4, component_order="mutual_info").fit(X, y)
+    # the two joint diagonalisers stop at different points: same filters to 1e-2, same order
+    cos = np.abs(np.sum(_unit_rows(ours.filters_[:4]) * _unit_rows(ref.filters_[:4]), axis=1))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-2)
+
+
 def test_zscored_power_and_filtered_output_match_mne(binary):
     X, y, _ = binary
     ours = CSP(4, log=False).fit(X, y)
@@ -248,6 +260,17 @@ def test_pipeline_with_universum_trials(binary):
     pipe = make_pipeline(CSP(4), LinearDiscriminantAnalysis()).fit(Xu, yu)
     np.testing.assert_array_equal(pipe[0].filters_, CSP(4).fit(X, y).filters_)
     assert pipe.predict(X).shape == (len(X),)
+
+
+def test_shrinkage_bounds_are_accepted(binary):
+    """Shrinkage 0 is the empirical CSP; 1 shrinks each class covariance to a multiple of the
+    identity, so that every direction has the same eigenvalue."""
+    X, y, _ = binary
+    none = CSP(cov_est="shrinkage", shrinkage=0.0).fit(X, y)
+    empirical = CSP(cov_est="empirical").fit(X, y)
+    np.testing.assert_allclose(none.eigenvalues_, empirical.eigenvalues_, atol=1e-10)
+    full = CSP(cov_est="shrinkage", shrinkage=1.0).fit(X, y)
+    np.testing.assert_allclose(full.eigenvalues_, full.eigenvalues_[0], atol=1e-10)
 
 
 @pytest.mark.parametrize(

@@ -2,8 +2,10 @@
 
 import pickle
 
+import mne
 import numpy as np
 import pytest
+import scipy.signal
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
@@ -35,6 +37,17 @@ def test_bandpass_keeps_pass_band_and_rejects_stop_band(method):
     assert abs(_amplitude(mid, sfreq, 15.0) - 1.0) < 0.05
     assert _amplitude(mid, sfreq, 2.0) < 0.05
     assert _amplitude(mid, sfreq, 60.0) < 0.01
+
+
+def test_iir_bandpass_is_a_forward_backward_4th_order_butterworth():
+    """The measured sine response is |H|² of scipy's 4th-order Butterworth design."""
+    sfreq, freqs = 160.0, [3.0, 5.0, 45.0]
+    X, _ = _sines(sfreq, 3200, freqs)
+    out = BandPass(sfreq, 7.0, 30.0, method="iir").fit_transform(X)
+    sos = scipy.signal.butter(4, [7.0, 30.0], btype="bandpass", fs=sfreq, output="sos")
+    _, h = scipy.signal.sosfreqz(sos, worN=freqs, fs=sfreq)
+    measured = [_amplitude(out[0, 0, 800:2400], sfreq, f) for f in freqs]
+    np.testing.assert_allclose(measured, np.abs(h) ** 2, rtol=0.02)
 
 
 def test_trial_preprocessing_thesis_defaults():
@@ -108,9 +121,15 @@ def test_sklearn_contract_and_pipeline(est):
         (BandPass(100.0, 30.0, 8.0), "l_freq=30.0 must be below h_freq=8.0"),
         (BandPass(100.0, 8.0, 60.0), "h_freq=60.0 must be None or in"),
         (BandPass(100.0, None, None), "cannot both be None"),
+        (BandPass(100.0, 0.0, 30.0), "l_freq=0.0 must be None or in"),
+        (BandPass(100.0, 8.0, 50.0), "h_freq=50.0 must be None or in"),
+        (BandPass(100.0, 8.0, 8.0), "l_freq=8.0 must be below h_freq=8.0"),
         (BandPass(100.0, method="cheby"), "method must be"),
         (TrialPreprocessing(100.0, h_freq=48.0, resample_sfreq=90.0), "Nyquist"),
+        (TrialPreprocessing(100.0, h_freq=45.0, resample_sfreq=90.0), "Nyquist"),
         (TrialPreprocessing(100.0, window=(0.5, 0.2)), "start must be before"),
+        (TrialPreprocessing(100.0, window=(0.5, 0.5)), "start must be before"),
+        (TrialPreprocessing(100.0, tmin=np.inf), "tmin must be a finite"),
         (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
         (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
         (TrialPreprocessing(100.0, window="late"), "window must be"),
@@ -120,6 +139,50 @@ def test_bad_parameters(est, match):
     X = np.zeros((2, 3, 100))
     with pytest.raises(ValueError, match=match):
         est.fit(X)
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        BandPass(100.0, None, 30.0),
+        BandPass(100.0, 8.0, None),
+        TrialPreprocessing(100.0, h_freq=30.0, h_trans_bandwidth=0.5),
+        # the window spans the whole epoch, or a single sample
+        TrialPreprocessing(100.0, tmin=0.0, window=(0.0, 1.0), h_freq=None, resample_sfreq=None),
+        TrialPreprocessing(100.0, tmin=0.0, window=(0.0, 0.01), h_freq=None, resample_sfreq=None),
+    ],
+)
+def test_parameters_at_their_bounds_are_accepted(est):
+    X = np.random.default_rng(0).standard_normal((2, 3, 100))
+    assert est.fit(X).transform(X).shape[:2] == (2, 3)
+
+
+@pytest.mark.parametrize(("h_freq", "resample_sfreq"), [(40.0, None), (50.0, 200.0)])
+def test_trial_preprocessing_low_pass_equals_mne(h_freq, resample_sfreq):
+    """Low-pass below the input Nyquist (MNE's filter), none at it; then MNE's resampling."""
+    sfreq = 100.0
+    X = np.random.default_rng(1).standard_normal((2, 3, 200))
+    pre = TrialPreprocessing(
+        sfreq,
+        tmin=0.0,
+        window=(0.0, 2.0),
+        h_freq=h_freq,
+        resample_sfreq=resample_sfreq,
+        h_trans_bandwidth=4.0,
+        detrend=False,
+    )
+    expected = X
+    if h_freq < sfreq / 2:
+        expected = mne.filter.filter_data(
+            X, sfreq, None, h_freq, h_trans_bandwidth=4.0, phase="zero", verbose="error"
+        )
+    if resample_sfreq is not None:
+        expected = mne.filter.resample(
+            expected, up=resample_sfreq, down=sfreq, axis=-1, verbose="error"
+        )
+    np.testing.assert_allclose(pre.fit_transform(X), expected, atol=1e-12)
+    if h_freq < sfreq / 2:
+        assert not np.allclose(expected, X, atol=1e-3)  # the filter does something
 
 
 def test_bad_epochs():
@@ -145,7 +208,14 @@ def test_channel_picker_selects_and_reorders():
     assert pickle.loads(pickle.dumps(picker)).transform(X).shape == (3, 2, 10)
     with pytest.raises(ValueError, match="out of range"):
         ChannelPicker([4]).fit(X)
-    with pytest.raises(ValueError, match="non-empty sequence of int"):
-        ChannelPicker([]).fit(X)
+    with pytest.raises(ValueError, match="out of range"):
+        ChannelPicker([-1]).fit(X)
+    # the range is the channels' (axis 1), whatever the number of trials
+    with pytest.raises(ValueError, match="out of range"):
+        ChannelPicker([3]).fit(np.zeros((10, 3, 5)))
+    assert ChannelPicker([3]).fit_transform(np.zeros((2, 4, 5))).shape == (2, 1, 5)
+    for picks in ([], np.array([], dtype=int), [0.5]):
+        with pytest.raises(ValueError, match="non-empty sequence of int"):
+            ChannelPicker(picks).fit(X)
     with pytest.raises(ValueError, match="4 channels"):
         picker.transform(X[:, :3])

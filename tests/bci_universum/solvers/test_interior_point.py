@@ -4,10 +4,13 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
+from bci_universum.datasets import load_eegmmidb
+from bci_universum.features.tangent_space import TangentSpace
 from bci_universum.solvers import ipm_solve, linear_solver, smo_solve
 
 from .test_smo import _cvxopt_objective, _problem
@@ -74,8 +77,10 @@ def test_ill_conditioned_few_labelled_problem():
 @pytest.mark.parametrize(
     ("n_variables", "n_features", "expected"),
     [
-        (190, 20, "ipm"),  # 10 labelled + 90 universum
-        (190, 2080, "ipm"),  # tangent space of 64 channels: dense, n_variables²·n_variables
+        (190, 20, "ipm"),  # 10 labelled + 90 universum: rank-deficient
+        (190, 100, "ipm"),
+        (190, 190, "smo"),  # full rank: SMO needs a few hundred updates
+        (190, 2080, "smo"),  # tangent space of 64 channels
         (8000, 64, "ipm"),  # 4000 + 2000 universum
         (3000, 2080, "smo"),
         (40000, 2080, "dcd"),
@@ -125,3 +130,36 @@ def test_ipm_stops_before_losing_accuracy():
     np.testing.assert_allclose(
         model.decision_function(_FOLD), reference.decision_function(_FOLD), atol=1e-5
     )
+
+
+@pytest.mark.data
+def test_full_rank_few_labelled_problem_stays_on_smo(data_dir):
+    """Real 10 + 90 tangent-space features of S001 (2080 features, 190 variables): SMO
+    converges in a few hundred updates, so ``auto`` keeps it; same optimum as the interior
+    point and cvxopt."""
+    trials = load_eegmmidb(
+        1, path=data_dir, band=(7.0, 30.0), universum=("rest", "baseline", "task"), verbose=False
+    )
+    y = np.asarray(trials.y)
+    rng = np.random.default_rng(0)
+    pick = [rng.choice(np.flatnonzero(y == c), n, replace=False) for c, n in
+            (("left", 5), ("right", 5), ("universum", 90))]  # fmt: skip
+    pick = np.concatenate(pick)
+    features = TangentSpace().fit(trials.X[pick], y[pick]).transform(trials.X[pick])
+    X = StandardScaler().fit(features[:10]).transform(features)
+    kw = {"kernel": "linear", "C_universum": 0.5, "epsilon": 0.05, "tol": 1e-8}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = UniversumSVC(**kw).fit(X, y[pick])
+    assert auto.solver_ == "smo"
+    assert auto.n_iter_ <= 1000
+    ipm = UniversumSVC(solver="ipm", **kw).fit(X, y[pick])
+    assert ipm.solver_ == "ipm"
+    assert abs(auto.objective_ - ipm.objective_) <= 1e-8 * abs(ipm.objective_)
+    # the dual over 10 labelled variables and both copies of each universum trial
+    index = np.r_[np.arange(10), np.arange(10, 100), np.arange(10, 100)]
+    y_var = np.r_[np.where(y[pick][:10] == auto.classes_[1], 1.0, -1.0), np.ones(90), -np.ones(90)]
+    p = np.r_[-np.ones(10), np.full(180, 0.05)]
+    upper = np.r_[np.ones(10), np.full(180, 0.5)]
+    ref = _cvxopt_objective((X @ X.T)[np.ix_(index, index)], y_var, p, upper, True)
+    assert abs(auto.objective_ - ref) <= 1e-8 * abs(ref)

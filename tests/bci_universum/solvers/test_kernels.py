@@ -75,7 +75,7 @@ def test_kernels_equal_closed_forms_and_sklearn(kernel):
     row = np.empty(len(X))
     for point in (0, 8, len(X) - 1):
         code = KERNEL_CODES[kernel]
-        kernel_row(point, X, squared_norms(X), code, 0.3, 2.0, 0.7, every, len(X), row)
+        kernel_row(point, X, squared_norms(X), code, 0.3, 2.0, 0.7, every, row)
         np.testing.assert_allclose(row, full[point], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(kernel_diagonal(X, kernel, **args), np.diag(full), rtol=1e-12)
 
@@ -116,15 +116,15 @@ def test_kernel_row_equals_kernel_matrix(kernel):
     args = {"gamma": 0.05, "degree": 3, "coef0": 0.5}
     K = kernel_matrix(X, kernel=kernel, **args)
     code = KERNEL_CODES[kernel]
-    targets = np.arange(0, 40, 3)
-    out = np.full(40, np.nan)
-    kernel_row(7, X, squared_norms(X), code, 0.05, 3.0, 0.5, targets, targets.size, out)
-    np.testing.assert_allclose(out[targets], K[7, targets], rtol=1e-12)
-    assert np.isnan(np.delete(out, np.r_[targets, 7])).all()  # only the targets are written
+    targets = np.array([39, 7, 0, 21, 3])  # any order, the point itself included
+    out = np.full(6, np.nan)
+    kernel_row(7, X, squared_norms(X), code, 0.05, 3.0, 0.5, targets, out)
+    np.testing.assert_allclose(out[:5], K[7, targets], rtol=1e-12)
+    assert np.isnan(out[5])  # entry k is target k's: nothing past the targets is written
     if kernel == "rbf":
         Xc = X - X.mean(axis=0)
         out32 = np.empty(40, dtype=np.float32)
         all_points = np.arange(40)
         kernel_row(7, Xc.astype(np.float32), squared_norms(Xc), code, 0.05, 3.0, 0.5,
-                   all_points, 40, out32)  # fmt: skip
+                   all_points, out32)  # fmt: skip
         np.testing.assert_allclose(out32, K[7], atol=1e-6)

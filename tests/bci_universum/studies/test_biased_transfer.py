@@ -36,4 +36,30 @@ def test_study_rejects_sizes_without_test_trials(runs):
 
 def test_unknown_features_are_rejected():
     with pytest.raises(ValueError, match="features must be 'ts' or 'csp'"):
-        bt.feature_extractor("psd")
+        bt._plain_pipeline("psd", 1.0)
+
+
+@pytest.mark.parametrize("features", bt.FEATURES)
+def test_study_pipelines_are_the_registry_pipelines(features):
+    from sklearn import config_context
+
+    from bci_universum.classifiers import BiasedSVC
+    from bci_universum.pipelines import CLASSIFIER, make_pipeline, with_prior
+
+    plain = bt._plain_pipeline(features, 3.0)
+    registry = make_pipeline(f"{features}_svm", sfreq=bt.SFREQ, C=3.0)
+    with config_context(print_changed_only=False):
+        assert repr(plain) == repr(registry)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(12, 4, 200)), np.array(["left", "right"] * 6)
+    prior = plain.fit(X, y)
+    biased = bt._biased_pipeline(features, prior, 0.5, 3.0, offset=False)
+    clf = biased.named_steps[CLASSIFIER]
+    assert isinstance(clf, BiasedSVC) and clf.prior == "last_column"
+    assert (clf.prior_weight, clf.fit_intercept, clf.C, clf.C_universum) == (0.5, False, 3.0, 1.0)
+    usvm = make_pipeline(f"{features}_usvm", sfreq=bt.SFREQ, C=3.0, C_universum=1.0)
+    expected = with_prior(usvm, prior)
+    with config_context(print_changed_only=False):
+        assert repr(biased) == repr(
+            expected.set_params(clf__prior_weight=0.5, clf__fit_intercept=False)
+        )

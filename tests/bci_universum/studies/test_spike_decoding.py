@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn import config_context
 from sklearn.multiclass import OneVsOneClassifier
 from sklearn.svm import SVC
 
@@ -128,6 +129,32 @@ def test_cone_universum_svm_equals_universum_svm_for_a_unit_diagonal_kernel(simu
     plain, cone = results[:3], results[3:]
     for a, b in zip(plain, cone, strict=True):
         np.testing.assert_array_equal(a["zero_one"], b["zero_one"])
+
+
+def test_default_estimators_are_the_registry_classifier():
+    from bci_universum.classifiers import LeastSquaresUniversumSVC, UniversumSVC
+    from bci_universum.pipelines import CLASSIFIER, make_pipeline
+
+    estimators = default_estimators()
+    expected = {  # name → (machine class, zero_as_universum, fixed parameters)
+        "SVM": (UniversumSVC, False, {"C_universum": 0.0, "epsilon": 0.0}),
+        "LS-SVM": (LeastSquaresUniversumSVC, False, {"C_universum": 0.0}),
+        "U-SVM": (UniversumSVC, True, {"cone": False}),
+        "LS-U-SVM": (LeastSquaresUniversumSVC, True, {}),
+        "U_c-SVM": (UniversumSVC, True, {"cone": True}),
+    }
+    assert set(estimators) == set(expected)
+    for name, (factory, grid) in estimators.items():
+        machine, zero_as_universum, fixed = expected[name]
+        ecoc = factory(**grid[-1])
+        assert ecoc.coding == "ovo" and ecoc.zero_as_universum is zero_as_universum
+        base = ecoc.estimator
+        assert type(base) is machine and base.kernel == "precomputed"
+        assert {k: base.get_params()[k] for k in {**fixed, **grid[-1]}} == {**fixed, **grid[-1]}
+    registry = make_pipeline("spike_ecoc", sfreq=20.0, C=1.0, epsilon=0.5, C_universum=10.0)
+    study = estimators["U-SVM"][0](C=1.0, epsilon=0.5, C_universum=10.0)
+    with config_context(print_changed_only=False):
+        assert repr(study) == repr(registry.named_steps[CLASSIFIER])
 
 
 def test_estimators_plug_in_through_factories(simulated):
