@@ -70,9 +70,12 @@ def _chance_line(ax, level: float | None, metric: str, vertical: bool = False) -
         ax.axvline(level, **_CHANCE_STYLE)
 
 
-def _panels(n: int, width: float = 4.0, height: float = 3.6, sharey: bool = True):
-    fig = Figure(figsize=(width * n, height), layout="constrained")
-    return fig, list(fig.subplots(1, n, squeeze=False, sharey=sharey)[0])
+def _panels(n: int, width: float = 4.0, height: float = 3.6, sharey: bool = True, widths=None):
+    """A row of ``n`` panels, ``width`` inches each or ``widths`` inches one by one."""
+    widths = [width] * n if widths is None else list(widths)
+    fig = Figure(figsize=(sum(widths), height), layout="constrained")
+    axes = fig.subplots(1, n, squeeze=False, sharey=sharey, width_ratios=widths)
+    return fig, list(axes[0])
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 100) -> Path:
@@ -118,10 +121,16 @@ def plot_scores(
     """
     rows = _metric_rows(rows, metric, curve=False)
     pipelines = _ordered(r["pipeline"] for r in rows)
-    fig, axes = _panels(len(pipelines))
+    universa_of = {
+        name: _ordered((r["universum"] for r in rows if r["pipeline"] == name), "none")
+        for name in pipelines
+    }
+    # a panel's width grows with its boxes: a pipeline without universum is one narrow box
+    widths = [1.6 + 0.6 * len(u) for u in universa_of.values()]
+    fig, axes = _panels(len(pipelines), widths=widths)
     jitter = np.random.default_rng(0)
     for ax, pipeline in zip(axes, pipelines, strict=True):
-        universa = _ordered((r["universum"] for r in rows if r["pipeline"] == pipeline), "none")
+        universa = universa_of[pipeline]
         data = [
             [r["score"] for r in rows if r["pipeline"] == pipeline and r["universum"] == u]
             for u in universa

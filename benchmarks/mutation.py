@@ -419,6 +419,8 @@ def report() -> str:
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
         stamps = WORK / f"{name}.json"
         stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
+        if stamp.get("module") != _digest([shard["module"]], settings["exclude-operators"]):
+            rate += " (stale: module changed since)"
         cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
         table.append(
             f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "

@@ -94,23 +94,35 @@ def protocol(name: str, subject: str, quick: bool):
                          param_grid=grid)  # fmt: skip
 
 
-def run(subject: str, name: str, cache: Path, quick: bool) -> list[dict]:
-    """Evaluate the plan of protocol ``name`` on ``subject``; rows tagged with the subject."""
+def run(subject: str, name: str, cache: Path, quick: bool) -> tuple[list[dict], list[dict]]:
+    """Evaluate the plan of protocol ``name`` on ``subject``.
+
+    Returns the rows (tagged with the subject) and the (pipeline, universum) evaluations that
+    failed, with their error: reported, not hidden, and retried by the next run.
+    """
     epochs = load(subject)
     by_variant: dict[str, list] = defaultdict(list)
     for pipeline, universa in PLAN[name]:
         variant, _, base = pipeline.rpartition("+")
         by_variant[variant].append((pipeline, base, universa))
-    rows = []
+    rows, failed = [], []
     for variant, entries in by_variant.items():
         data = epochs if not variant else recentre_runs(epochs, **VARIANTS[variant])
         for pipeline, base, universa in entries:
             extra = {"cov_est": CSP_COV[subject]} if "csp" in base and subject in CSP_COV else {}
             factory = pipeline_factory(base, window=WINDOW[subject], band=BAND, **extra)
-            out = evaluate(data, {pipeline: factory}, universa, protocol(name, subject, quick),
-                           cache_dir=cache / subject / name, progress=False)  # fmt: skip
+            try:
+                out = evaluate(data, {pipeline: factory}, universa,
+                               protocol(name, subject, quick), cache_dir=cache / subject / name,
+                               progress=False)  # fmt: skip
+            except (ValueError, np.linalg.LinAlgError) as err:
+                failed.append({"subject": subject, "protocol": _NAMES[name],
+                               "pipeline": pipeline, "universa": universa,
+                               "error": f"{type(err).__name__}: {err}"})  # fmt: skip
+                print(f"{subject} {name} {pipeline}: failed ({err})", flush=True)
+                continue
             rows += [{**r, "subject": subject} for r in out]
-    return rows
+    return rows, failed
 
 
 BASELINE = ("ts_ulr", "none")
@@ -378,8 +390,9 @@ def main(argv=None) -> None:
         for subject in args.subjects:
             for name in args.protocols:
                 start = time.perf_counter()
-                rows = run(subject, name, cache, args.quick)
+                rows, failed = run(subject, name, cache, args.quick)
                 (cache / subject / name / "rows.json").write_text(json.dumps(rows))
+                (cache / subject / name / "failed.json").write_text(json.dumps(failed))
                 print(f"{subject} {name}: {time.perf_counter() - start:.0f} s", flush=True)
     # Every finished (subject, protocol), from this run or from other shards sharing the cache.
     rows = [r for f in sorted(cache.glob("*/*/rows.json")) for r in json.loads(f.read_text())]
@@ -389,9 +402,19 @@ def main(argv=None) -> None:
     done = sorted({(r["subject"], r["protocol"]) for r in rows})
     command = "python benchmarks/study_decoder.py" + (" --quick" if args.quick else "")
     missing = [(s, _NAMES[p]) for s in SUBJECTS for p in PROTOCOLS if (s, _NAMES[p]) not in done]
-    text = report(rows, command) + (
-        f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
-        f"cached jobs are reused): {missing}\n"
+    failed = [f for path in sorted(cache.glob("*/*/failed.json"))
+              for f in json.loads(path.read_text())]  # fmt: skip
+    text = (
+        report(rows, command)
+        + "".join(
+            f"\nFailed: {f['subject']} {f['protocol']} {f['pipeline']} ({', '.join(f['universa'])}): "
+            f"{f['error'][:300]}\n"
+            for f in failed
+        )
+        + (
+            f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
+            f"cached jobs are reused): {missing}\n"
+        )
     )
     args.output.write_text(text)
     print(json.dumps({"rows": len(rows), "output": str(args.output)}))

@@ -139,6 +139,23 @@ def test_counter_reset_is_reported():
         outlet.push_chunk(counter_chunk(0, 30, 1))
         wait_until(lambda: receiver.n_samples == 60)
         assert [(e.kind, e.n_samples) for e in receiver.events] == [("counter_reset", 0)]
+        assert "went from 29 to 0" in receiver.events[0].detail
+    del outlet
+
+
+def test_counter_gap_inside_one_chunk():
+    """Counter 0..9 then 15..24 in one push: 5 samples missing before counter 15."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        chunk = np.vstack([counter_chunk(0, 10, 1), counter_chunk(15, 10, 1)])
+        outlet.push_chunk(chunk)
+        wait_until(lambda: receiver.n_samples == 20)
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("gap", 5)]
+        _, stamps = receiver.get_window()
+        assert receiver.events[0].time == stamps[10]
+        assert "before counter 15" in receiver.events[0].detail
     del outlet
 
 
@@ -162,6 +179,32 @@ def test_timestamp_gaps_without_counter(flags, n_gaps):
     del outlet
 
 
+@pytest.mark.parametrize("across_pulls", [False, True])
+@pytest.mark.parametrize(
+    ("missing", "tolerance", "reported"), [(1, 0.5, [1]), (1, 1.0, []), (2, 1.0, [2])]
+)
+def test_timestamp_gap_size_against_the_tolerance(across_pulls, missing, tolerance, reported):
+    """A step of ``1 + missing`` periods is a gap when longer than ``1 + gap_tolerance``,
+    whether it falls inside one pull or between two."""
+    sfreq = 100.0
+    info = make_stream_info(f"ts-{uuid4().hex}", ["a"], sfreq, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    flags = ("clocksync",)
+    with _receiver(info, processing_flags=flags, gap_tolerance=tolerance) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        t0 = pylsl.local_clock() - 10.0
+        outlet.push_chunk(np.zeros((100, 1)), t0 + 99 / sfreq)
+        if across_pulls:
+            wait_until(lambda: receiver.n_samples == 100)
+        outlet.push_chunk(np.zeros((100, 1)), t0 + (199 + missing) / sfreq)
+        wait_until(lambda: receiver.n_samples == 200)
+        gaps = [e for e in receiver.events if e.kind == "gap"]
+        assert [e.n_samples for e in gaps] == reported
+        for gap in gaps:
+            assert gap.time == pytest.approx(t0 + (100 + missing) / sfreq, abs=1e-3)
+    del outlet
+
+
 def test_nonfinite_samples_are_kept_and_flagged():
     info = make_stream_info(f"nan-{uuid4().hex}", ["a", "b", "c"], 100.0, source_id=uuid4().hex)
     outlet = pylsl.StreamOutlet(info)
@@ -172,10 +215,13 @@ def test_nonfinite_samples_are_kept_and_flagged():
         chunk[7, 1] = np.inf
         outlet.push_chunk(chunk)
         wait_until(lambda: receiver.n_samples == 20)
-        (event,) = receiver.events
-        assert event.kind == "nonfinite" and event.n_samples == 2
-        assert "['b']" in event.detail
-        data, _ = receiver.get_window()
+        # one event per pull: the chunk may arrive in two pulls, one bad sample in each
+        events = receiver.events
+        assert {e.kind for e in events} == {"nonfinite"}
+        assert sum(e.n_samples for e in events) == 2
+        assert all("['b']" in e.detail for e in events)
+        data, stamps = receiver.get_window()
+        assert events[0].time == stamps[5]  # the first bad sample (of the pull)
         assert data.shape == (3, 20)
         assert np.isnan(data[1, 5]) and np.isinf(data[1, 7])
     del outlet
@@ -198,6 +244,8 @@ def test_silence_raises_after_the_timeout_and_clears_when_data_flows():
         data, _ = receiver.get_window()
         np.testing.assert_array_equal(data[-1], np.arange(20))
         assert [e.kind for e in receiver.events] == ["silence", "resumed"]
+        resumed = receiver.events[1]
+        assert resumed.n_samples == 0 and resumed.time == receiver.get_window()[1][10]
     del outlet
 
 
@@ -286,12 +334,18 @@ def test_bad_parameters(kwargs, fragment):
         StreamReceiver(**kwargs)
 
 
+def test_smallest_chunk_is_accepted():
+    assert StreamReceiver(name="x", max_chunk=1).max_chunk == 1
+
+
 def test_window_longer_than_buffer_and_double_start():
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
     with _receiver(info, bufsize=1.0) as receiver:
         with pytest.raises(ValueError, match="longer than the 1 s buffer"):
             receiver.get_window(2.0)
+        with pytest.raises(ValueError, match="seconds must be positive, got 0"):
+            receiver.get_window(0)
         with pytest.raises(RuntimeError, match="already running"):
             receiver.start()
     del outlet

@@ -164,7 +164,7 @@ def test_warm_up_resets_state(pipeline):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"sfreq": 0}, "sfreq"),
+        ({"sfreq": 0}, "sfreq must be positive, got 0"),
         ({"n_channels": 0}, "n_channels"),
         ({"window": -1}, "window"),
         ({"update_rate": 1000}, "update_rate"),
@@ -346,6 +346,9 @@ def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
     assert np.abs(mains[-500:]).max() < 0.03  # > 30 dB down at steady state
     with pytest.raises(ValueError, match="notch frequency 200"):
         design_notch(sfreq, 200.0)
+    # any frequency strictly inside (0, Nyquist), below 1 Hz too: zero gain there
+    _, h = signal.sosfreqz(design_notch(sfreq, 0.5), worN=[0.5], fs=sfreq)
+    assert abs(h[0]) < 1e-6
 
 
 def test_band_edges_are_validated_and_none_means_no_filter():

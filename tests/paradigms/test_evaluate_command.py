@@ -107,7 +107,8 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
         scores, tests = (out / f"{stem}.md").read_text().split("### Paired tests")
         assert scores.count("| csp_usvm |") == 2
         assert tests.count("| csp_usvm | U_C3:rest | csp_usvm + none |") == 1
-        assert_png_panels(out / f"{stem}_accuracy_scores.png", 2)  # csp_usvm, csp_lda
+        # csp_usvm (2 universa), csp_lda (1): 1.6 + 0.6 per box inches each
+        assert_png_panels(out / f"{stem}_accuracy_scores.png", 1, panel_width=2.8 + 2.2)
         # the only universum variant against its baseline and against the peer
         paired = sorted(p.name for p in out.glob(f"{stem}_accuracy_paired_*.png"))
         assert paired == [
@@ -289,7 +290,8 @@ def _small_run(tmp_path, capsys, dataset, window, kind):
         assert ("csp_usvm", f"U_C3:{kind}") in {(r["pipeline"], r["universum"]) for r in rows}
         assert "| csp_usvm | U_C3:" in (out / f"{stem}.md").read_text()
     for stem in ("within-session", "cross-run"):
-        assert_png_panels(out / f"{stem}_accuracy_scores.png", 3)  # csp_lda, csp_usvm, ts_lr
+        # csp_lda (1 universum), csp_usvm (2), ts_lr (1): 1.6 + 0.6 per box inches each
+        assert_png_panels(out / f"{stem}_accuracy_scores.png", 1, panel_width=2.2 + 2.8 + 2.2)
     assert_png_panels(out / "learning-curve_accuracy_learning_curve.png", 1, panel_width=5.0)
     return out
 

@@ -133,6 +133,13 @@ def test_non_psd_kernel_still_solves_the_system():
     np.testing.assert_allclose(alpha[len(X) :], -C_u * clf.decision_function(Z), atol=1e-8)
 
 
+def test_singular_system_is_rejected():
+    """K + I/C = diag(1, −1): 1ᵀ(K + I/C)⁻¹1 = 0, the offset's equation has no solution."""
+    K = np.diag([0.0, -2.0])
+    with pytest.raises(ValueError, match="system is singular"):
+        LeastSquaresUniversumSVC(C=1.0, kernel="precomputed").fit(K, [0, 1])
+
+
 def test_string_labels_and_universum_forms_agree():
     X, y, Z = _problem(seed=7)
     names = np.where(y > 0, "right", "left")

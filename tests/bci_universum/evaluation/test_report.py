@@ -30,7 +30,7 @@ def test_report_files_and_table(data, tmp_path):
                      LearningCurve((3, 6), 3, param_grid=GRID), progress=False)  # fmt: skip
     paths = write_report(rows + curve, tmp_path / "report", reference=("lda", "none"))
     assert {"csv", "markdown", "scores", "learning_curve"} <= set(paths)
-    assert_png_panels(paths["scores"], 2)  # usvm, lda
+    assert_png_panels(paths["scores"], 1, panel_width=(1.6 + 0.6 * 2) + (1.6 + 0.6))  # usvm, lda
     assert_png_panels(paths["learning_curve"], 1, panel_width=5.0)  # one dataset
     # the one universum variant against its baseline and the reference
     assert paths["paired_baseline"].name == "results_accuracy_paired_usvm-none_vs_usvm-U_C3.png"
@@ -134,6 +134,9 @@ def test_score_plot_draws_every_split_of_every_pipeline_and_universum(tmp_path):
     ]
     axes = plot_scores(rows, chance=1 / 3).axes
     assert [ax.get_title() for ax in axes] == ["usvm", "lda"]
+    # panel widths follow their number of boxes: 1.6 + 0.6 per box inches
+    widths = [ax.get_position().width for ax in axes]
+    assert widths[0] / widths[1] == pytest.approx(2.8 / 2.2, rel=0.1)
     assert axes[0].get_ylabel() == "accuracy" and axes[0].get_xlabel() == "universum"
     assert _chance(axes[0]) == ({1 / 3}, "chance (33.3 %)")
     for ax, universa in zip(axes, (["none", "U_C3"], ["none"]), strict=True):
