@@ -124,6 +124,19 @@ def test_filter_state_is_kept_between_chunks(pipeline):
     np.testing.assert_allclose(dec._window(), whole[-dec.window_len :].T, atol=1e-12)
 
 
+def test_current_window_is_withheld_while_it_holds_a_non_finite_sample(pipeline):
+    data = _stream(2000)
+    data[1900, 2] = np.nan
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    dec.push(data[:1800])
+    assert dec.current_window() is not None
+    dec.push(data[1800:])  # sample 1900 lies in the newest 125
+    assert dec.current_window() is None
+    dec.push(_stream(dec.window_len, seed=2))
+    window = dec.current_window()
+    assert window is not None and np.isfinite(window).all()
+
+
 def test_non_finite_input_withholds_then_recovers(pipeline):
     data = _stream(2000)
     data[600, 3] = np.nan

@@ -73,6 +73,14 @@ def test_multiclass_mutual_information_order_matches_mne():
     np.testing.assert_allclose(cos, 1.0, atol=1e-2)
 
 
+def test_trace_normalised_covariances_match_mne(binary):
+    X, y, _ = binary
+    ours = CSP(4, norm_trace=True).fit(X, y)
+    ref = mne.decoding.CSP(4, norm_trace=True).fit(X, y)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-6)
+
+
 def test_zscored_power_and_filtered_output_match_mne(binary):
     X, y, _ = binary
     ours = CSP(4, log=False).fit(X, y)
@@ -299,7 +307,11 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"cov_est": "bogus"}, None, "cov_est"),
         ({"n_components": 9}, None, "n_components=9 exceeds"),
         ({"n_components": 0}, None, "n_components"),
-        ({"shrinkage": 2.0, "cov_est": "shrinkage"}, None, "shrinkage"),
+        (
+            {"shrinkage": 2.0, "cov_est": "shrinkage"},
+            None,
+            r"shrinkage must be a number in \[0, 1\], got 2.0",
+        ),
         ({"transform_into": "csp_space"}, None, "transform_into"),
         ({"component_order": "random"}, None, "component_order"),
         ({"multiclass": "ovo"}, None, "multiclass"),
