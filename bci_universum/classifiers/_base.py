@@ -36,10 +36,6 @@ KERNEL_CONSTRAINTS: dict = {
     "coef0": [Real],
     "universum_label": "no_validation",
 }
-#: A finite positive number (costs, tolerances).
-POSITIVE = Interval(Real, 0, np.inf, closed="neither")
-#: A finite non-negative number.
-NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
 
 
 def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

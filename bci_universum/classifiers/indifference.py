@@ -38,7 +38,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import NON_NEGATIVE, POSITIVE, BaseBinaryUniversumClassifier
+from .._constraints import NON_NEGATIVE, POSITIVE
+from ._base import BaseBinaryUniversumClassifier
 
 __all__ = ["UniversumLDA", "UniversumLogisticRegression", "universum_logistic_objective"]
 

@@ -23,14 +23,10 @@ from typing import ClassVar
 import numpy as np
 import scipy.linalg
 
+from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers.kernels import kernel_matrix, resolve_gamma
-from ._base import (
-    KERNEL_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    BaseKernelUniversumClassifier,
-)
+from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
 
 
 def solve_ls_usvm(

@@ -20,17 +20,13 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, Options, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers import ipm_solve, linear_solver
 from ..solvers.kernels import kernel_diagonal, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
-from ._base import (
-    KERNEL_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    BaseKernelUniversumClassifier,
-)
+from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
 
 
 @dataclass
