@@ -31,6 +31,7 @@ from scipy import stats
 
 __all__ = [
     "chance_level",
+    "paired_scores",
     "plot_confusion",
     "plot_cv_summary",
     "plot_decision_values",
