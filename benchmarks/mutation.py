@@ -299,8 +299,20 @@ def retest_survivors(config: Path, session: Path, deadline: float) -> None:
     os.chdir(TREE)
     try:
         with use_db(str(session), WorkDB.Mode.open) as db:
+            # equivalent mutants survive any test: not worth a run
+            equivalent = _equivalents()
             alive = [
-                i for i, r in db.completed_work_items if r.test_outcome == TestOutcome.SURVIVED
+                i
+                for i, r in db.completed_work_items
+                if r.test_outcome == TestOutcome.SURVIVED
+                and _key(
+                    {
+                        "module": str(i.mutations[0].module_path),
+                        "operator": i.mutations[0].operator_name,
+                        "diff": r.diff,
+                    }
+                )
+                not in equivalent
             ]
             for item in alive:
                 if time.monotonic() > deadline:
@@ -419,6 +431,8 @@ def report() -> str:
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
         stamps = WORK / f"{name}.json"
         stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
+        if stamp.get("module") != _digest([shard["module"]], settings["exclude-operators"]):
+            rate += " (stale: module changed since)"
         cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
         table.append(
             f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "

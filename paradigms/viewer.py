@@ -117,7 +117,7 @@ def stream_quality(
         Length of data assessed (at least 1 s).
     thresholds : QualityThresholds or None
     timeout : float or None
-        Seconds to wait for the data (default ``2 * seconds + 5``).
+        Seconds to wait for the data (default: ``2 * seconds + 5``).
 
     Returns
     -------

@@ -60,13 +60,13 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         "--sim-channels",
         type=int,
         default=16,
-        help="with --simulate: electrodes of the simulated subject (default 16)",
+        help="with --simulate: electrodes of the simulated subject (default: 16)",
     )
     parser.add_argument(
         "--sim-seed",
         type=int,
         default=0,
-        help="with --simulate: seed of the simulated subject (default 0)",
+        help="with --simulate: seed of the simulated subject (default: 0)",
     )
     add_lsl_mode(parser, session_file=True)
 

@@ -19,8 +19,8 @@ def add_voltage_unit(parser) -> None:
         "--voltage-unit",
         choices=("microvolts", "volts"),
         default="microvolts",
-        help="unit of the EEG channels on the stream: microvolts (default, the LSL "
-        "convention) or volts (MNE's, for mne-lsl StreamLSL readers)",
+        help="unit of the EEG channels on the stream: microvolts, the LSL convention, or "
+        "volts, MNE's, for mne-lsl StreamLSL readers (default: microvolts)",
     )
 
 
@@ -37,15 +37,17 @@ def add_parser(stream_subparsers) -> None:
         type=file_of_kind("recording"),
         help="the recording, or a BIDS root (with --subject, --task, ...)",
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1: real time)")
+    p.add_argument(
+        "--speed", type=float, default=1.0, help="pacing factor, 1 is real time (default: 1)"
+    )
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
-    p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default 10)")
+    p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default: 10)")
     p.add_argument(
         "--no-pacing",
         action="store_true",
         help="push as fast as the consumer drains (waits for a consumer first)",
     )
-    p.add_argument("--name", help="data stream name (default replay-<file stem>)")
+    p.add_argument("--name", help="data stream name (default: replay-<file stem>)")
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     p.add_argument(
         "--marker-map",
@@ -63,7 +65,7 @@ def add_parser(stream_subparsers) -> None:
         type=float,
         default=30.0,
         help="seconds to wait for the consumers to connect, and at the end for them to have "
-        "every sample (default 30)",
+        "every sample (default: 30)",
     )
     add_lsl_mode(p)
     add_bids_arguments(p)

@@ -26,7 +26,7 @@ def add_parser(stream_subparsers) -> None:
     p.add_argument(
         "--markers-from", help="name of the marker stream to obey (cue/left, cue/right, ...)"
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
+    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default: 1)")
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     _stream_replay.add_voltage_unit(p)
     p.add_argument(

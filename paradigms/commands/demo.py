@@ -38,13 +38,13 @@ def add_parser(subparsers) -> None:
         "run, e.g. recordings/sub-01_ses-01 (or a BIDS root holding one session)",
     )
     parser.add_argument(
-        "--speed", type=float, default=10.0, help="times faster than real time (default 10)"
+        "--speed", type=float, default=10.0, help="times faster than real time (default: 10)"
     )
     parser.add_argument(
         "--trials",
         type=int,
         default=10,
-        help="calibration and online trials per class, universum trials (default 10)",
+        help="calibration and online trials per class, universum trials (default: 10)",
     )
     parser.add_argument(
         "--channels", type=int, default=16, help="simulated electrodes (default: 16)"

@@ -46,16 +46,16 @@ def add_parser(subparsers) -> None:
         default="sim",
         help="simulated V1 population or the recorded M1 reach windows (default: sim)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulator (default 0)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the simulator (default: 0)")
     p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
     p.add_argument(
         "--name",
         default="bci-universum-spikes",
         help="data stream name (default: bci-universum-spikes)",
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default 1)")
+    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default: 1)")
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
-    p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default 1)")
+    p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default: 1)")
     p.add_argument("--duration", type=float, help="seconds to stream (default: to the end)")
     add_lsl_mode(p)
     p.set_defaults(func=run_stream)
@@ -82,10 +82,10 @@ def add_parser(subparsers) -> None:
         "--seed",
         type=int,
         default=0,
-        help="simulator seed of the streamed population (default 0); the decoder trains on "
+        help="simulator seed of the streamed population (default: 0); the decoder trains on "
         "other trials of it",
     )
-    p.add_argument("--trials", type=int, default=24, help="trials to decode (default 24)")
+    p.add_argument("--trials", type=int, default=24, help="trials to decode (default: 24)")
     p.add_argument(
         "--timeout", type=float, default=10.0, help="seconds to wait for data (default: 10)"
     )

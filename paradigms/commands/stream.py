@@ -31,7 +31,7 @@ def add_parser(subparsers) -> None:
         description="Print name, type, channels, rate and source_id of every LSL stream that "
         "answers within --timeout.",
     )
-    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default 1)")
+    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default: 1)")
     add_lsl_mode(p)
     p.set_defaults(func=run_list)
 
@@ -63,10 +63,10 @@ def add_parser(subparsers) -> None:
         metavar="DIR",
         help="folder of the recording (created if needed)",
     )
-    p.add_argument("--subject", default="01", help="BIDS subject label (default 01)")
-    p.add_argument("--session", default="01", help="BIDS session label (default 01)")
-    p.add_argument("--task", default="calibration", help="BIDS task label (default calibration)")
-    p.add_argument("--run", default="01", help="BIDS run number (default 01)")
+    p.add_argument("--subject", default="01", help="BIDS subject label (default: 01)")
+    p.add_argument("--session", default="01", help="BIDS session label (default: 01)")
+    p.add_argument("--task", default="calibration", help="BIDS task label (default: calibration)")
+    p.add_argument("--run", default="01", help="BIDS run number (default: 01)")
     p.add_argument("--paradigm", help="paradigm name for the sidecar")
     p.add_argument(
         "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
@@ -78,7 +78,7 @@ def add_parser(subparsers) -> None:
         "--silence-timeout",
         type=float,
         default=5.0,
-        help="seconds without data before a silence is reported (default 5)",
+        help="seconds without data before a silence is reported (default: 5)",
     )
     p.add_argument(
         "--stop-on-silence",

@@ -77,10 +77,10 @@ def add_parser(subparsers) -> None:
         type=file_of_kind("model"),
         help="a previous session's model to regularise toward (biased SVM; weight chosen by CV)",
     )
-    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default 0)")
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default: 0)")
     parser.add_argument(
-        "--n-jobs", type=n_jobs, default=1, help="parallel jobs, -1 for all cores (default 1)"
+        "--n-jobs", type=n_jobs, default=1, help="parallel jobs, -1 for all cores (default: 1)"
     )
     parser.add_argument("--overwrite", action="store_true", help="replace an existing model")
     add_bids_arguments(parser)

@@ -139,6 +139,23 @@ def test_counter_reset_is_reported():
         outlet.push_chunk(counter_chunk(0, 30, 1))
         wait_until(lambda: receiver.n_samples == 60)
         assert [(e.kind, e.n_samples) for e in receiver.events] == [("counter_reset", 0)]
+        assert "went from 29 to 0" in receiver.events[0].detail
+    del outlet
+
+
+def test_counter_gap_inside_one_chunk():
+    """Counter 0..9 then 15..24 in one push: 5 samples missing before counter 15."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        chunk = np.vstack([counter_chunk(0, 10, 1), counter_chunk(15, 10, 1)])
+        outlet.push_chunk(chunk)
+        wait_until(lambda: receiver.n_samples == 20)
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("gap", 5)]
+        _, stamps = receiver.get_window()
+        assert receiver.events[0].time == stamps[10]
+        assert "before counter 15" in receiver.events[0].detail
     del outlet
 
 

@@ -43,3 +43,10 @@ def test_documented_defaults_are_the_signature_defaults(cls):
         assert actual == value and type(actual) is type(value), (
             f"{cls.__name__}({name}=...) defaults to {actual!r}; the docstring says {value!r}"
         )
+    # the value an instance gets, too (a generated __init__ may advertise another signature)
+    if all(
+        p.default is not p.empty for p in list(signature.values())[1:] if p.kind != p.VAR_KEYWORD
+    ):
+        params = cls().get_params(deep=False)
+        for name, value in documented.items():
+            assert params[name] == value, f"{cls.__name__}().{name} is {params[name]!r}"

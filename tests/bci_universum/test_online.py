@@ -124,6 +124,19 @@ def test_filter_state_is_kept_between_chunks(pipeline):
     np.testing.assert_allclose(dec._window(), whole[-dec.window_len :].T, atol=1e-12)
 
 
+def test_current_window_is_withheld_while_it_holds_a_non_finite_sample(pipeline):
+    data = _stream(2000)
+    data[1900, 2] = np.nan
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    dec.push(data[:1800])
+    assert dec.current_window() is not None
+    dec.push(data[1800:])  # sample 1900 lies in the newest 125
+    assert dec.current_window() is None
+    dec.push(_stream(dec.window_len, seed=2))
+    window = dec.current_window()
+    assert window is not None and np.isfinite(window).all()
+
+
 def test_non_finite_input_withholds_then_recovers(pipeline):
     data = _stream(2000)
     data[600, 3] = np.nan
@@ -164,7 +177,7 @@ def test_warm_up_resets_state(pipeline):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"sfreq": 0}, "sfreq"),
+        ({"sfreq": 0}, "sfreq must be positive, got 0"),
         ({"n_channels": 0}, "n_channels"),
         ({"window": -1}, "window"),
         ({"update_rate": 1000}, "update_rate"),
@@ -346,6 +359,9 @@ def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
     assert np.abs(mains[-500:]).max() < 0.03  # > 30 dB down at steady state
     with pytest.raises(ValueError, match="notch frequency 200"):
         design_notch(sfreq, 200.0)
+    # any frequency strictly inside (0, Nyquist), below 1 Hz too: zero gain there
+    _, h = signal.sosfreqz(design_notch(sfreq, 0.5), worN=[0.5], fs=sfreq)
+    assert abs(h[0]) < 1e-6
 
 
 def test_band_edges_are_validated_and_none_means_no_filter():

@@ -105,7 +105,7 @@ def test_every_parser_is_described_and_every_argument_helped():
                 action.default, bool
             ):
                 # a default the user cannot see in --help is a surprise
-                assert "default" in action.help, f"{parser.prog} {name}"
+                assert "default: " in action.help, f"{parser.prog} {name}"
 
 
 def test_option_names_follow_one_scheme():

@@ -278,6 +278,9 @@ def test_bad_input_errors(Estimator, params, error, match):
 def test_last_column_needs_a_feature_besides_the_prior():
     with pytest.raises(ValueError, match="at least one feature besides"):
         BiasedSVC(prior="last_column").fit(np.arange(6.0)[:, None], [0, 1] * 3)
+    # one feature and the prior is enough
+    X = np.random.default_rng(0).standard_normal((20, 2))
+    assert BiasedSVC(prior="last_column").fit(X, [0, 1] * 10).n_features_in_ == 2
 
 
 def test_prior_decision_checks_its_estimator():

@@ -45,7 +45,8 @@ def _unit_rows(F):
 
 @pytest.mark.parametrize("order", ["mutual_info", "alternate"])
 @pytest.mark.parametrize(
-    ("cov_est", "reg"), [("empirical", None), ("shrinkage", 0.1), ("oas", "oas")]
+    ("cov_est", "reg"),
+    [("empirical", None), ("shrinkage", 0.1), ("oas", "oas"), ("ledoit_wolf", "ledoit_wolf")],
 )
 def test_matches_mne_csp(binary, order, cov_est, reg):
     X, y, _ = binary
@@ -70,6 +71,14 @@ def test_multiclass_mutual_information_order_matches_mne():
     # the two joint diagonalisers stop at different points: same filters to 1e-2, same order
     cos = np.abs(np.sum(_unit_rows(ours.filters_[:4]) * _unit_rows(ref.filters_[:4]), axis=1))
     np.testing.assert_allclose(cos, 1.0, atol=1e-2)
+
+
+def test_trace_normalised_covariances_match_mne(binary):
+    X, y, _ = binary
+    ours = CSP(4, norm_trace=True).fit(X, y)
+    ref = mne.decoding.CSP(4, norm_trace=True).fit(X, y)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
+    np.testing.assert_allclose(ours.transform(X), ref.transform(X), atol=1e-6)
 
 
 def test_zscored_power_and_filtered_output_match_mne(binary):
@@ -262,6 +271,22 @@ def test_pipeline_with_universum_trials(binary):
     assert pipe.predict(X).shape == (len(X),)
 
 
+@pytest.mark.parametrize("shape", [(1, 2, 2), (3, 2, 5)])
+def test_empirical_covariance_is_the_unbiased_uncentred_estimate(shape):
+    """Σ x xᵀ / (N − 1) over the N samples of all trials, also for N = 2."""
+    X = np.random.default_rng(0).standard_normal(shape)
+    data = X.transpose(0, 2, 1).reshape(-1, shape[1])
+    expected = data.T @ data / (len(data) - 1)
+    np.testing.assert_allclose(epochs_covariance(X), expected, atol=1e-12)
+
+
+def test_one_component_is_the_first_filter(binary):
+    X, y, _ = binary
+    one = CSP(n_components=1).fit(X, y)
+    four = CSP(n_components=4).fit(X, y)
+    np.testing.assert_allclose(one.transform(X), four.transform(X)[:, :1])
+
+
 def test_shrinkage_bounds_are_accepted(binary):
     """Shrinkage 0 is the empirical CSP; 1 shrinks each class covariance to a multiple of the
     identity, so that every direction has the same eigenvalue."""
@@ -282,11 +307,16 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"cov_est": "bogus"}, None, "cov_est"),
         ({"n_components": 9}, None, "n_components=9 exceeds"),
         ({"n_components": 0}, None, "n_components"),
-        ({"shrinkage": 2.0, "cov_est": "shrinkage"}, None, "shrinkage"),
+        (
+            {"shrinkage": 2.0, "cov_est": "shrinkage"},
+            None,
+            r"shrinkage must be a number in \[0, 1\], got 2.0",
+        ),
         ({"transform_into": "csp_space"}, None, "transform_into"),
         ({"component_order": "random"}, None, "component_order"),
         ({"multiclass": "ovo"}, None, "multiclass"),
         ({"universum_weight": -1.0}, None, "universum_weight"),
+        ({"universum_weight": np.inf}, None, "universum_weight"),
         ({"universum_weight": 1.0}, None, "needs universum trials"),
         ({}, "y_len", "y must have shape"),
         ({}, "rank", "not positive definite"),
