@@ -26,14 +26,6 @@ from .._constraints import FINITE, POSITIVE
 from ._epochs import EpochsTransformer
 
 
-def _check_positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}.")
-    return float(value)
-
-
 def check_band(l_freq, h_freq, sfreq: float) -> None:
     """Raise ValueError unless ``0 <= l_freq < h_freq < sfreq / 2`` (``None`` = open edge)."""
     nyquist = sfreq / 2.0
