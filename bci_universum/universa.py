@@ -27,15 +27,19 @@ scikit-learn transformers cannot add trials, so builders run inside the meta-est
 :class:`WithUniversum`, whose ``fit`` calls ``builder.build`` on the *training* fold only and
 fits the wrapped estimator on the result; ``predict``/``score`` never build anything::
 
+    from bci_universum.pipelines import CLASSIFIER, make_pipeline
+
     # U_mean and U_nm are built from epochs: wrap the whole pipeline
-    clf = WithUniversum(make_pipeline(CSP(4), UniversumSVC()), MeanUniversum(random_state=0))
+    clf = WithUniversum(make_pipeline("csp_usvm", sfreq=sfreq), MeanUniversum(random_state=0))
     cross_val_score(clf, X, y, cv=5)
 
     # centring acts on features (thesis: after feature extraction): wrap the final step
-    clf = make_pipeline(CSP(4), WithUniversum(UniversumSVC(), CentredUniversum()))
+    clf = make_pipeline("csp_usvm", sfreq=sfreq)
+    clf.set_params(**{CLASSIFIER: WithUniversum(clf[CLASSIFIER], CentredUniversum())})
 
 With ``cross_val_score`` each fold clones ``clf``, so class means, random pairs and the ICA of
-the builders come from that fold's training trials only.
+the builders come from that fold's training trials only. The evaluation engine wraps registry
+pipelines this way by universum name (:func:`bci_universum.evaluation.with_universum`).
 """
 
 from __future__ import annotations

@@ -31,6 +31,7 @@ from scipy import stats
 
 __all__ = [
     "chance_level",
+    "paired_scores",
     "plot_confusion",
     "plot_cv_summary",
     "plot_decision_values",
@@ -254,7 +255,7 @@ def plot_learning_curve(
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}.")
     rows = _metric_rows(rows, metric, curve=True)
     datasets = _ordered(r["dataset"] for r in rows)
-    fig, axes = _panels(len(datasets), width=5.0)
+    fig, axes = _panels(len(datasets), width=6.5)  # room for the legend
     for ax, dataset in zip(axes, datasets, strict=True):
         sub = [r for r in rows if r["dataset"] == dataset]
         for line in dict.fromkeys((r["pipeline"], r["universum"]) for r in sub):
@@ -272,7 +273,8 @@ def plot_learning_curve(
         _chance_line(ax, chance, metric)
         ax.set_xlabel("labelled training trials")
         ax.set_title(f"{dataset} (bands: {100 * confidence:g} % CI of the mean)", fontsize=10)
-        ax.legend(fontsize="small")
+    # beside the last panel: the bands of many lines leave no free corner inside
+    axes[-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     axes[0].set_ylabel(metric)
     return fig
 

@@ -7,11 +7,12 @@ Run from the repository root::
 1. Decoder update: one :meth:`~bci_universum.online.OnlineDecoder.push` of a new chunk that
    completes one decision (causal band-pass with kept state, 1 s window, feature, classifier
    decision) for 64 channels at 250 Hz and 16 updates per second, after ``warm_up``. Pipelines:
-   tangent space + U-SVM and CSP + U-SVM, each through the decoder's lean single-window path and
-   through the plain scikit-learn ``Pipeline.decision_function`` call (the same pipeline behind
-   an opaque wrapper), plus pyRiemann's ``Covariances`` + ``TangentSpace`` as the peer tangent
-   space. Wall-clock and CPU time (``time.thread_time``: the update's own work, without the
-   time the process waits for a core on this shared machine) per update. BLAS single-threaded.
+   the registry's ``ts_usvm`` and ``csp_usvm`` (:mod:`bci_universum.pipelines`), each through
+   the decoder's lean single-window path and through the plain scikit-learn
+   ``Pipeline.decision_function`` call (the same pipeline behind an opaque wrapper), plus
+   pyRiemann's ``Covariances`` + ``TangentSpace`` as the peer tangent space. Wall-clock and
+   CPU time (``time.thread_time``: the update's own work, without the time the process waits
+   for a core on this shared machine) per update. BLAS single-threaded.
 2. End to end: a separate process plays the amplifier and the feedback display. It pushes
    64 ch × 250 Hz on a real pylsl outlet in chunks that end at the decoder's decision samples,
    each stamped with ``local_clock()`` at push time; this process receives them with a
@@ -48,6 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 N_CH, SFREQ, WINDOW, UPDATE_RATE = 64, 250.0, 1.0, 16.0
+BAND = (8.0, 30.0)
 
 
 # -- the player process: amplifier outlet + decision and echo inlets --------------------------
@@ -119,14 +121,18 @@ class Opaque:
 
 
 def fitted_pipelines() -> dict:
-    """The pipelines under test, fitted on synthetic 64-channel trials with universum trials."""
+    """The pipelines under test, fitted on synthetic 64-channel trials with universum trials.
+
+    ``ts_usvm`` and ``csp_usvm`` come from the pipeline registry as ``train`` deploys them; the
+    peer tangent space is pyRiemann's, followed by the same U-SVM.
+    """
     from pyriemann.estimation import Covariances
     from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
-    from sklearn.pipeline import make_pipeline
+    from sklearn.base import clone
+    from sklearn.pipeline import make_pipeline as make_sklearn_pipeline
 
-    from bci_universum.classifiers import UniversumSVC
-    from bci_universum.features import CSP, TangentSpace
     from bci_universum.online import causal_filter, design_bandpass
+    from bci_universum.pipelines import CLASSIFIER, make_pipeline
 
     rng = np.random.default_rng(0)
     y = np.repeat([0, 1, -2], 40)
@@ -134,15 +140,18 @@ def fitted_pipelines() -> dict:
     S[y == 0, 0] *= 1.5
     S[y == 1, 1] *= 1.5
     X = np.einsum("ij,njt->nit", rng.standard_normal((N_CH, N_CH)), S)
-    sos = design_bandpass(SFREQ, (8.0, 30.0))
+    sos = design_bandpass(SFREQ, BAND)
     # trials as the decoder sees them: causally filtered, past the filter's settling time
     X = np.stack([causal_filter(x.T, sos).T[:, 250:] for x in X])
-    usvm = {"C_universum": 0.5}
+    params = {"band": BAND, "C_universum": 0.5}
+    ts_usvm = make_pipeline("ts_usvm", sfreq=SFREQ, **params)
     pipes = {
-        "filter + TS + U-SVM": make_pipeline(TangentSpace("oas"), UniversumSVC(**usvm)),
-        "filter + CSP + U-SVM": make_pipeline(CSP(4), UniversumSVC(**usvm)),
-        "filter + pyRiemann TS + U-SVM": make_pipeline(
-            Covariances("oas"), PyriemannTangentSpace(metric="riemann"), UniversumSVC(**usvm)
+        "filter + ts_usvm": ts_usvm,
+        "filter + csp_usvm": make_pipeline("csp_usvm", sfreq=SFREQ, **params),
+        "filter + pyRiemann TS + U-SVM": make_sklearn_pipeline(
+            Covariances("oas"),
+            PyriemannTangentSpace(metric="riemann"),
+            clone(ts_usvm[CLASSIFIER]),
         ),
     }
     return {name: pipe.fit(X, y) for name, pipe in pipes.items()}
@@ -180,10 +189,10 @@ def component_times(pipes: dict, n: int) -> list[tuple[str, np.ndarray]]:
 
     rng = np.random.default_rng(2)
     window = rng.standard_normal((N_CH, round(WINDOW * SFREQ)))
-    sos = design_bandpass(SFREQ, (8.0, 30.0))
+    sos = design_bandpass(SFREQ, BAND)
     zi = np.zeros((sos.shape[0], 2, N_CH))
     chunk = rng.standard_normal((round(SFREQ / UPDATE_RATE), N_CH))
-    ts_pipe, csp_pipe = pipes["filter + TS + U-SVM"], pipes["filter + CSP + U-SVM"]
+    ts_pipe, csp_pipe = pipes["filter + ts_usvm"], pipes["filter + csp_usvm"]
     peer = pipes["filter + pyRiemann TS + U-SVM"]
     features = ts_pipe[0].transform_trial(window)
     cases = [
@@ -346,13 +355,13 @@ def main() -> None:
                 t = update_times(dec, args.updates)
                 rows.append((name, path, t))
                 print(name, path, ms(t["wall"]), ms(t["cpu"]), flush=True)
-        for name in ("filter + TS + U-SVM", "filter + CSP + U-SVM"):
+        for name in ("filter + ts_usvm", "filter + csp_usvm"):
             dec = OnlineDecoder(pipes[name], SFREQ, N_CH, window=WINDOW, update_rate=UPDATE_RATE)
             t = update_times(dec, args.paced, paced=True)
             rows.append((name, f"lean path, paced at {SFREQ / dec.hop:.1f} Hz", t))
             print(name, "paced", ms(t["wall"]), ms(t["cpu"]), flush=True)
         components = component_times(pipes, 500)
-        e2e = end_to_end(pipes["filter + TS + U-SVM"], args.seconds)
+        e2e = end_to_end(pipes["filter + ts_usvm"], args.seconds)
     load_end = os.getloadavg()[0]
     print("end to end", ms(e2e["decision"]), ms(e2e["echo"]), flush=True)
 
@@ -370,8 +379,9 @@ def main() -> None:
         "",
         f"Stream: {N_CH} channels, {SFREQ:g} Hz; decoder: 8–30 Hz Butterworth band-pass "
         f"(order 4, state kept), {WINDOW:g} s window, update every {hop} samples "
-        f"({SFREQ / hop:.2f} Hz, {1e3 * hop / SFREQ:.0f} ms); U-SVM = `UniversumSVC(kernel='rbf', "
-        "C_universum=0.5)` fitted on 80 labelled + 40 universum synthetic trials.",
+        f"({SFREQ / hop:.2f} Hz, {1e3 * hop / SFREQ:.0f} ms); registry pipelines `ts_usvm` and "
+        "`csp_usvm` (linear U-SVM, `C_universum=0.5`) fitted on 80 labelled + 40 universum "
+        "synthetic trials; the pyRiemann peer ends in the same U-SVM.",
         "",
         "## Decoder update (one decision each; budget p99 ≤ 1 ms)",
         "",
@@ -407,7 +417,7 @@ def main() -> None:
         "period)",
         "",
         "Newest sample of the window pushed on a pylsl outlet (player process) → "
-        "`StreamReceiver` → `OnlineDecoder` (filter + TS + U-SVM, lean path) → decision pushed "
+        "`StreamReceiver` → `OnlineDecoder` (filter + ts_usvm, lean path) → decision pushed "
         "on a pylsl outlet → received by the player. Chunks end at the decision samples, so "
         "this is the latency added beyond the update period. Bare echo: a plain pylsl inlet "
         "in the decoder's process pushing each chunk's timestamp straight back, same run.",

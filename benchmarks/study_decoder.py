@@ -94,23 +94,47 @@ def protocol(name: str, subject: str, quick: bool):
                          param_grid=grid)  # fmt: skip
 
 
-def run(subject: str, name: str, cache: Path, quick: bool) -> list[dict]:
-    """Evaluate the plan of protocol ``name`` on ``subject``; rows tagged with the subject."""
+def run(subject: str, name: str, cache: Path, quick: bool) -> None:
+    """Evaluate the plan of protocol ``name`` on ``subject``, in the plan's order.
+
+    After each pipeline, the failed evaluations, with their error, go to ``failed.json``
+    (reported, not hidden, and retried by the next run); the finished protocol's rows, tagged
+    with the subject, to ``rows.json``.
+    """
     epochs = load(subject)
-    by_variant: dict[str, list] = defaultdict(list)
+    folder = cache / subject / name
+    recentred: dict[str, object] = {}
+    rows, failed = [], []
     for pipeline, universa in PLAN[name]:
         variant, _, base = pipeline.rpartition("+")
-        by_variant[variant].append((pipeline, base, universa))
-    rows = []
-    for variant, entries in by_variant.items():
-        data = epochs if not variant else recentre_runs(epochs, **VARIANTS[variant])
-        for pipeline, base, universa in entries:
-            extra = {"cov_est": CSP_COV[subject]} if "csp" in base and subject in CSP_COV else {}
-            factory = pipeline_factory(base, window=WINDOW[subject], band=BAND, **extra)
-            out = evaluate(data, {pipeline: factory}, universa, protocol(name, subject, quick),
-                           cache_dir=cache / subject / name, progress=False)  # fmt: skip
+        if variant not in recentred:
+            recentred[variant] = recentre_runs(epochs, **VARIANTS[variant]) if variant else epochs
+        extra = {"cov_est": CSP_COV[subject]} if "csp" in base and subject in CSP_COV else {}
+        factory = pipeline_factory(base, window=WINDOW[subject], band=BAND, **extra)
+        try:
+            out = evaluate(recentred[variant], {pipeline: factory}, universa,
+                           protocol(name, subject, quick), cache_dir=folder,
+                           progress=False)  # fmt: skip
+        except (ValueError, np.linalg.LinAlgError) as err:
+            failed.append({"subject": subject, "protocol": _NAMES[name],
+                           "pipeline": pipeline, "universa": universa,
+                           "error": f"{type(err).__name__}: {err}"})  # fmt: skip
+            print(f"{subject} {name} {pipeline}: failed ({err})", flush=True)
+        else:
             rows += [{**r, "subject": subject} for r in out]
-    return rows
+        (folder / "failed.json").write_text(json.dumps(failed))
+    (folder / "rows.json").write_text(json.dumps(rows))
+
+
+def _cached_rows(folder: Path) -> list[dict]:
+    """Rows of one (subject, protocol) folder: ``rows.json`` once the protocol finished, else
+    the plan's jobs cached so far (a protocol still running, or stopped, shows what it has)."""
+    if (folder / "rows.json").exists():
+        return json.loads((folder / "rows.json").read_text())
+    plan = {(p, u) for p, universa in PLAN[folder.name] for u in universa}
+    jobs = [json.loads(f.read_text()) for f in sorted(folder.glob("*.json"))]
+    return [{**r, "subject": folder.parent.name} for job in jobs if "key" in job
+            for r in job["rows"] if (r["pipeline"], r["universum"]) in plan]  # fmt: skip
 
 
 BASELINE = ("ts_ulr", "none")
@@ -378,20 +402,31 @@ def main(argv=None) -> None:
         for subject in args.subjects:
             for name in args.protocols:
                 start = time.perf_counter()
-                rows = run(subject, name, cache, args.quick)
-                (cache / subject / name / "rows.json").write_text(json.dumps(rows))
+                run(subject, name, cache, args.quick)
                 print(f"{subject} {name}: {time.perf_counter() - start:.0f} s", flush=True)
     # Every finished (subject, protocol), from this run or from other shards sharing the cache.
-    rows = [r for f in sorted(cache.glob("*/*/rows.json")) for r in json.loads(f.read_text())]
+    folders = sorted({f.parent for f in cache.glob("*/*/*.json")})
+    done = {(f.parent.name, _NAMES[f.name]) for f in folders if (f / "rows.json").exists()}
+    rows = [r for folder in folders for r in _cached_rows(folder)]
     if not rows:
         raise SystemExit(f"No finished (subject, protocol) in {cache}.")
     write_csv(rows, args.output.with_suffix(".csv"))
-    done = sorted({(r["subject"], r["protocol"]) for r in rows})
+    done = sorted(done)
     command = "python benchmarks/study_decoder.py" + (" --quick" if args.quick else "")
     missing = [(s, _NAMES[p]) for s in SUBJECTS for p in PROTOCOLS if (s, _NAMES[p]) not in done]
-    text = report(rows, command) + (
-        f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
-        f"cached jobs are reused): {missing}\n"
+    failed = [f for path in sorted(cache.glob("*/*/failed.json"))
+              for f in json.loads(path.read_text())]  # fmt: skip
+    text = (
+        report(rows, command)
+        + "".join(
+            f"\nFailed: {f['subject']} {f['protocol']} {f['pipeline']} "
+            f"({', '.join(f['universa'])}): {f['error'][:300]}\n"
+            for f in failed
+        )
+        + (
+            f"\nFinished (subject, protocol): {done}\n\nNot finished yet (run the command again; "
+            f"cached jobs are reused): {missing}\n"
+        )
     )
     args.output.write_text(text)
     print(json.dumps({"rows": len(rows), "output": str(args.output)}))

@@ -7,7 +7,11 @@ import lazy_loader as _lazy
 __getattr__, __dir__, __all__ = _lazy.attach(
     __name__,
     submod_attrs={
-        "_base": ["BaseBinaryUniversumClassifier", "encode_binary_labels"],
+        "_base": [
+            "BaseBinaryUniversumClassifier",
+            "BaseKernelUniversumClassifier",
+            "encode_binary_labels",
+        ],
         "biased": ["BiasedLeastSquaresSVC", "BiasedSVC", "PriorDecision"],
         "bpm": ["BayesPointMachine"],
         "ecoc": ["ECOCUniversumClassifier", "one_vs_one_coding", "one_vs_rest_coding"],

@@ -9,7 +9,9 @@ scikit-learn tags; :class:`UniversumClassifierMixin` gives every classifier of t
 
 The base owns ``fit`` (parameter checks, validation and the split into labelled and universum
 trials); a subclass implements ``_fit`` on the split trials and ``decision_function`` (positive
-values mean ``classes_[1]``).
+values mean ``classes_[1]``). The kernel machines derive from
+:class:`BaseKernelUniversumClassifier`, which owns their decision ``Σ_i c_i k(x_i, x) + b``
+(batch and single trial) once ``_fit`` has stored the expansion with ``_set_expansion``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import drop_universum, universum_mask
-from ..solvers.kernels import KERNELS, kernel_vector
+from ..solvers.kernels import KERNELS, kernel_matrix, kernel_vector
 
 #: ``_parameter_constraints`` shared by the kernel machines of the package (scikit-learn's
 #: SVC semantics for ``kernel``, ``gamma``, ``degree`` and ``coef0``).
@@ -34,10 +36,6 @@ KERNEL_CONSTRAINTS: dict = {
     "coef0": [Real],
     "universum_label": "no_validation",
 }
-#: A finite positive number (costs, tolerances).
-POSITIVE = Interval(Real, 0, np.inf, closed="neither")
-#: A finite non-negative number.
-NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
 
 
 def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -217,3 +215,70 @@ class BaseBinaryUniversumClassifier(UniversumClassifierMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
         return tags
+
+
+class BaseKernelUniversumClassifier(BaseBinaryUniversumClassifier):
+    """Base of the binary kernel machines: decision ``f(x) = Σ_i c_i k(x_i, x) + b``.
+
+    ``_fit`` stores the expansion with :meth:`_set_expansion` and ``intercept_``; this base
+    computes the decision from it, for a batch (:meth:`decision_function`) and for one trial
+    (:meth:`decision_trial`). The host has the kernel parameters of
+    :data:`KERNEL_CONSTRAINTS` and sets ``gamma_``.
+    """
+
+    def _set_expansion(self, points: np.ndarray | None, index: np.ndarray, coef: np.ndarray):
+        """Store the expansion: its points (``None`` with a precomputed kernel), their
+        positions among the training trials (read with a precomputed kernel) and ``c_i``."""
+        precomputed = self.kernel == "precomputed"
+        self._expansion_points = None if precomputed else points
+        self._expansion_index = index if precomputed else None
+        self._expansion_coef = coef
+        self._expansion_sq_norms = None if precomputed else np.einsum("ij,ij->i", points, points)
+
+    def decision_function(self, X) -> np.ndarray:
+        """Signed distance-like score ``f(x)``; positive values mean ``classes_[1]``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Trials; with ``kernel="precomputed"`` the kernel between these trials and the
+            trials of ``fit``, shape (n_samples, n_training_trials).
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
+        return self._expansion(X)
+
+    def _expansion(self, X: np.ndarray) -> np.ndarray:
+        """``Σ_i c_i k(x_i, x) + b`` over the expansion, for validated ``X``."""
+        if self.kernel == "precomputed":
+            K = X[:, self._expansion_index]
+        elif self._expansion_coef.size == 0:
+            K = np.zeros((X.shape[0], 0))
+        else:
+            K = kernel_matrix(
+                X, self._expansion_points, self.kernel, self.gamma_, self.degree, self.coef0
+            )
+        return K @ self._expansion_coef + self.intercept_[0]
+
+    def decision_trial(self, x: np.ndarray) -> float:
+        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
+
+        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
+        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+
+        Returns
+        -------
+        score : float
+        """
+        k = trial_kernel(
+            self, x, self._expansion_points, self._expansion_index, self._expansion_sq_norms
+        )
+        return float(k @ self._expansion_coef + self.intercept_[0])

@@ -32,7 +32,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import NON_NEGATIVE
+from .._constraints import NON_NEGATIVE
 from .ls_usvm import LeastSquaresSystem, LeastSquaresUniversumSVC
 from .usvm import UniversumDual, UniversumSVC
 

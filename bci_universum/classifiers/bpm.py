@@ -16,10 +16,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import NON_NEGATIVE
 from .._universum import universum_mask
 from ..solvers.billiard import kernel_billiard, perceptron, perceptron_average
 from ..solvers.kernels import kernel_matrix, resolve_gamma
-from ._base import KERNEL_CONSTRAINTS, NON_NEGATIVE, UniversumClassifierMixin
+from ._base import KERNEL_CONSTRAINTS, UniversumClassifierMixin
 
 METHODS = ("billiard", "perceptron")
 

@@ -38,7 +38,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._base import NON_NEGATIVE, POSITIVE, BaseBinaryUniversumClassifier
+from .._constraints import NON_NEGATIVE, POSITIVE
+from ._base import BaseBinaryUniversumClassifier
 
 __all__ = ["UniversumLDA", "UniversumLogisticRegression", "universum_logistic_objective"]
 
@@ -144,6 +145,11 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter):
         H[-1, -1] += 1e-12
         step = scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
         decrease = grad @ step
+        # Newton decrement: ``decrease / 2`` predicts f − f*. Below the rounding of f, the
+        # gradient cannot shrink further (it stalls near 1e-7 on tangent-space features with
+        # C = 1–10), so the optimum is reached to machine precision.
+        if decrease <= 32 * np.finfo(float).eps * max(1.0, abs(f)):
+            return theta[:-1], theta[-1], n_iter - 1
         t = 1.0
         while True:
             candidate = theta - t * step
@@ -180,7 +186,9 @@ class UniversumLogisticRegression(_LinearDecision):
         ``g(x_u) = wᵀ(x_u − x̄_U)``, the nuisance-covariance term ``n_U wᵀΣ_U w`` (the
         universum's spread, not its position, is penalised).
     tol : float, default=1e-8
-        Newton stops when the gradient's largest entry is at most ``tol``.
+        Newton stops when the gradient's largest entry is at most ``tol``, or when the
+        predicted decrease of the objective (the Newton decrement) is below its rounding
+        error.
     max_iter : int, default=100
         Newton iterations (each is exact up to a line search; a handful suffice). Reaching
         it emits a :class:`~sklearn.exceptions.ConvergenceWarning`.

@@ -22,17 +22,11 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers.kernels import kernel_matrix, resolve_gamma
-from ._base import (
-    KERNEL_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    BaseBinaryUniversumClassifier,
-    trial_kernel,
-)
+from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
 
 
 def solve_ls_usvm(
@@ -101,7 +95,7 @@ class LeastSquaresSystem:
     n_universum: int
 
 
-class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
+class LeastSquaresUniversumSVC(BaseKernelUniversumClassifier):
     """Least-squares universum SVM (U_ls-SVM) for two classes, solved in closed form.
 
     Labelled trials are fitted to ``±1`` and universum trials to ``0`` with a squared loss, in
@@ -239,7 +233,7 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         precomputed = self.kernel == "precomputed"
         points = system.points
         self.support_vectors_ = np.empty((0, points.shape[1])) if precomputed else points
-        self._support_sq_norms = np.einsum("ij,ij->i", *2 * [self.support_vectors_])
+        self._set_expansion(points, self.support_, self.dual_coef_[0])
         self.n_universum_ = system.n_universum
         if self.kernel == "linear":
             self.coef_ = self.dual_coef_ @ points
@@ -248,45 +242,3 @@ class LeastSquaresUniversumSVC(BaseBinaryUniversumClassifier):
         return kernel_matrix(
             X, Y, kernel=self.kernel, gamma=self.gamma_, degree=self.degree, coef0=self.coef0
         )
-
-    def decision_function(self, X) -> np.ndarray:
-        """Signed distance-like score ``h(x)``; positive means ``classes_[1]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Trials (with ``kernel="precomputed"``: kernel between them and the training trials,
-            shape (n_samples, n_training_trials)).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
-        return self._expansion(X)
-
-    def _expansion(self, X: np.ndarray) -> np.ndarray:
-        """``Σ_i α_i k(x_i, x) + b`` over the training trials, for validated ``X``."""
-        if self.kernel == "precomputed":
-            K = X[:, self.support_]
-        else:
-            K = self._kernel(X, self.support_vectors_)
-        return K @ self.dual_coef_[0] + self.intercept_[0]
-
-    def decision_trial(self, x: np.ndarray) -> float:
-        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
-
-        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
-        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_features,)
-
-        Returns
-        -------
-        score : float
-        """
-        k = trial_kernel(self, x, self.support_vectors_, self.support_, self._support_sq_norms)
-        return float(k @ self.dual_coef_[0] + self.intercept_[0])

@@ -26,16 +26,11 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers.crammer_singer import cs_solve
 from ..solvers.kernels import kernel_matrix, resolve_gamma
-from ._base import (
-    KERNEL_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    UniversumClassifierMixin,
-    trial_kernel,
-)
+from ._base import KERNEL_CONSTRAINTS, UniversumClassifierMixin, trial_kernel
 
 
 class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):

@@ -18,20 +18,15 @@ from typing import ClassVar
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, Options, StrOptions
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers import ipm_solve, linear_solver
-from ..solvers.kernels import kernel_diagonal, kernel_matrix, resolve_gamma
+from ..solvers.kernels import kernel_diagonal, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
-from ._base import (
-    KERNEL_CONSTRAINTS,
-    NON_NEGATIVE,
-    POSITIVE,
-    BaseBinaryUniversumClassifier,
-    trial_kernel,
-)
+from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
 
 
 @dataclass
@@ -70,7 +65,7 @@ class UniversumDual:
         return (self.y.size - self.n_labelled) // 2
 
 
-class UniversumSVC(BaseBinaryUniversumClassifier):
+class UniversumSVC(BaseKernelUniversumClassifier):
     """Hinge-loss universum support vector classifier (U-SVM / U_c-SVM), binary.
 
     Universum trials travel in ``y`` under the sentinel label (``-2``, or ``"universum"`` for
@@ -336,17 +331,10 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         self.n_iter_ = result.n_iter
         self.objective_ = result.objective
         self.converged_ = result.converged
-        if precomputed:
-            self._expansion_index = np.concatenate([self.support_, self.universum_support_])
-            self._expansion_points = None
-        else:
-            self._expansion_index = None
-            self._expansion_points = np.concatenate(
-                [self.support_vectors_, self.universum_support_vectors_]
-            )
-        self._expansion_coef = np.concatenate([self.dual_coef_[0], self.universum_dual_coef_[0]])
-        self._expansion_sq_norms = (
-            None if precomputed else np.einsum("ij,ij->i", *2 * [self._expansion_points])
+        self._set_expansion(
+            None if precomputed else points[np.concatenate([sv, m + usv])],
+            np.concatenate([self.support_, self.universum_support_]),
+            np.concatenate([self.dual_coef_[0], self.universum_dual_coef_[0]]),
         )
 
     @property
@@ -356,54 +344,6 @@ class UniversumSVC(BaseBinaryUniversumClassifier):
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel.")
         return (self._expansion_coef @ self._expansion_points)[None, :]
-
-    def decision_function(self, X) -> np.ndarray:
-        """Signed distance-like score ``f(x)``; positive values mean ``classes_[1]``.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Trials; with ``kernel="precomputed"`` the kernel between these trials and the
-            trials of ``fit``, shape (n_samples, n_training_trials).
-
-        Returns
-        -------
-        scores : ndarray of shape (n_samples,)
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
-        return self._expansion(X)
-
-    def _expansion(self, X: np.ndarray) -> np.ndarray:
-        """``Σ_i c_i k(x_i, x) + b`` over the support vectors, for validated ``X``."""
-        if self.kernel == "precomputed":
-            K = X[:, self._expansion_index]
-        elif self._expansion_coef.size == 0:
-            K = np.zeros((X.shape[0], 0))
-        else:
-            K = kernel_matrix(
-                X, self._expansion_points, self.kernel, self.gamma_, self.degree, self.coef0
-            )
-        return K @ self._expansion_coef + self.intercept_[0]
-
-    def decision_trial(self, x: np.ndarray) -> float:
-        """Lean single-trial path for online use: :meth:`decision_function` of one trial.
-
-        No validation: ``x`` must be a finite float64 vector of ``n_features_in_`` features
-        (with ``kernel="precomputed"``: its kernel values against the trials of ``fit``).
-
-        Parameters
-        ----------
-        x : ndarray of shape (n_features,)
-
-        Returns
-        -------
-        score : float
-        """
-        k = trial_kernel(
-            self, x, self._expansion_points, self._expansion_index, self._expansion_sq_norms
-        )
-        return float(k @ self._expansion_coef + self.intercept_[0])
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -27,12 +27,15 @@ the criterion of ``mne.decoding.CSP(component_order="mutual_info")``.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
 from sklearn.covariance import OAS, EmpiricalCovariance, LedoitWolf, ShrunkCovariance
+from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._constraints import NON_NEGATIVE
 from ..solvers.joint_diag import joint_diagonalize
 from ._epochs import EpochsTransformer, labelled_epochs
 
@@ -218,30 +221,19 @@ class CSP(EpochsTransformer):
 
     _fitted_attribute = "filters_"
     _supervised = True
-
-    def _check_params(self):
-        if self.cov_est not in COV_ESTIMATORS:
-            raise ValueError(f"cov_est must be one of {COV_ESTIMATORS}, got {self.cov_est!r}.")
-        if self.cov_est == "shrinkage" and not (
-            isinstance(self.shrinkage, numbers.Real) and 0 <= self.shrinkage <= 1
-        ):
-            raise ValueError(f"shrinkage must be a number in [0, 1], got {self.shrinkage!r}.")
-        if self.transform_into not in ("log_var", "filtered"):
-            raise ValueError(
-                f"transform_into must be 'log_var' or 'filtered', got {self.transform_into!r}."
-            )
-        if self.component_order not in COMPONENT_ORDERS:
-            raise ValueError(
-                f"component_order must be one of {COMPONENT_ORDERS}, got {self.component_order!r}."
-            )
-        if self.multiclass not in ("ajd", "ovr"):
-            raise ValueError(f"multiclass must be 'ajd' or 'ovr', got {self.multiclass!r}.")
-        w = self.universum_weight
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (0 <= w < np.inf):
-            raise ValueError(f"universum_weight must be a finite number >= 0, got {w!r}.")
-        n = self.n_components
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1:
-            raise ValueError(f"n_components must be a positive integer, got {n!r}.")
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "cov_est": [StrOptions(set(COV_ESTIMATORS))],
+        "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "norm_trace": ["boolean"],
+        "transform_into": [StrOptions({"log_var", "filtered"})],
+        "log": ["boolean"],
+        "relative_power": ["boolean"],
+        "component_order": [StrOptions(set(COMPONENT_ORDERS))],
+        "multiclass": [StrOptions({"ajd", "ovr"})],
+        "universum_weight": [NON_NEGATIVE],
+        "universum_label": "no_validation",
+    }
 
     def _cov(self, X):
         C = epochs_covariance(X, self.cov_est, self.shrinkage)
@@ -261,7 +253,7 @@ class CSP(EpochsTransformer):
         -------
         self : CSP
         """
-        self._check_params()
+        self._validate_params()
         X_lab, y_lab, X_u, classes = labelled_epochs(self, X, y, self.universum_label)
         n_channels = X_lab.shape[1]
         if self.n_components > n_channels:

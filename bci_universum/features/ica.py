@@ -9,9 +9,12 @@ module only wraps it behind the transformer interface of :class:`~.tdsep.TDSEP`:
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
+from typing import ClassVar
 
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils._param_validation import StrOptions
+
+from .._constraints import POSITIVE
 from ._bss import SourcesMixin, check_signals, select_fit_trials
 
 __all__ = ["ICA"]
@@ -66,6 +69,19 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
         Number of channels.
     """
 
+    _parameter_constraints: ClassVar[dict] = {
+        "n_components": "no_validation",  # MNE's (int, float fraction of variance or None)
+        "method": [StrOptions(set(METHODS))],
+        "ch_names": [None, "array-like"],
+        "ch_types": "no_validation",  # MNE's (str or list)
+        "sfreq": [POSITIVE],
+        "max_iter": "no_validation",  # MNE's ("auto" or int)
+        "random_state": "no_validation",  # MNE's rng (int, Generator or None)
+        "fit_on": "no_validation",  # select_fit_trials, shared with TDSEP and SOBI
+        "universum_label": "no_validation",
+        "verbose": "no_validation",
+    }
+
     def __init__(
         self,
         n_components=None,
@@ -93,8 +109,6 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
     def _mne_ica(self):
         import mne
 
-        if self.method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {self.method!r}.")
         if self.method == "picard":
             try:
                 import picard  # noqa: F401
@@ -121,8 +135,6 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
             raise ValueError(
                 f"ch_names has {len(ch_names)} names but X has {n_channels} channels."
             )
-        if not (np.isscalar(self.sfreq) and self.sfreq > 0):
-            raise ValueError(f"sfreq must be a positive number, got {self.sfreq!r}.")
         return mne.create_info(list(ch_names), float(self.sfreq), self.ch_types)
 
     def fit(self, X, y=None):
@@ -140,6 +152,7 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
         """
         import mne
 
+        self._validate_params()
         ica = self._mne_ica()
         X3, continuous = check_signals(self, X, reset=True)
         X3 = select_fit_trials(X3, y, self.fit_on, self.universum_label, continuous)

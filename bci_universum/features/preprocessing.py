@@ -13,21 +13,17 @@ MNE (``mne.filter.filter_data``, ``mne.filter.resample``).
 from __future__ import annotations
 
 import numbers
+from numbers import Real
+from typing import ClassVar
 
 import mne
 import numpy as np
 import scipy.signal
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import FINITE, POSITIVE
 from ._epochs import EpochsTransformer
-
-
-def _check_positive(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value > 0:
-        raise ValueError(f"{name} must be a positive number, got {value!r}.")
-    if not np.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value!r}.")
-    return float(value)
 
 
 def check_band(l_freq, h_freq, sfreq: float) -> None:
@@ -71,12 +67,12 @@ class BandPass(EpochsTransformer):
         self.method = method
 
     _requires_fit = False
-
-    def _check_params(self):
-        sfreq = _check_positive(self.sfreq, "sfreq")
-        check_band(self.l_freq, self.h_freq, sfreq)
-        if self.method not in ("fir", "iir"):
-            raise ValueError(f"method must be 'fir' or 'iir', got {self.method!r}.")
+    _parameter_constraints: ClassVar[dict] = {
+        "sfreq": [POSITIVE],
+        "l_freq": [None, Real],
+        "h_freq": [None, Real],
+        "method": [StrOptions({"fir", "iir"})],
+    }
 
     def fit(self, X, y=None):
         """Check parameters and the epochs shape.
@@ -91,7 +87,8 @@ class BandPass(EpochsTransformer):
         -------
         self : BandPass
         """
-        self._check_params()
+        self._validate_params()
+        check_band(self.l_freq, self.h_freq, float(self.sfreq))
         self._check_fit_input(X)
         return self
 
@@ -184,6 +181,15 @@ class TrialPreprocessing(EpochsTransformer):
         self.detrend = detrend
 
     _fitted_attribute = "n_times_out_"
+    _parameter_constraints: ClassVar[dict] = {
+        "sfreq": [POSITIVE],
+        "tmin": [FINITE],
+        "window": "no_validation",  # a (start, stop) pair: checked in fit
+        "h_freq": [None, POSITIVE],
+        "h_trans_bandwidth": [POSITIVE],
+        "resample_sfreq": [None, POSITIVE],
+        "detrend": ["boolean"],
+    }
 
     def fit(self, X, y=None):
         """Check parameters against the epochs and compute the output sample grid.
@@ -198,22 +204,14 @@ class TrialPreprocessing(EpochsTransformer):
         -------
         self : TrialPreprocessing
         """
-        sfreq = _check_positive(self.sfreq, "sfreq")
-        out = (
-            sfreq
-            if self.resample_sfreq is None
-            else _check_positive(self.resample_sfreq, "resample_sfreq")
-        )
-        if self.h_freq is not None:
-            _check_positive(self.h_freq, "h_freq")
-            _check_positive(self.h_trans_bandwidth, "h_trans_bandwidth")
-            if self.h_freq >= out / 2:
-                raise ValueError(
-                    f"h_freq={self.h_freq} Hz must be below the output Nyquist frequency "
-                    f"({out / 2:g} Hz) to avoid aliasing."
-                )
-        if not isinstance(self.tmin, numbers.Real) or not np.isfinite(self.tmin):
-            raise ValueError(f"tmin must be a finite number of seconds, got {self.tmin!r}.")
+        self._validate_params()
+        sfreq = float(self.sfreq)
+        out = sfreq if self.resample_sfreq is None else float(self.resample_sfreq)
+        if self.h_freq is not None and self.h_freq >= out / 2:
+            raise ValueError(
+                f"h_freq={self.h_freq} Hz must be below the output Nyquist frequency "
+                f"({out / 2:g} Hz) to avoid aliasing."
+            )
         try:
             start, stop = (float(v) for v in self.window)
         except (TypeError, ValueError) as err:

@@ -7,15 +7,18 @@ The universum thesis uses the power spectral density of each (ICA) channel by We
 
 from __future__ import annotations
 
-import numbers
+from numbers import Integral, Real
+from typing import ClassVar
 
 import numpy as np
 import scipy.signal
 from sklearn.base import clone
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import POSITIVE
 from ._epochs import EpochsTransformer
-from .preprocessing import BandPass, _check_positive, check_band
+from .preprocessing import BandPass, check_band
 
 
 def welch_segment_length(n_times: int, n_windows: int) -> int:
@@ -76,6 +79,15 @@ class WelchPSD(EpochsTransformer):
         self.flatten = flatten
 
     _fitted_attribute = "freqs_"
+    _parameter_constraints: ClassVar[dict] = {
+        "sfreq": [POSITIVE],
+        "n_windows": [Interval(Integral, 1, None, closed="left")],
+        "nperseg": [None, Interval(Integral, 2, None, closed="left")],
+        "fmin": [Interval(Real, 0, None, closed="left")],
+        "fmax": [Interval(Real, 0, None, closed="both")],
+        "log": ["boolean"],
+        "flatten": ["boolean"],
+    }
 
     def fit(self, X, y=None):
         """Fix the segment length and frequency bins for the trial length of ``X``.
@@ -90,21 +102,15 @@ class WelchPSD(EpochsTransformer):
         -------
         self : WelchPSD
         """
-        sfreq = _check_positive(self.sfreq, "sfreq")
+        self._validate_params()
+        sfreq = float(self.sfreq)
         X = self._check_fit_input(X)
         n_times = X.shape[2]
         if self.nperseg is None:
-            k = self.n_windows
-            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-                raise ValueError(f"n_windows must be a positive integer, got {k!r}.")
-            nperseg = welch_segment_length(n_times, k)
+            nperseg = welch_segment_length(n_times, self.n_windows)
         else:
             nperseg = self.nperseg
-        if (
-            isinstance(nperseg, bool)
-            or not isinstance(nperseg, numbers.Integral)
-            or not (2 <= nperseg <= n_times)
-        ):
+        if not 2 <= nperseg <= n_times:
             raise ValueError(
                 f"the Welch segment length must be an integer in [2, {n_times}] (trial "
                 f"length), got {nperseg!r} (n_windows={self.n_windows!r}, "
@@ -334,6 +340,12 @@ class FilterBank(EpochsTransformer):
         self.method = method
 
     _fitted_attribute = "estimators_"
+    _parameter_constraints: ClassVar[dict] = {
+        "sfreq": [POSITIVE],
+        "bands": ["array-like"],
+        "estimator": [None, HasMethods(["fit", "transform"])],
+        "method": [StrOptions({"fir", "iir"})],
+    }
 
     def fit(self, X, y=None):
         """Fit one extractor per band.
@@ -349,7 +361,8 @@ class FilterBank(EpochsTransformer):
         -------
         self : FilterBank
         """
-        sfreq = _check_positive(self.sfreq, "sfreq")
+        self._validate_params()
+        sfreq = float(self.sfreq)
         if len(self.bands) == 0:
             raise ValueError("bands must list at least one (l_freq, h_freq) band.")
         for band in self.bands:

@@ -61,14 +61,10 @@ _SINGLE_MIN_TOL = 1e-4  # float32 rows only from this stopping tolerance on
 
 @njit(cache=True)
 def _fill(point, targets, out, kc):
-    """``out[k] = k(point, targets[k])``: from ``K`` when precomputed, else computed."""
-    X, sq, K = kc[:3]
+    """``out[k] = k(point, targets[k])`` for a built-in kernel."""
+    X, sq = kc[:2]
     kcode, gamma, degree, coef0 = kc[11:]
-    if kcode == _PRECOMPUTED:
-        for k in range(targets.shape[0]):
-            out[k] = K[point, targets[k]]
-    else:
-        kernel_row(point, X, sq, kcode, gamma, degree, coef0, targets, out)
+    kernel_row(point, X, sq, kcode, gamma, degree, coef0, targets, out)
 
 
 @njit(cache=True)
@@ -88,7 +84,8 @@ def _link_front(links, a):
 
 @njit(cache=True)
 def _get_row(point, length, kc):
-    """Kernel row of ``point`` over the points ``order[:length]``, from the cache or computed.
+    """Kernel row of ``point`` over the points ``order[:length]``: cached, computed, or read
+    from ``K`` when precomputed.
 
     ``kc`` packs the kernel state ``(X, sq_norms, K, rows, links, order, pos, state, scratch,
     layout_of, layouts, kernel_code, gamma, degree, coef0)``. As in libsvm's cache,
@@ -101,6 +98,8 @@ def _get_row(point, length, kc):
     budget, layout)``: the active points are ``order[:n_layout]``, rows take at most
     ``budget`` entries in all (least recently used rows are dropped first).
     """
+    if kc[11] == _PRECOMPUTED:
+        return kc[2][point]  # the point order stays the identity (see _relayout)
     rows, links, order, state, layout_of, layouts = kc[3], kc[4], kc[5], kc[7], kc[9], kc[10]
     row = rows[point]
     have = row.shape[0]
@@ -455,9 +454,13 @@ def _relayout(index, n_active, kc):
     columns on every shrink): a new order is recorded, and cached rows are carried over to it
     only when next used. Rows computed from then on cover the shorter prefix, so the cache
     holds more of them; longer rows keep their entries (a full row of a free point is what
-    rebuilding the gradient needs).
+    rebuilding the gradient needs). Never when every full row fits in the cache (or the
+    kernel is precomputed): carrying rows over would then cost more than it saves.
     """
     order, pos, state, layouts = kc[5], kc[6], kc[7], kc[10]
+    n_points = order.shape[0]
+    if kc[11] == _PRECOMPUTED or state[2] >= n_points * n_points:
+        return
     m_old = state[0]
     mark = np.zeros(order.shape[0], dtype=np.bool_)
     for t in range(n_active):
@@ -632,7 +635,7 @@ def smo_solve(
         max_iter = max(10_000_000, 100 * n)
     kcode = KERNEL_CODES[kernel]
     X, sq, empty_row, budget = _kernel_points(points, kcode, cache_size, tol)
-    K = points if kcode == _PRECOMPUTED else np.empty((0, 0))
+    K = points if kcode == _PRECOMPUTED else np.empty((0, 0), dtype=empty_row.dtype)
     G, n_iter, converged = _smo_core(
         y,
         p,

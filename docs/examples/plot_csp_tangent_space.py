@@ -23,12 +23,11 @@ import matplotlib.pyplot as plt
 import mne
 import numpy as np
 from sklearn.model_selection import cross_val_score
-from sklearn.pipeline import make_pipeline
 
-from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import epochset_from_raw
 from bci_universum.features import CSP, TangentSpace
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
+from bci_universum.pipelines import make_pipeline
 from bci_universum.simulation.eeg import simulate_raw
 
 raw = simulate_raw(
@@ -81,12 +80,21 @@ plt.show()
 # %%
 # Cross-validated accuracy with a universum SVM
 # ---------------------------------------------
-# Universum-aware splitting keeps every universum trial in every training fold and scores
-# only labelled trials.
+# The registry pipelines ``csp_usvm`` and ``ts_usvm`` (what ``evaluate`` scores and ``train``
+# deploys), here on the whole 0.5–2.5 s trial. Universum-aware splitting keeps every
+# universum trial in every training fold and scores only labelled trials.
 cv = UniversumStratifiedKFold(5, shuffle=True, random_state=0)
 scoring = universum_scorer("accuracy")
-for name, features in (("CSP", CSP(4, cov_est="oas")), ("tangent space", TangentSpace())):
+for name, params in (("csp_usvm", {"cov_est": "oas"}), ("ts_usvm", {})):
     for c_u in (0.0, 1.0):
-        clf = make_pipeline(features, UniversumSVC(kernel="linear", C=1.0, C_universum=c_u))
+        clf = make_pipeline(
+            name,
+            sfreq=epochs.sfreq,
+            tmin=epochs.tmin,
+            band=(8.0, 30.0),
+            window=(0.5, 2.5),
+            C_universum=c_u,
+            **params,
+        )
         scores = cross_val_score(clf, X, y, cv=cv, scoring=scoring)
         print(f"{name:14s} C_universum={c_u:g}: {scores.mean():.3f} ± {scores.std():.3f}")

@@ -17,11 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.metrics import confusion_matrix
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
-from sklearn.pipeline import make_pipeline
 
-from bci_universum.classifiers import UniversumSVC
-from bci_universum.classifiers.ecoc import ECOCUniversumClassifier
-from bci_universum.features.spike_kernels import SpikeKernel
+from bci_universum.pipelines import make_pipeline
 from bci_universum.simulation.spikes import simulate_v1_population
 
 trains, tuning = simulate_v1_population(n_trials_per_class=12, random_state=0, return_tuning=True)
@@ -44,14 +41,17 @@ plt.show()
 # %%
 # Cross-validated decoding with the spikernel
 # -------------------------------------------
+# The registry pipeline ``spike_ecoc``:
 # :class:`~bci_universum.features.spike_kernels.SpikeKernel` turns counts into the kernel
-# matrix against the training trials, so the whole decoder is one scikit-learn pipeline.
+# matrix against the training trials, and a one-vs-one
+# :class:`~bci_universum.classifiers.ecoc.ECOCUniversumClassifier` of kernel U-SVMs decodes it.
 decoder = make_pipeline(
-    SpikeKernel("spikernel", kernel_params={"pattern_length": 3, "lam": 0.7, "mu": 0.99}),
-    ECOCUniversumClassifier(
-        UniversumSVC(kernel="precomputed", C=10.0, C_universum=1.0, epsilon=0.1),
-        coding="ovo",
-    ),
+    "spike_ecoc",
+    sfreq=1 / 0.08,  # the bin rate
+    kernel_params={"pattern_length": 3, "lam": 0.7, "mu": 0.99},
+    C=10.0,
+    C_universum=1.0,
+    epsilon=0.1,
 )
 cv = StratifiedKFold(4, shuffle=True, random_state=0)
 predicted = cross_val_predict(decoder, counts, y, cv=cv)

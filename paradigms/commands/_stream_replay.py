@@ -37,7 +37,9 @@ def add_parser(stream_subparsers) -> None:
         type=file_of_kind("recording"),
         help="the recording, or a BIDS root (with --subject, --task, ...)",
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default: 1: real time)")
+    p.add_argument(
+        "--speed", type=float, default=1.0, help="pacing factor, 1 is real time (default: 1)"
+    )
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
     p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default: 10)")
     p.add_argument(

@@ -292,7 +292,7 @@ def _small_run(tmp_path, capsys, dataset, window, kind):
     for stem in ("within-session", "cross-run"):
         # csp_lda (1 universum), csp_usvm (2), ts_lr (1): 1.6 + 0.6 per box inches each
         assert_png_panels(out / f"{stem}_accuracy_scores.png", 1, panel_width=2.2 + 2.8 + 2.2)
-    assert_png_panels(out / "learning-curve_accuracy_learning_curve.png", 1, panel_width=5.0)
+    assert_png_panels(out / "learning-curve_accuracy_learning_curve.png", 1, panel_width=6.5)
     return out
 
 

@@ -7,6 +7,7 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import (
+    BaseKernelUniversumClassifier,
     BayesPointMachine,
     BiasedSVC,
     ECOCUniversumClassifier,
@@ -108,3 +109,43 @@ def test_all_universum_error_names_the_label():
         UniversumSVC().fit(X, np.full(len(y), UNIVERSUM))
     with pytest.raises(ValueError, match="universum label 9; at least two labelled"):
         UniversumSVC(universum_label=9).fit(X, np.full(len(y), 9))
+
+
+@pytest.mark.parametrize("cls", [UniversumSVC, LeastSquaresUniversumSVC])
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "precomputed"])
+def test_kernel_machines_decide_through_the_shared_expansion(cls, kernel):
+    """Batch and single-trial decisions of both kernel machines: one home, the same numbers.
+
+    The linear case is checked against the primal ``X @ coef_ + b``, the precomputed one
+    against the linear kernel's fit, the others against the kernel between the test trials and
+    the expansion points (sklearn's ``pairwise_kernels``).
+    """
+    from sklearn.metrics.pairwise import pairwise_kernels
+
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 4))
+    y = np.repeat([0, 1, UNIVERSUM], 10)
+    X[y == 1] += 1.0
+    X_test = rng.standard_normal((6, 4))
+    if kernel == "precomputed":
+        clf = cls(kernel="precomputed", C_universum=0.5).fit(X @ X.T, y)
+        rows = X_test @ X.T
+        expected = cls(kernel="linear", C_universum=0.5).fit(X, y).decision_function(X_test)
+    else:
+        clf = cls(kernel=kernel, C_universum=0.5).fit(X, y)
+        rows = X_test
+        if kernel == "linear":
+            expected = X_test @ clf.coef_[0] + clf.intercept_[0]
+        else:
+            expected = clf.decision_function(X_test)
+            params = {"gamma": clf.gamma_}
+            if kernel == "poly":
+                params.update(degree=clf.degree, coef0=clf.coef0)
+            K = pairwise_kernels(X_test, clf._expansion_points, metric=kernel, **params)
+            np.testing.assert_allclose(K @ clf._expansion_coef + clf.intercept_[0], expected)
+    # the hinge solvers of the linear and the precomputed kernel stop at their own tolerance
+    tol = 1e-2 if kernel == "precomputed" and cls is UniversumSVC else 1e-6
+    scores = clf.decision_function(rows)
+    np.testing.assert_allclose(scores, expected, atol=tol)
+    np.testing.assert_allclose([clf.decision_trial(r) for r in rows], scores, atol=1e-10)
+    assert cls.decision_trial is BaseKernelUniversumClassifier.decision_trial

@@ -157,3 +157,17 @@ def test_lr_reports_hitting_the_iteration_cap():
         warnings.simplefilter("error", ConvergenceWarning)
         converged = UniversumLogisticRegression().fit(*_with_universum(X, y, Z))
     assert 1 < converged.n_iter_ < 100
+
+
+def test_lr_stops_at_machine_precision_not_at_the_cap():
+    """A gradient tolerance below the rounding floor (as tol=1e-8 is on tangent-space
+    features with C = 1–10) ends at the Newton decrement's floor in a few iterations."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y, Z = _problem(seed=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = UniversumLogisticRegression(C=10.0, tol=1e-300).fit(*_with_universum(X, y, Z))
+    assert model.n_iter_ < 20
+    reference = UniversumLogisticRegression(C=10.0).fit(*_with_universum(X, y, Z))
+    np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-9)

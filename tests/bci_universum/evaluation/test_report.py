@@ -31,7 +31,7 @@ def test_report_files_and_table(data, tmp_path):
     paths = write_report(rows + curve, tmp_path / "report", reference=("lda", "none"))
     assert {"csv", "markdown", "scores", "learning_curve"} <= set(paths)
     assert_png_panels(paths["scores"], 1, panel_width=(1.6 + 0.6 * 2) + (1.6 + 0.6))  # usvm, lda
-    assert_png_panels(paths["learning_curve"], 1, panel_width=5.0)  # one dataset
+    assert_png_panels(paths["learning_curve"], 1, panel_width=6.5)  # one dataset
     # the one universum variant against its baseline and the reference
     assert paths["paired_baseline"].name == "results_accuracy_paired_usvm-none_vs_usvm-U_C3.png"
     assert paths["paired_peer"].name == "results_accuracy_paired_lda-none_vs_usvm-U_C3.png"

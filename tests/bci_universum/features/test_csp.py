@@ -310,7 +310,7 @@ def test_shrinkage_bounds_are_accepted(binary):
         (
             {"shrinkage": 2.0, "cov_est": "shrinkage"},
             None,
-            r"shrinkage must be a number in \[0, 1\], got 2.0",
+            r"'shrinkage' parameter of CSP must be a float in the range \[0.0, 1.0\]\. Got 2.0",
         ),
         ({"transform_into": "csp_space"}, None, "transform_into"),
         ({"component_order": "random"}, None, "component_order"),

@@ -79,12 +79,14 @@ def _check_equality(y, upper, alpha, ok):
 
 
 def test_linear_solver_choice_follows_its_documented_thresholds():
-    """Interior point while n_variables · rank² ≤ 5·10⁸, else DCD from 10 000 variables on."""
+    """Interior point with fewer features than variables while n_variables · n_features² ≤
+    5·10⁸, else DCD from 10 000 variables on, else SMO."""
     from bci_universum.solvers._box_qp import linear_solver
 
     assert linear_solver(50_000, 100) == "ipm"  # exactly 5e8
     assert linear_solver(50_001, 100) == "dcd"
     assert linear_solver(10_000, 300) == "dcd"  # 9e8
     assert linear_solver(9_999, 300) == "smo"
-    assert linear_solver(790, 10**6) == "ipm"  # rank = n_variables: 4.93e8
-    assert linear_solver(800, 10**6) == "smo"  # 5.12e8
+    assert linear_solver(790, 789) == "ipm"  # fewer features than variables: 4.9e8
+    assert linear_solver(790, 790) == "smo"  # full rank
+    assert linear_solver(790, 10**6) == "smo"

@@ -1,0 +1,13 @@
+"""Parameter constraints shared by the estimators (scikit-learn ``_parameter_constraints``)."""
+
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+#: A finite positive number (costs, tolerances, sampling frequencies).
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+#: A finite non-negative number.
+NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
+#: A finite number (no NaN, no infinity).
+FINITE = Interval(Real, -np.inf, np.inf, closed="neither")
