@@ -390,6 +390,12 @@ class StreamReceiver(InletThread):
             return pylsl.local_clock() - self._last_ts
 
     @property
+    def last_timestamp(self) -> float:
+        """The newest sample's LSL timestamp (NaN before the first sample)."""
+        with self._lock:
+            return self._last_ts
+
+    @property
     def events(self) -> list[StreamEvent]:
         """Every event reported since :meth:`start`."""
         with self._lock:

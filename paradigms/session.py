@@ -177,6 +177,7 @@ class Session:
         self.receiver: StreamReceiver | None = None
         self.markers: MarkerReceiver | None = None
         self._n_pushed = 0
+        self._last_stamp = -np.inf
 
     def __enter__(self) -> Session:
         cfg = self.config.stream
@@ -249,6 +250,7 @@ class Session:
     def _push(self, marker: str, timestamp: float | None = None) -> float:
         stamp = self.outlet.push(marker, timestamp)
         self._n_pushed += 1
+        self._last_stamp = stamp
         return stamp
 
     def _check_stream(self) -> None:
@@ -432,9 +434,17 @@ class Session:
         return results
 
     def _drain_markers(self) -> None:
-        """Wait (bounded) until the marker receiver got every marker pushed, for the recorder."""
+        """Wait (bounded) until the recorder's receivers hold every marker pushed and the data
+        reaches the last one, so that the last marker (``run/end``) lies inside the recording."""
         deadline = time.monotonic() + self.config.stream.timeout
-        while self.markers.n_markers < self._n_pushed and time.monotonic() < deadline:
+
+        def pending() -> bool:
+            if self.markers.n_markers < self._n_pushed:
+                return True
+            # the sample stamped with the last marker's time arrives after the marker
+            return not self.receiver.silent and self.receiver.last_timestamp < self._last_stamp
+
+        while pending() and time.monotonic() < deadline:
             time.sleep(_IDLE)
 
     # -- the paradigms ------------------------------------------------------------------------

@@ -23,6 +23,7 @@ def test_window_holds_the_newest_samples_with_their_timestamps():
     info = counter_stream_info(n_eeg, sfreq)
     outlet = pylsl.StreamOutlet(info)
     with _receiver(info, bufsize=2.0) as receiver:
+        assert np.isnan(receiver.last_timestamp)
         assert outlet.wait_for_consumers(5.0)
         n_total = 1000  # 4 s: wraps the 2 s ring buffer
         t_first = pylsl.local_clock() - n_total / sfreq
@@ -43,6 +44,7 @@ def test_window_holds_the_newest_samples_with_their_timestamps():
         expected = t_first + np.arange(n_total - 250, n_total) / sfreq
         np.testing.assert_allclose(stamps, expected, atol=1e-3)
         assert 0 <= receiver.lag < 5.0
+        assert receiver.last_timestamp == stamps[-1]
 
         whole, _ = receiver.get_window()
         assert whole.shape == (n_eeg + 1, 500)
