@@ -281,9 +281,9 @@ def prepare(
     timeout = max(settings["min-timeout"], settings["timeout-factor"] * seconds)
     config = write_config(name, shard, settings, timeout)
     # "retest" until the survivors are tested again, should this run be stopped first
-    stamps.write_text(
-        json.dumps({"module": module, "tests": tests, "retest": changed, "baseline": seconds})
-    )
+    # keep the time spent and mutants run of earlier runs of this session
+    stamp = dict(old, module=module, tests=tests, retest=changed, baseline=seconds)
+    stamps.write_text(json.dumps(stamp))
     return config, session, changed
 
 
@@ -431,7 +431,8 @@ def report() -> str:
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
         stamps = WORK / f"{name}.json"
         stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
-        if stamp.get("module") != _digest([shard["module"]], settings["exclude-operators"]):
+        current = _digest([shard["module"]], settings["exclude-operators"])
+        if done and stamp.get("module") != current:
             rate += " (stale: module changed since)"
         cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
         table.append(
