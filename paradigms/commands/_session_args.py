@@ -83,8 +83,9 @@ def add_display_arguments(parser: argparse.ArgumentParser) -> None:
         "--screenshots",
         type=output_path,
         metavar="DIR",
-        help="save the first sight of each screen as a PNG in DIR (implies --display; "
-        "offscreen when there is no screen)",
+        help="save each screen once as a PNG in DIR, feedback screens once two trials are "
+        "scored so the running score shows (implies --display; offscreen when there is no "
+        "screen)",
     )
 
 
