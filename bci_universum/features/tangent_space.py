@@ -20,11 +20,14 @@ covariance code. The tests check all of them against pyRiemann's own ``Covarianc
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 from numba import njit
 from pyriemann.estimation import Covariances
 from pyriemann.geometry.base import invsqrtm
 from pyriemann.tangentspace import TangentSpace as _PyriemannTangentSpace
+from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._universum import universum_mask
@@ -162,6 +165,11 @@ class TangentSpace(EpochsTransformer):
 
     _fitted_attribute = "isqrt_reference_"
     _min_times = 2
+    _parameter_constraints: ClassVar[dict] = {
+        "estimator": [StrOptions(set(COVARIANCE_ESTIMATORS))],
+        "reference": [StrOptions({"labelled", "all"})],
+        "universum_label": "no_validation",
+    }
 
     def fit(self, X, y=None):
         """Estimate the reference mean and precompute the lean mapping.
@@ -178,9 +186,8 @@ class TangentSpace(EpochsTransformer):
         -------
         self : TangentSpace
         """
-        self._code = _estimator_code(self.estimator)
-        if self.reference not in ("labelled", "all"):
-            raise ValueError(f"reference must be 'labelled' or 'all', got {self.reference!r}.")
+        self._validate_params()
+        self._code = _ESTIMATOR_CODES[self.estimator]
         X = self._check_fit_input(X)
         if y is not None and self.reference == "labelled":
             y = np.asarray(y)

@@ -111,9 +111,9 @@ def test_bad_input(epochs, make, match):
 
 def test_bad_parameters_and_trials(epochs):
     X, y = epochs
-    with pytest.raises(ValueError, match="estimator must be one of"):
+    with pytest.raises(ValueError, match="'estimator' parameter of TangentSpace must be a str"):
         TangentSpace("cov").fit(X)
-    with pytest.raises(ValueError, match="reference must be"):
+    with pytest.raises(ValueError, match="'reference' parameter of TangentSpace must be a str"):
         TangentSpace(reference="universum").fit(X)
     with pytest.raises(ValueError, match="all are universum"):
         TangentSpace().fit(X, np.full(len(X), UNIVERSUM))
