@@ -332,3 +332,17 @@ def test_every_dependency_is_justified():
         if name.startswith(f"{project['name']}["):
             continue  # an extra of this project: its packages have their own lines
         assert name in page, f"{name} ({requirement}) is not justified in docs/dependencies.rst"
+
+
+def test_readme_is_short_and_its_pictures_exist():
+    """The README stays a front page (≤ 200 lines) and shows the feedback screen, every other
+    screen and an evaluation plot, all files in the checkout."""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 200
+    pictures = re.findall(r'<img src="([^"]+)"', text) + re.findall(r"!\[[^]]*\]\(([^)]+)\)", text)
+    assert all((ROOT / p).is_file() for p in pictures), pictures
+    names = {Path(p).stem for p in pictures}
+    screens = {"feedback-left", "fixation", "cue-left", "result-hit", "result-miss", "pause",
+               "break", "start", "end"}  # fmt: skip
+    assert {f"screen-{s}" for s in screens} <= names
+    assert any(n.startswith("evaluation-") for n in names)
