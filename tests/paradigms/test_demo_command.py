@@ -89,6 +89,15 @@ def test_demo_runs_a_simulated_session(tmp_path, capsys):
     assert model["metadata"]["classes"] == ["left", "right"]
     session = tmp_path / "sub-01_ses-01"
     assert len(list(session.glob("*_raw.fif"))) == 3
+    # the demo keeps the plots train and online write (their content: test_viz.py)
+    plots = {
+        "training": tmp_path / "model_cv.png",
+        "decisions": session / "sub-01_ses-01_task-online_run-01_decisions.png",
+        "confusion": session / "sub-01_ses-01_task-online_run-01_confusion.png",
+    }
+    for name, path in plots.items():
+        assert f"{name} plot: {path}" in out
+        assert path.stat().st_size > 0
 
 
 @pytest.mark.lsl
