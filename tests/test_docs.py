@@ -209,7 +209,9 @@ def block_namespace(page: str, block: str, sim: dict) -> dict:
     elif "evaluate(" in block:
         ns.update(epoch_sets=[sim["epoch_set"]], factory=pipeline_factory("csp_usvm"))
     else:
-        ns.update(X=sim["X"] if "CSP" in block else sim["features"], y=sim["y"])
+        epochs = "CSP" in block or 'make_pipeline("' in block  # a registry pipeline: epochs
+        ns.update(X=sim["X"] if epochs else sim["features"], y=sim["y"])
+        ns.update(sfreq=sim["epoch_set"].sfreq)
     return ns
 
 
