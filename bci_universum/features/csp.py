@@ -301,8 +301,9 @@ class CSP(EpochsTransformer):
         rank = n_channels if restr is None else restr.shape[0]
         if self.n_components > rank:
             raise ValueError(
-                f"n_components={self.n_components} exceeds the rank of the labelled trials "
-                f"({rank} of {n_channels} channels: flat or duplicated channels?)."
+                f"n_components={self.n_components} exceeds the dimension CSP is solved in "
+                f"({rank} of {n_channels} channels with rank={self.rank!r}; for 'auto', the "
+                "rank of the labelled trials: flat or duplicated channels?)."
             )
         weight = float(self.universum_weight)
         if weight > 0 and X_u.shape[0] == 0:

@@ -322,7 +322,7 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"rank": "full"}, "rank", "not positive definite"),
         ({"rank": 9}, None, "rank=9 exceeds"),
         ({"rank": "low"}, None, "rank"),
-        ({"rank": 1}, None, "n_components=4 exceeds the rank"),
+        ({"rank": 1}, None, "n_components=4 exceeds the dimension"),
     ],
 )
 def test_bad_input(binary, kwargs, fit_args, match):
