@@ -23,6 +23,15 @@ classes, ``n_components`` filters per class) or approximate joint diagonalisatio
 class covariances (:func:`bci_universum.solvers.joint_diag.joint_diagonalize`, Jacobi rotations)
 with components ranked by the information-theoretic criterion of Grosse-Wentrup & Buss (2008),
 the criterion of ``mne.decoding.CSP(component_order="mutual_info")``.
+
+Rank-deficient data (flat or unconnected channels, duplicated or interpolated channels, average
+reference) are handled as ``mne.decoding.CSP``'s default ``rank=None, restr_type="restricting"``:
+the rank ``r`` of the concatenated labelled trials is estimated from their singular values (MNE's
+``"auto"`` tolerance, ``n_channels · s_max · eps``), the trials are projected onto their ``r``
+leading left singular vectors (:func:`principal_subspace`), covariances are estimated and CSP is
+solved there, and the filters and patterns are mapped back to the channels. A filter can then
+never lie in the null space of the data (zero power, ``log 0``), even when a shrunk covariance
+is full rank.
 """
 
 from __future__ import annotations
@@ -41,6 +50,7 @@ from ._epochs import EpochsTransformer, labelled_epochs
 
 COV_ESTIMATORS = ("empirical", "shrinkage", "oas", "ledoit_wolf")
 COMPONENT_ORDERS = ("mutual_info", "alternate", "eigenvalue")
+RANKS = ("auto", "full")
 
 
 def epochs_covariance(X: np.ndarray, cov_est: str = "empirical", shrinkage: float = 0.1):
@@ -80,9 +90,23 @@ def epochs_covariance(X: np.ndarray, cov_est: str = "empirical", shrinkage: floa
 
 _RANK_MESSAGE = (
     "CSP: the {what} covariance is not positive definite (rank-deficient data, e.g. average "
-    "reference, duplicated or interpolated channels); use cov_est='oas', 'ledoit_wolf' or "
-    "'shrinkage'."
+    "reference, flat, duplicated or interpolated channels); use rank='auto'."
 )
+
+
+def principal_subspace(X: np.ndarray, rank: str | int = "auto") -> np.ndarray | None:
+    """Orthonormal basis (rows) of the leading ``rank`` left singular vectors of epochs.
+
+    The epochs are concatenated in time into ``(n_channels, n_trials · n_times)`` data. For
+    ``rank="auto"`` the rank is MNE's ``rank=None`` estimate: singular values above
+    ``n_channels · s_max · eps`` (``mne.rank.estimate_rank(tol="auto")``); they are taken from
+    the data, not from its covariance, whose null eigenvalues are only resolved to
+    ``eps · λ_max``. Returns ``None`` when the basis would be all channels.
+    """
+    U, s, _ = np.linalg.svd(X.transpose(1, 0, 2).reshape(X.shape[1], -1), full_matrices=False)
+    if rank == "auto":
+        rank = int(np.sum(s > s.size * s[0] * np.finfo(float).eps))
+    return None if rank == s.size else U[:, :rank].T
 
 
 def _check_positive_definite(C: np.ndarray, what: str) -> None:
@@ -146,6 +170,12 @@ class CSP(EpochsTransformer):
         Covariance estimator (scikit-learn), see :func:`epochs_covariance`.
     shrinkage : float in [0, 1]
         Shrinkage value for ``cov_est="shrinkage"`` (as ``mne.decoding.CSP(reg=float)``).
+    rank : "auto", "full" or int
+        Dimension of the subspace CSP is solved in (see the module docstring). ``"auto"``:
+        the rank of the labelled trials (as MNE's default ``rank=None``), so rank-deficient
+        data give finite features; ``"full"``: all channels, rank-deficient data are rejected
+        (empirical covariance) or may give filters with zero power (shrunk covariances); an
+        int ``r``: the ``r`` leading principal directions of the labelled trials.
     norm_trace : bool
         Divide each class covariance by its trace (Ramoser variant). Off by default: with it
         on, CSP is no longer invariant to an invertible mixing of the channels.
@@ -175,15 +205,17 @@ class CSP(EpochsTransformer):
     Attributes
     ----------
     filters_ : ndarray of shape (n_filters, n_channels)
-        Spatial filters as rows, ordered; binary and "ajd": all ``n_channels`` filters (the
-        first ``n_components`` are used), "ovr": ``n_components`` per class, class by class.
+        Spatial filters as rows, ordered; binary and "ajd": ``rank_`` filters (the first
+        ``n_components`` are used), "ovr": ``n_components`` per class, class by class.
     patterns_ : ndarray of shape (n_filters, n_channels)
         Spatial patterns as rows (Haufe et al. 2014; equals ``inv(filters_).T`` rows when
         the filters are square).
     eigenvalues_ : ndarray
-        Binary: ``(n_channels,)`` eigenvalues in filter order; "ovr": ``(n_classes *
+        Binary: ``(rank_,)`` eigenvalues in filter order; "ovr": ``(n_classes *
         n_components,)`` eigenvalues of each filter's own contrast; "ajd": ``(n_classes,
-        n_channels)`` class variances ``wᵀΣ_cw`` with ``wᵀΣ̄w = 1``.
+        rank_)`` class variances ``wᵀΣ_cw`` with ``wᵀΣ̄w = 1``.
+    rank_ : int
+        Dimension of the subspace the filters span (``n_channels`` for ``rank="full"``).
     classes_ : ndarray
         Labelled classes (never the universum sentinel).
     n_features_in_ : int
@@ -198,6 +230,7 @@ class CSP(EpochsTransformer):
         *,
         cov_est: str = "empirical",
         shrinkage: float = 0.1,
+        rank: str | int = "auto",
         norm_trace: bool = False,
         transform_into: str = "log_var",
         log: bool = True,
@@ -210,6 +243,7 @@ class CSP(EpochsTransformer):
         self.n_components = n_components
         self.cov_est = cov_est
         self.shrinkage = shrinkage
+        self.rank = rank
         self.norm_trace = norm_trace
         self.transform_into = transform_into
         self.log = log
@@ -225,6 +259,7 @@ class CSP(EpochsTransformer):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "cov_est": [StrOptions(set(COV_ESTIMATORS))],
         "shrinkage": [Interval(Real, 0, 1, closed="both")],
+        "rank": [StrOptions(set(RANKS)), Interval(Integral, 1, None, closed="left")],
         "norm_trace": ["boolean"],
         "transform_into": [StrOptions({"log_var", "filtered"})],
         "log": ["boolean"],
@@ -260,6 +295,16 @@ class CSP(EpochsTransformer):
             raise ValueError(
                 f"n_components={self.n_components} exceeds the number of channels ({n_channels})."
             )
+        if self.rank not in RANKS and self.rank > n_channels:
+            raise ValueError(f"rank={self.rank} exceeds the number of channels ({n_channels}).")
+        restr = None if self.rank == "full" else principal_subspace(X_lab, self.rank)
+        rank = n_channels if restr is None else restr.shape[0]
+        if self.n_components > rank:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds the dimension CSP is solved in "
+                f"({rank} of {n_channels} channels with rank={self.rank!r}; for 'auto', the "
+                "rank of the labelled trials: flat or duplicated channels?)."
+            )
         weight = float(self.universum_weight)
         if weight > 0 and X_u.shape[0] == 0:
             raise ValueError(
@@ -276,7 +321,9 @@ class CSP(EpochsTransformer):
             if weight > 0:
                 raise ValueError("universum_weight > 0 is supported for two classes or 'ovr'.")
 
-        covs = np.stack([self._cov(X_lab[y_lab == c]) for c in classes])
+        # Covariances are estimated in the subspace, so shrinkage targets trace/rank there.
+        X_fit, X_u = (X_lab, X_u) if restr is None else (restr @ X_lab, restr @ X_u)
+        covs = np.stack([self._cov(X_fit[y_lab == c]) for c in classes])
         C_U = self._cov(X_u) if weight > 0 else None
         C_mean = covs.mean(axis=0)
         if not multi:
@@ -295,11 +342,15 @@ class CSP(EpochsTransformer):
             priors = np.array([np.mean(y_lab == c) for c in classes])
             filters, evals = self._fit_ajd(covs, C_mean, priors)
             n_out = self.n_components
+        patterns = _haufe_patterns(filters, C_mean)
+        if restr is not None:
+            filters, patterns = filters @ restr, patterns @ restr
 
         self.classes_ = classes
         self.filters_ = filters
-        self.patterns_ = _haufe_patterns(filters, C_mean)
+        self.patterns_ = patterns
         self.eigenvalues_ = evals
+        self.rank_ = rank
         self._n_out = n_out
         power = self._power(X_lab)
         self.mean_ = power.mean(axis=0)

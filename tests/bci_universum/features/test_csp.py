@@ -319,7 +319,10 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"universum_weight": np.inf}, None, "universum_weight"),
         ({"universum_weight": 1.0}, None, "needs universum trials"),
         ({}, "y_len", "y must have shape"),
-        ({}, "rank", "not positive definite"),
+        ({"rank": "full"}, "rank", "not positive definite"),
+        ({"rank": 9}, None, "rank=9 exceeds"),
+        ({"rank": "low"}, None, "rank"),
+        ({"rank": 1}, None, "n_components=4 exceeds the dimension"),
     ],
 )
 def test_bad_input(binary, kwargs, fit_args, match):
@@ -393,3 +396,121 @@ def test_transform_trial_equals_transform(binary, params):
     batch = csp.transform(X)
     for i in (0, 7, len(X) - 1):
         np.testing.assert_allclose(csp.transform_trial(X[i]), batch[i], rtol=1e-12, atol=1e-14)
+
+
+def _rank_deficient(X):
+    """``X`` with two flat channels (a band-passed unconnected electrode is 0) and a copy of
+    channel 0 appended: rank 8 of 11 channels."""
+    flat = np.zeros((X.shape[0], 2, X.shape[2]))
+    return np.concatenate([X, flat, X[:, :1]], axis=1)
+
+
+def _effective_filters(filters, n):
+    """Filters on the 11 rank-deficient channels as filters on the ``n`` original ones."""
+    F = filters[:, :n].copy()
+    F[:, 0] += filters[:, -1]
+    return F
+
+
+@pytest.mark.parametrize(
+    ("cov_est", "duplicate"),
+    [
+        ("empirical", True),
+        ("empirical", False),
+        ("shrinkage", False),
+        ("oas", False),
+        ("ledoit_wolf", False),
+    ],
+)
+def test_rank_deficient_data_equals_csp_on_the_reduced_channels(binary, cov_est, duplicate):
+    X, y, _ = binary
+    X_def = _rank_deficient(X) if duplicate else _rank_deficient(X)[:, :-1]
+    ours = CSP(4, cov_est=cov_est).fit(X_def, y)
+    # independent reference: the same trials without the flat and duplicated channels
+    ref = CSP(4, cov_est=cov_est, rank="full").fit(X, y)
+    assert ours.rank_ == X.shape[1]
+    assert ours.filters_.shape == (X.shape[1], X_def.shape[1])
+    np.testing.assert_allclose(ours.filters_[:, X.shape[1] : X.shape[1] + 2], 0.0, atol=1e-12)
+    features = ours.transform(X_def)
+    assert np.isfinite(features).all()
+    np.testing.assert_allclose(features, ref.transform(X), atol=1e-8)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.eigenvalues_, atol=1e-10)
+    F = (
+        _effective_filters(ours.filters_, X.shape[1])
+        if duplicate
+        else ours.filters_[:, : X.shape[1]]
+    )
+    cos = np.abs(np.sum(_unit_rows(F) * _unit_rows(ref.filters_), axis=1))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("multiclass", ["ajd", "ovr"])
+def test_rank_deficient_multiclass_is_finite(multiclass):
+    rng = np.random.default_rng(3)
+    X, y, _ = _mixture(rng, 20, [(3.0, 1, 1), (1, 3.0, 1), (1, 1, 3.0)])
+    X_def = _rank_deficient(X)
+    csp = CSP(2, multiclass=multiclass, cov_est="oas").fit(X_def, y)
+    assert csp.rank_ == X.shape[1]
+    assert np.isfinite(csp.transform(X_def)).all()
+    np.testing.assert_allclose(csp.filters_[:, X.shape[1] : X.shape[1] + 2], 0.0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("cov_est", "reg"), [("empirical", None), ("shrinkage", 0.1)])
+def test_rank_deficient_data_match_mne_csp(binary, cov_est, reg):
+    """MNE's default rank=None, restr_type="restricting" restricts to the data's rank."""
+    X, y, _ = binary
+    X_def = _rank_deficient(X)
+    ours = CSP(4, cov_est=cov_est, shrinkage=0.1).fit(X_def, y)
+    ref = mne.decoding.CSP(4, reg=reg, log=True).fit(X_def, y)
+    assert ref.filters_.shape == ours.filters_.shape
+    np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
+    cos = np.abs(np.sum(_unit_rows(ours.filters_) * _unit_rows(ref.filters_), axis=1))
+    np.testing.assert_allclose(cos, 1.0, atol=1e-8)
+    np.testing.assert_allclose(ours.transform(X_def), ref.transform(X_def), atol=1e-6)
+    cos_p = np.abs(np.sum(_unit_rows(ours.patterns_) * _unit_rows(ref.patterns_), axis=1))
+    np.testing.assert_allclose(cos_p, 1.0, atol=1e-8)
+
+
+def test_integer_rank_keeps_the_leading_principal_directions(binary):
+    X, y, _ = binary
+    csp = CSP(2, rank=5).fit(X, y)
+    assert csp.rank_ == 5 and csp.filters_.shape == (5, X.shape[1])
+    # the filters span the 5 leading left singular vectors of the concatenated trials
+    U = np.linalg.svd(X.transpose(1, 0, 2).reshape(X.shape[1], -1))[0][:, :5]
+    np.testing.assert_allclose(csp.filters_ @ U @ U.T, csp.filters_, atol=1e-10)
+    np.testing.assert_allclose(
+        CSP(2, rank=8).fit(X, y).transform(X), CSP(2).fit(X, y).transform(X)
+    )
+
+
+@pytest.mark.data
+@pytest.mark.parametrize("cov_est", ["empirical", "oas"])
+def test_tomer_five_trials_per_class_give_finite_features(data_dir, cov_est):
+    """BCI4ALS Tomer Test1 (5 left, 5 right, 5 idle trials) has flat, unconnected channels."""
+    from bci_universum.datasets import load_bci4als
+
+    epochs = load_bci4als("tomer", runs=[1], path=data_dir, band=(7.0, 30.0), verbose="error")
+    X, y = epochs.X, epochs.y
+    labelled = ~epochs.is_universum
+    assert np.bincount(np.unique(y[labelled], return_inverse=True)[1]).tolist() == [5, 5]
+    n_flat = int(np.sum(np.all(X == 0, axis=(0, 2))))
+    assert n_flat > 0
+    csp = CSP(4, cov_est=cov_est).fit(X, y)
+    assert csp.rank_ <= X.shape[1] - n_flat
+    assert np.isfinite(csp.transform(X)).all()
+    if cov_est == "empirical":
+        with pytest.raises(ValueError, match="not positive definite"):
+            CSP(4, rank="full").fit(X, y)
+
+
+@pytest.mark.parametrize("cov_est", ["oas", "ledoit_wolf"])
+def test_flat_channels_with_fitted_shrinkage_match_mne_on_the_connected_channels(binary, cov_est):
+    """MNE's OAS/Ledoit-Wolf on the same trials plus flat channels differ from MNE's own result
+    without them (by ~0.01 in log-variance here), so the reference is MNE on the connected
+    channels: appending flat channels must change nothing."""
+    X, y, _ = binary
+    X_flat = _rank_deficient(X)[:, :-1]
+    ours = CSP(4, cov_est=cov_est).fit(X_flat, y)
+    ref = mne.decoding.CSP(4, reg=cov_est, log=True).fit(X, y)
+    np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
+    np.testing.assert_allclose(ours.transform(X_flat), ref.transform(X), atol=1e-8)
