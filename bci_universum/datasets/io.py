@@ -24,6 +24,7 @@ concatenates recordings; nothing is interpolated.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import warnings
@@ -122,10 +123,7 @@ def read_recording(
         if bci2000:
             raw = mne.io.read_raw_bci2k(path, preload=True, verbose=verbose)
         else:
-            with warnings.catch_warnings():
-                # replaced by the warning of _warn_if_edf_truncated, which names the file
-                warnings.filterwarnings("ignore", message="Number of records from the header")
-                raw = mne.io.read_raw(path, preload=True, verbose=verbose)
+            raw, cut = _read_with_mne(path, verbose)
     except ValueError as err:
         if "Unsupported file type" in str(err):
             raise ValueError(
@@ -143,7 +141,39 @@ def read_recording(
         _bci2000_annotate(raw, path, verbose)
     elif path.suffix.lower() in (".edf", ".bdf"):
         _warn_if_edf_truncated(raw, path)
+    elif cut:
+        _warn_truncated(path, "its last FIF tag is cut short", raw)
     return raw
+
+
+def _read_with_mne(path: Path, verbose) -> tuple[mne.io.BaseRaw, bool]:
+    """``mne.io.read_raw`` and whether MNE met a cut tag (a FIF file cut while written).
+
+    MNE reports a cut tag only as a warning, and only at log level warning or below, so the
+    file is read at that level at least; MNE's other warnings pass on when ``verbose`` allows.
+    """
+    quiet = _log_level(verbose) > logging.WARNING
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        # replaced by the warning of _warn_if_edf_truncated, which names the file
+        warnings.filterwarnings("ignore", message="Number of records from the header")
+        raw = mne.io.read_raw(path, preload=True, verbose="warning" if quiet else verbose)
+    cut = [w for w in record if str(w.message).startswith("Invalid tag with only")]
+    for w in record:
+        if not quiet and w not in cut:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return raw, bool(cut)
+
+
+def _log_level(verbose) -> int:
+    """The logging level an MNE ``verbose`` argument stands for."""
+    if verbose is None:
+        return mne.utils.logger.getEffectiveLevel()
+    if isinstance(verbose, bool):
+        return logging.INFO if verbose else logging.WARNING
+    if isinstance(verbose, str):
+        return logging.getLevelName(verbose.upper())
+    return int(verbose)
 
 
 #: Leading bytes of the formats a file may have been renamed from, for the error messages.
