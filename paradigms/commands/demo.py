@@ -103,10 +103,9 @@ def _run(args, output: Path, model_path: Path | None) -> None:
         return
 
     from bci_universum.drift import DriftMonitor
-    from bci_universum.viz import save_figure
-    from paradigms.commands.online import format_summary
+    from paradigms.commands.online import format_summary, print_online_plots
+    from paradigms.commands.train import save_cv_plot
     from paradigms.display import make_presenter
-    from paradigms.feedback import plot_online_run
     from paradigms.session import Session
     from paradigms.training import train_model
 
@@ -135,10 +134,8 @@ def _run(args, output: Path, model_path: Path | None) -> None:
     print(f"online: {len(online['trials'])} trials, {online['ended']}")
     if model_path is not None:
         print(f"Recordings in {session.folder}, model in {model_path}.")
-        cv = save_figure(trained.plot(), model_path.with_name(f"{model_path.stem}_cv.png"))
-        print(f"training plot: {cv}")
-        for name, path in plot_online_run(online, config.paradigm.speed).items():
-            print(f"{name} plot: {path}")
+        print(f"training plot: {save_cv_plot(trained, model_path)}")
+        print_online_plots(online, config.paradigm.speed)
     print(format_summary(online["summary"]))
     drift = online["drift"]
     print(

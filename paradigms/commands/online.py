@@ -48,6 +48,11 @@ def run(args) -> int:
         results = session.online(args.model)
     print(describe_run(results))
     print(format_summary(results["summary"]))
-    for name, path in plot_online_run(results, config.paradigm.speed).items():
-        print(f"{name} plot: {path}")
+    print_online_plots(results, config.paradigm.speed)
     return 0
+
+
+def print_online_plots(results: dict, speed: float) -> None:
+    """Write the online run's plots beside its decisions file and print where they are."""
+    for name, path in plot_online_run(results, speed).items():
+        print(f"{name} plot: {path}")

@@ -89,7 +89,6 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     from bci_universum.pipelines import pipeline_params
-    from bci_universum.viz import save_figure
 
     from ..config import load_session_config
     from ..training import train_model
@@ -119,7 +118,12 @@ def run(args) -> int:
     for name, why in result.metadata.params["provenance"]["skipped"]:
         print(f"Skipped {name}: {why}")
     print(result.summary())
-    model = Path(args.output)
-    plot = save_figure(result.plot(), model.with_name(f"{model.stem}_cv.png"))
-    print(f"Cross-validation plot: {plot}")
+    print(f"Cross-validation plot: {save_cv_plot(result, Path(args.output))}")
     return 0
+
+
+def save_cv_plot(result, model: Path) -> Path:
+    """Save the training result's cross-validation plot beside the model (``<model>_cv.png``)."""
+    from bci_universum.viz import save_figure
+
+    return save_figure(result.plot(), model.with_name(f"{model.stem}_cv.png"))
