@@ -51,6 +51,7 @@ __getattr__, __dir__, __all__ = _lazy.attach(
             "load_recordings",
             "marker_event_id",
             "read_prepared_recording",
+            "resolve_markers",
             "recording_name",
         ],
         "io": [

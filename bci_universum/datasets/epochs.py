@@ -39,6 +39,7 @@ __all__ = [
     "load_recordings",
     "marker_event_id",
     "read_prepared_recording",
+    "resolve_markers",
 ]
 
 
@@ -437,8 +438,11 @@ def _matches(key: str, description: str) -> bool:
         return False
 
 
-def _resolve(keys: Sequence[str], present: Sequence[str], what: str) -> dict[str, str]:
-    """Map each key to the annotation description it names (exact or numeric match)."""
+def resolve_markers(
+    keys: Sequence[str], present: Sequence[str], what: str = "Event"
+) -> dict[str, str]:
+    """Map each key to the annotation description it names (exact or numeric match: ``"2"``
+    names an XDF marker read as ``"2.000000000000000"``); ``what`` names the keys in errors."""
     out = {}
     for key in keys:
         found = [d for d in present if _matches(str(key), d)]
@@ -459,7 +463,7 @@ def _universum_kinds(universum, present) -> dict[str, str]:
         if not universum.endswith("/"):
             return {universum: universum.rsplit("/", 1)[-1]}
         return {d: d[len(universum) :] for d in present if d.startswith(universum)}
-    resolved = _resolve(list(universum), present, "Universum")
+    resolved = resolve_markers(list(universum), present, "Universum")
     if isinstance(universum, Mapping):
         return {resolved[str(k)]: str(v) for k, v in universum.items()}
     return {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
@@ -509,7 +513,7 @@ def epochset_from_raw(
     """
     raw = filter_raw(raw, band, verbose=verbose)
     present = sorted(set(raw.annotations.description))
-    resolved = _resolve(list(classes), present, "Class")
+    resolved = resolve_markers(list(classes), present, "Class")
     if isinstance(classes, Mapping):
         class_map = {resolved[str(k)]: str(v) for k, v in classes.items()}
     else:
