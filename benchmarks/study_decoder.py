@@ -639,13 +639,33 @@ def replay_report(rows: list[dict], command: str) -> str:
     return "\n".join(out)
 
 
+def _tidy(row: dict, rows: list[dict]) -> dict:
+    """A replay row in the evaluation's tidy CSV columns (``split``: the held-out run)."""
+    runs = {r["run"]: r for r in rows if r["subject"] == row["subject"]
+            and r["model"] == row["model"] and r["aggregate"] == row["aggregate"]}  # fmt: skip
+    others = [r for run, r in runs.items() if run != row["run"]]
+    n_universum = 0 if row["model"] == REPLAY_PEER else sum(r["n_rest"] for r in others)
+    # the adaptive and the static replay share one fitted model, timed once
+    base = row["model"].split()[0]
+    fit_time = max(r["fit_time"] for r in rows if r["subject"] == row["subject"]
+                   and r["run"] == row["run"] and r["model"].split()[0] == base)  # fmt: skip
+    return {"dataset": "eegmmidb" if row["subject"] == "S001" else "bci4als",
+            "subject": row["subject"], "session": "1", "pipeline": row["model"],
+            "universum": "none" if row["model"] == REPLAY_PEER else "U_C3",
+            "protocol": f"online-replay-{row['aggregate']}", "split": row["run"],
+            "n_train": sum(r["n_trials"] for r in others), "n_test": row["n_trials"],
+            "n_universum": n_universum + (row["n_rest"] if row["model"] == ADAPTIVE else 0),
+            "metric": "roc_auc", "score": row["roc_auc"], "fit_time": fit_time,
+            "params": row["params"]}  # fmt: skip
+
+
 def write_replay_results(cache: Path, output: Path, command: str) -> bool:
     """Tables from every cached replay run: ``output`` (Markdown) and its CSV; False when the
     cache holds none."""
     rows = [r for f in sorted(cache.glob("*/*.json")) for r in json.loads(f.read_text())]
     if not rows:
         return False
-    write_csv(rows, output.with_suffix(".csv"))
+    write_csv([_tidy(r, rows) for r in rows], output.with_suffix(".csv"))
     output.write_text(replay_report(rows, command))
     return True
 
