@@ -15,7 +15,11 @@ mutants run in a scratch copy of the tree (``WORK/tree``, refreshed before each 
 test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
 changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
 tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
-``NUMBA_DISABLE_JIT=1`` instead. Pending mutants run in random order and a run stops after
+``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs only the tests that execute its line, after a
+map made by one run of the shard's tests under coverage.py (``benchmarks/mutation_order.py``);
+``--check-selection N`` runs N random mutants with that selection and with all the tests.
+Kills by timeout are counted apart; ``--recheck-timeouts 3`` runs them again with three times
+the time. Pending mutants run in random order and a run stops after
 ``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
 session starts over when its module changes; when only its tests change, its survivors are
 tested again first.
@@ -205,7 +209,8 @@ def skip_inert(session: Path, module: str) -> int:
     A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
     ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
     decide whether to raise or warn stay mutated. Under ``from __future__ import annotations``
-    a type annotation is never evaluated at run time.
+    a type annotation is never evaluated at run time. ``cache=`` of a numba decorator only
+    decides whether the compiled kernel is kept on disk.
     """
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
@@ -235,6 +240,15 @@ def skip_inert(session: Path, module: str) -> int:
             nodes.append(node.annotation)
         if lazy_annotations and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             nodes += [node.returns] if node.returns else []
+        if isinstance(node, ast.FunctionDef):
+            # numba's on-disk cache of a kernel (@njit(cache=True)) only changes start-up time
+            nodes += [
+                k.value
+                for d in node.decorator_list
+                if isinstance(d, ast.Call)
+                for k in d.keywords
+                if k.arg == "cache"
+            ]
     spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
     skipped = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
