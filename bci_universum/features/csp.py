@@ -154,9 +154,13 @@ def _mutual_info(covs: np.ndarray, priors: np.ndarray, W: np.ndarray) -> np.ndar
 
 
 def _haufe_patterns(W: np.ndarray, C: np.ndarray) -> np.ndarray:
-    """Patterns ``A = CW(WᵀCW)⁻¹`` (Haufe et al. 2014) as rows, one per filter row of W."""
+    """Patterns ``A = CW(WᵀCW)⁻¹`` (Haufe et al. 2014) as rows, one per filter row of W.
+
+    The pseudo-inverse: one-vs-rest CSP may keep more filters than channels, whose
+    components are then linearly dependent (``WᵀCW`` singular).
+    """
     F = W.T
-    return np.linalg.solve(F.T @ C @ F, (C @ F).T)
+    return np.linalg.pinv(F.T @ C @ F, hermitian=True) @ (C @ F).T
 
 
 class CSP(EpochsTransformer):

@@ -161,6 +161,30 @@ def test_counter_gap_inside_one_chunk():
     del outlet
 
 
+@pytest.mark.parametrize(
+    ("origin", "expected"),
+    [(-0.02, [("counter_reset", 40)]), (-0.29, [("gap", 10)])],
+)
+def test_forward_counter_jump_is_a_restart_when_its_origin_follows_the_last_sample(
+    origin, expected
+):
+    """Counter 29 then 40 (channel given by index): if counter 40's stamp places counter 0
+    at the last sample received, within the clock's jitter (here 20 ms before it), a new
+    source restarted and its first 40 samples were missed; if it places counter 0 where the
+    old source had it (0.29 s before), the source went on and 10 samples are missing."""
+    sfreq = 100.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, counter_channel=1) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        last = pylsl.local_clock() - 1.0  # stamp of counter 29
+        outlet.push_chunk(counter_chunk(0, 30, 1), last)
+        outlet.push_chunk(counter_chunk(40, 10, 1), last + origin + 49 / sfreq)
+        wait_until(lambda: receiver.n_samples == 40, what="both chunks")
+        assert [(e.kind, e.n_samples) for e in receiver.events] == expected
+    del outlet
+
+
 @pytest.mark.parametrize(("flags", "n_gaps"), [(("clocksync",), 1), ("all", 0)])
 def test_timestamp_gaps_without_counter(flags, n_gaps):
     """Raw timestamps show the gap; liblsl's dejitter smooths it away (documented)."""
@@ -295,6 +319,8 @@ def test_missing_stream_times_out_naming_it():
         ({"ch_names": ["c", "b", "a"]}, "different order"),
         ({"counter_channel": "n"}, "counter_channel 'n' is not a channel"),
         ({"counter_channel": 7}, "counter_channel 7 is out of range"),
+        ({"counter_channel": 3}, "counter_channel 3 is out of range for LSL stream .* 3 channels"),
+        ({"counter_channel": -1}, "counter_channel -1 is out of range"),
     ],
 )
 def test_stream_mismatch_is_rejected(expect, fragment):

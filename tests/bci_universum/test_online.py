@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 from pyriemann.geometry.geodesic import geodesic_riemann
@@ -57,6 +59,30 @@ def test_online_equals_offline_for_any_chunking(pipeline, max_chunk):
     assert [d.sample_index for d in online] == idx.tolist()
     np.testing.assert_allclose([d.value for d in online], values, rtol=0, atol=1e-9)
     assert all(d.valid for d in online)
+
+
+@pytest.mark.parametrize(
+    ("sfreq", "window", "update_rate", "band"),
+    [
+        (SFREQ, 0.2, 2.0, (8, 30)),  # a hop (125 samples) longer than the window (50)
+        (0.5, 8.0, 0.5, None),  # a slow stream: below 1 Hz, a window of 4 samples
+    ],
+)
+def test_online_equals_offline_for_any_window_and_hop(pipeline, sfreq, window, update_rate, band):
+    data = _stream(1000)
+    dec = OnlineDecoder(pipeline, sfreq, N_CH, window=window, update_rate=update_rate, band=band)
+    rng = np.random.default_rng(4)
+    online = []
+    for chunk in np.split(data, np.cumsum(rng.integers(1, 300, size=20))):
+        online += dec.push(chunk)
+    idx, values = offline_decisions(dec, data)
+    expected_idx = np.arange(dec.window_len - 1, len(data), dec.hop)
+    assert idx.tolist() == expected_idx.tolist()
+    assert [d.sample_index for d in online] == idx.tolist()
+    np.testing.assert_allclose([d.value for d in online], values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose([d.timestamp for d in online], idx / sfreq, rtol=1e-12)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        online[0].value = 0.0  # decisions are records: a consumer cannot alter another's
 
 
 def test_decision_schedule(pipeline):
@@ -176,6 +202,22 @@ def test_warm_up_resets_state(pipeline):
     assert [d.value for d in warm] == [d.value for d in cold]
 
 
+def test_warm_up_runs_the_documented_number_of_updates(pipeline):
+    """``warm_up(n_updates)`` decides on a first full window, then ``n_updates`` more."""
+    windows = []
+
+    def log_var(X):
+        windows.append(X.shape)
+        return _log_var(X)
+
+    counted = make_pipeline(FunctionTransformer(log_var), pipeline[-1])
+    dec = OnlineDecoder(counted, SFREQ, N_CH)
+    for n_updates, expected in ((None, 32 + 1), (3, 3 + 1)):
+        windows.clear()
+        dec.warm_up() if n_updates is None else dec.warm_up(n_updates)
+        assert windows == [(1, N_CH, dec.window_len)] * expected
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
@@ -184,6 +226,7 @@ def test_warm_up_resets_state(pipeline):
         ({"window": -1}, "window"),
         ({"update_rate": 1000}, "update_rate"),
         ({"smoothing": 1.0}, "smoothing"),
+        ({"smoothing": -0.5}, "smoothing must lie in \\[0, 1\\), got -0.5"),
         ({"band": (30, 8)}, "low < high"),
         ({"band": (8, 200)}, "edge"),
     ],
@@ -383,13 +426,16 @@ def test_band_edges_are_validated_and_none_means_no_filter():
             design_bandpass(SFREQ, band)
 
 
-@pytest.mark.parametrize("quality", [10.0, 30.0])
+@pytest.mark.parametrize("quality", [10.0, None])
 def test_notch_gain_and_bandwidth(quality):
     """Zero gain at the mains frequency, unit gain far from it, and a -3 dB band of width
-    ``freq / quality`` (the definition of the quality factor)."""
+    ``freq / quality`` (the definition of the quality factor; 30 by default: 1.7 Hz)."""
     from bci_universum.online import design_notch
 
-    sos = design_notch(SFREQ, 50.0, quality)
+    if quality is None:
+        sos, quality = design_notch(SFREQ, 50.0), 30.0
+    else:
+        sos = design_notch(SFREQ, 50.0, quality)
     freqs = np.linspace(30.0, 70.0, 40001)
     _, h = signal.sosfreqz(sos, worN=freqs, fs=SFREQ)
     gain = np.abs(h)
@@ -536,3 +582,16 @@ def test_adaptation_rejects_bad_input():
     assert not OnlineDecoder(plain, sfreq, n_ch, window=1.0, band=None).adapt_to_rest(
         stream[:50].T
     )
+
+
+def test_from_model_takes_the_window_band_and_order_of_the_model(pipeline):
+    from bci_universum.model_io import ModelMetadata
+
+    names = [f"EEG{k}" for k in range(N_CH)]
+    meta = ModelMetadata(names, SFREQ, (1.0, 40.0), (0.5, 1.3), [0, 1], filter_order=2)
+    dec = OnlineDecoder.from_model((pipeline, meta), names, SFREQ)
+    assert dec.window_len == round(0.8 * SFREQ) and dec.metadata is meta
+    reference = signal.butter(2, [1.0, 40.0], btype="bandpass", fs=SFREQ, output="sos")
+    np.testing.assert_allclose(dec.sos, reference, rtol=1e-12)
+    shorter = OnlineDecoder.from_model((pipeline, meta), names, SFREQ, window=0.4)
+    assert shorter.window_len == round(0.4 * SFREQ)

@@ -275,6 +275,17 @@ def test_bad_input_errors(Estimator, params, error, match):
         Estimator(**params).fit(X, y)
 
 
+@pytest.mark.parametrize("Estimator", [BiasedSVC, BiasedLeastSquaresSVC])
+def test_decision_function_names_a_wrong_number_of_features(Estimator):
+    """The estimator's own check, before the prior sees the data; the fit is left as it was."""
+    X, y, _, prior = _sessions(8)
+    clf = Estimator(prior=prior, kernel="linear").fit(X, y)
+    name = Estimator.__name__
+    with pytest.raises(ValueError, match=f"X has 4 features, but {name} is expecting 5"):
+        clf.decision_function(X[:, :4])
+    assert clf.n_features_in_ == 5
+
+
 def test_last_column_needs_a_feature_besides_the_prior():
     with pytest.raises(ValueError, match="at least one feature besides"):
         BiasedSVC(prior="last_column").fit(np.arange(6.0)[:, None], [0, 1] * 3)

@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from bci_universum import UNIVERSUM
-from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC
+from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC, solve_ls_usvm
 
 
 def _problem(seed=0, m=30, q=20, d=4):
@@ -138,6 +138,12 @@ def test_singular_system_is_rejected():
     K = np.diag([0.0, -2.0])
     with pytest.raises(ValueError, match="system is singular"):
         LeastSquaresUniversumSVC(C=1.0, kernel="precomputed").fit(K, [0, 1])
+    # Singular up to one rounding: K + diag(ridge) = s·diag(1, −(1 + 2⁻⁵²)), for which
+    # 1ᵀ(K + D)⁻¹1 / Σ|(K + D)⁻¹1| = 2⁻⁵³ (round-off), is rejected whatever the scale s.
+    for scale in (2.0**-20, 1.0, 2.0**20):
+        K = scale * np.diag([0.0, -1.5 - 2.0**-52])
+        with pytest.raises(ValueError, match="system is singular"):
+            solve_ls_usvm(K, np.array([-1.0, 1.0]), scale * np.array([1.0, 0.5]))
 
 
 def test_string_labels_and_universum_forms_agree():

@@ -7,6 +7,7 @@ import mne
 import numpy as np
 import pytest
 import scipy.linalg
+from mne.decoding._mod_ged import _compute_mutual_info
 from sklearn.base import clone
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -15,7 +16,7 @@ from sklearn.pipeline import make_pipeline
 from bci_universum import UNIVERSUM
 from bci_universum.features import CSP
 from bci_universum.features._metrics import amari_index
-from bci_universum.features.csp import epochs_covariance
+from bci_universum.features.csp import _mutual_info, epochs_covariance
 
 mne.set_log_level("error")
 
@@ -68,6 +69,12 @@ def test_multiclass_mutual_information_order_matches_mne():
     X, y, _ = _mixture(rng, 40, gains, n_times=400)
     ours = CSP(n_components=4, component_order="mutual_info").fit(X, y)
     ref = mne.decoding.CSP(n_components=4, component_order="mutual_info").fit(X, y)
+    # the criterion itself is MNE's, on the same class covariances and filters
+    covs = np.stack([epochs_covariance(X[y == c]) for c in range(3)])
+    priors = np.full(3, 1 / 3)
+    expected = _compute_mutual_info(covs, priors, ours.filters_.T)
+    np.testing.assert_allclose(_mutual_info(covs, priors, ours.filters_), expected, rtol=1e-9)
+    assert np.all(np.diff(expected) <= 0)
     # the two joint diagonalisers stop at different points: same filters to 1e-2, same order
     cos = np.abs(np.sum(_unit_rows(ours.filters_[:4]) * _unit_rows(ref.filters_[:4]), axis=1))
     np.testing.assert_allclose(cos, 1.0, atol=1e-2)
@@ -225,10 +232,18 @@ def test_multiclass_ajd_recovers_joint_diagonaliser():
 def test_multiclass_one_vs_rest():
     rng = np.random.default_rng(8)
     gains = [(3.0, 1.0, 1.0), (1.0, 3.0, 1.0), (1.0, 1.0, 3.0)]
-    X, y, A = _mixture(rng, 40, gains, n_channels=6, n_times=300)
+    X, y, A = _mixture(rng, 40, gains, n_channels=8, n_times=300)
     csp = CSP(2, multiclass="ovr", component_order="eigenvalue").fit(X, y)
-    assert csp.filters_.shape == (6, 6)
+    assert csp.filters_.shape == (6, 8)  # 2 filters for each of 3 classes, 8 channels
     assert csp.transform(X).shape == (len(X), 6)
+    # more filters than channels: 3 per class on 4 channels
+    narrow = CSP(3, multiclass="ovr").fit(X[:, :4], y)
+    assert narrow.filters_.shape == (9, 4)
+    assert narrow.transform(X[:, :4]).shape == (len(X), 9)
+    # Haufe's patterns still solve (WᵀCW) A = WᵀC, C the mean class covariance
+    C = np.mean([epochs_covariance(X[y == c, :4]) for c in range(3)], axis=0)
+    F = narrow.filters_.T
+    np.testing.assert_allclose(F.T @ C @ F @ narrow.patterns_, F.T @ C, atol=1e-8)
     covs = [epochs_covariance(X[y == c]) for c in range(3)]
     for c in range(3):
         rest = np.mean([covs[k] for k in range(3) if k != c], axis=0)
@@ -278,6 +293,15 @@ def test_empirical_covariance_is_the_unbiased_uncentred_estimate(shape):
     data = X.transpose(0, 2, 1).reshape(-1, shape[1])
     expected = data.T @ data / (len(data) - 1)
     np.testing.assert_allclose(epochs_covariance(X), expected, atol=1e-12)
+    # default shrinkage 0.1 (as mne.decoding.CSP(reg=0.1)) towards trace/n · I
+    shrunk = 0.9 * expected + 0.1 * np.trace(expected) / shape[1] * np.eye(shape[1])
+    np.testing.assert_allclose(epochs_covariance(X, "shrinkage"), shrunk, atol=1e-12)
+
+
+def test_covariance_of_a_single_sample_is_its_outer_product():
+    """N = 1: N / (N − 1) is undefined, the estimate is left uncorrected."""
+    x = np.array([[[2.0], [-3.0]]])
+    np.testing.assert_array_equal(epochs_covariance(x), [[4.0, -6.0], [-6.0, 9.0]])
 
 
 def test_one_component_is_the_first_filter(binary):
@@ -285,6 +309,8 @@ def test_one_component_is_the_first_filter(binary):
     one = CSP(n_components=1).fit(X, y)
     four = CSP(n_components=4).fit(X, y)
     np.testing.assert_allclose(one.transform(X), four.transform(X)[:, :1])
+    every = CSP(n_components=X.shape[1]).fit(X, y)  # as many components as channels
+    np.testing.assert_allclose(every.transform(X)[:, :4], four.transform(X))
 
 
 def test_shrinkage_bounds_are_accepted(binary):
@@ -320,6 +346,8 @@ def test_shrinkage_bounds_are_accepted(binary):
         ({"universum_weight": 1.0}, None, "needs universum trials"),
         ({}, "y_len", "y must have shape"),
         ({"rank": "full"}, "rank", "not positive definite"),
+        ({"rank": "full"}, "near_rank", "summed class covariance is not positive definite"),
+        ({"rank": "full"}, "near_rank_3", "mean class covariance is not positive definite"),
         ({"rank": 9}, None, "rank=9 exceeds"),
         ({"rank": "low"}, None, "rank"),
         ({"rank": 1}, None, "n_components=4 exceeds the dimension"),
@@ -338,6 +366,13 @@ def test_bad_input(binary, kwargs, fit_args, match):
         y = y[:-1]
     elif fit_args == "rank":
         X = np.concatenate([X, X[:, :1]], axis=1)  # duplicated channel
+    elif fit_args in ("near_rank", "near_rank_3"):
+        # a channel that differs from another by 1e-6 of its amplitude: the smallest
+        # eigenvalue is positive but ~1e-13 of the largest, numerically singular
+        noise = 1e-6 * np.random.default_rng(1).standard_normal(X[:, :1].shape)
+        X = np.concatenate([X, X[:, :1] + noise], axis=1)
+        if fit_args == "near_rank_3":
+            y = np.arange(len(y)) % 3
     with pytest.raises(ValueError, match=match):
         CSP(**kwargs).fit(X, y)
 
