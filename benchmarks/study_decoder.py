@@ -56,8 +56,6 @@ SUBJECTS = ("S001", "assaf", "tomer")
 PROTOCOLS = ("loro", "within", "curve")
 BAND = (7.0, 30.0)
 WINDOW = {"S001": (1.0, 2.0), "assaf": (0.4, 4.4), "tomer": (0.4, 4.4)}
-# Tomer's headset has unconnected (flat) channels: CSP needs a shrunk covariance there.
-CSP_COV = {"tomer": "oas"}
 PEER = ("ts_lr", "none")
 PRIMARY = ("ts_ulr", "U_C3")
 # (pipeline, universa): peers without universum, universum pipelines with and without it (the
@@ -109,8 +107,7 @@ def run(subject: str, name: str, cache: Path, quick: bool) -> None:
         variant, _, base = pipeline.rpartition("+")
         if variant not in recentred:
             recentred[variant] = recentre_runs(epochs, **VARIANTS[variant]) if variant else epochs
-        extra = {"cov_est": CSP_COV[subject]} if "csp" in base and subject in CSP_COV else {}
-        factory = pipeline_factory(base, window=WINDOW[subject], band=BAND, **extra)
+        factory = pipeline_factory(base, window=WINDOW[subject], band=BAND)
         try:
             out = evaluate(recentred[variant], {pipeline: factory}, universa,
                            protocol(name, subject, quick), cache_dir=folder,
