@@ -6,9 +6,12 @@ Run from the repository root (``pip install -e .[mutation]`` first)::
     python benchmarks/mutation.py universum online --minutes 20
     python benchmarks/mutation.py --report                 # rewrite the report only
 
+``WORK`` is ``--work DIR``, else ``$BCI_MUTATION_WORK``, else ``.mutation`` in the checkout: a
+folder outside the checkout keeps the sessions when the checkout is removed.
+
 Shards are configured in ``pyproject.toml`` (``[tool.cosmic-ray.shards.<name>]``: the module and
-the tests that cover it). Each shard is a cosmic-ray session in ``.mutation/<name>.sqlite``;
-mutants run in a scratch copy of the tree (``.mutation/tree``, refreshed before each run), one
+the tests that cover it). Each shard is a cosmic-ray session in ``WORK/<name>.sqlite``;
+mutants run in a scratch copy of the tree (``WORK/tree``, refreshed before each run), one
 test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
 changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
 tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
@@ -50,6 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
 
+# the session state: kept outside the checkout with --work or $BCI_MUTATION_WORK
+WORK_ENV = "BCI_MUTATION_WORK"
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
@@ -505,16 +510,23 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--report", action="store_true", help="only rewrite the report")
     parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get(WORK_ENV, ROOT / ".mutation")),
+        help=f"folder of the sessions and scratch trees (${WORK_ENV}, else .mutation)",
+    )
+    parser.add_argument(
         "--tree",
         default="tree",
-        help="scratch tree under .mutation/ (runs of other shards in parallel need their own)",
+        help="scratch tree under the work folder (shards run in parallel need their own)",
     )
     args = parser.parse_args(argv)
     # stopped with SIGTERM: unwind, so that the warm server and cosmic-ray's group are ended
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    global TREE
+    global WORK, TREE
+    WORK = args.work.resolve()
     TREE = WORK / args.tree
-    WORK.mkdir(exist_ok=True)
+    WORK.mkdir(parents=True, exist_ok=True)
     if args.list:
         list_shards()
         return 0

@@ -38,6 +38,7 @@ __all__ = [
     "load_recording",
     "load_recordings",
     "marker_event_id",
+    "read_prepared_recording",
 ]
 
 
@@ -538,6 +539,60 @@ def epochset_from_raw(
     )
 
 
+def read_prepared_recording(
+    fname: str | os.PathLike,
+    *,
+    ch_names: Sequence[str] | None = None,
+    highpass: float | None = None,
+    resample: float | None = None,
+    verbose=None,
+) -> mne.io.BaseRaw:
+    """Read one recording as :func:`load_recording` prepares it before epoching.
+
+    The continuous run that :func:`load_recording` cuts its trials from (before the causal
+    ``band``): e.g. to replay it through the online decoder.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording, in any format :func:`~bci_universum.datasets.read_recording` reads.
+    ch_names, highpass, resample
+        As in :func:`load_recording`.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Loaded, channels picked and renamed, high-passed and resampled as asked.
+    """
+    path = Path(fname).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"Recording not found: {path}")
+    raw = read_recording(path, verbose=verbose)
+    raw.load_data(verbose=verbose)
+    if ch_names is not None:
+        if len(ch_names) > len(raw.ch_names):
+            raise ValueError(
+                f"{path.name}: {len(ch_names)} channel names for {len(raw.ch_names)} channels."
+            )
+        raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
+        raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
+    if highpass is not None:
+        nyquist = raw.info["sfreq"] / 2
+        if isinstance(highpass, bool) or not (
+            isinstance(highpass, int | float) and 0 < highpass < nyquist
+        ):
+            raise ValueError(
+                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
+                f"got {highpass!r}."
+            )
+        raw.filter(highpass, None, picks="data", verbose=verbose)
+    if resample is not None:
+        raw.resample(resample, verbose=verbose)
+    return raw
+
+
 @fill_doc
 def load_recording(
     fname: str | os.PathLike,
@@ -600,29 +655,9 @@ def load_recording(
     epochs : EpochSet
     """
     path = Path(fname).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"Recording not found: {path}")
-    raw = read_recording(path, verbose=verbose)
-    raw.load_data(verbose=verbose)
-    if ch_names is not None:
-        if len(ch_names) > len(raw.ch_names):
-            raise ValueError(
-                f"{path.name}: {len(ch_names)} channel names for {len(raw.ch_names)} channels."
-            )
-        raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
-        raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
-    if highpass is not None:
-        nyquist = raw.info["sfreq"] / 2
-        if isinstance(highpass, bool) or not (
-            isinstance(highpass, int | float) and 0 < highpass < nyquist
-        ):
-            raise ValueError(
-                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
-                f"got {highpass!r}."
-            )
-        raw.filter(highpass, None, picks="data", verbose=verbose)
-    if resample is not None:
-        raw.resample(resample, verbose=verbose)
+    raw = read_prepared_recording(
+        path, ch_names=ch_names, highpass=highpass, resample=resample, verbose=verbose
+    )
     if classes is None:
         classes = sorted({d for d in raw.annotations.description if d.startswith("cue/")})
     sidecar = read_sidecar(path)
