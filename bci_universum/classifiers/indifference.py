@@ -21,18 +21,27 @@ indifferent to the non-examples:
     Directions in which the universum varies are damped: ``w`` maximises
     ``(wᵀ(μ₊ − μ₋))² / wᵀ(Σ_W + C_U Σ_U)w``.
 
+Model selection fits a grid of ``C`` and ``C_universum`` on every inner fold; ``fit_grid`` fits
+all grid points of one training set at once, sharing what does not depend on them (as
+:class:`~sklearn.linear_model.RidgeCV` solves every ``alpha`` from one SVD): the LDA factorises
+``Σ_W`` once and eigendecomposes the universum covariance in its metric, which gives ``w`` for
+every ``C_universum`` in closed form; the logistic regression computes the trials' span once
+and warm-starts Newton from the neighbouring grid point's solution.
+
 With ``C_universum = 0`` or without universum trials both are the plain models.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
 from scipy.special import expit
+from sklearn.base import clone
 from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covariance
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -46,7 +55,50 @@ __all__ = ["UniversumLDA", "UniversumLogisticRegression", "universum_logistic_ob
 
 
 class _LinearDecision(BaseBinaryUniversumClassifier):
-    """``decision_function`` and lean ``decision_trial`` from ``coef_`` and ``intercept_``."""
+    """``decision_function`` and lean ``decision_trial`` from ``coef_`` and ``intercept_``;
+    ``fit_grid`` over the subclass's ``_fit_grid``, which ``_fit`` calls with one model."""
+
+    def _fit(self, X, y, X_l, y_signed, X_u) -> None:
+        self._fit_grid([self], X_l, y_signed, X_u)
+
+    def _fit_grid(self, models, X_l, y_signed, X_u) -> None:
+        """Fit every model of ``models`` (copies of ``self`` differing in their parameters) on
+        the split trials."""
+        raise NotImplementedError
+
+    def fit_grid(self, X, y, grid: Sequence[Mapping]) -> list:
+        """One fitted copy of this estimator per grid point, sharing work between them.
+
+        Equal (to the solver's tolerance) to ``[clone(self).set_params(**p).fit(X, y) for p
+        in grid]``: model selection calls it on each inner fold.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Labelled and universum trials.
+        y : array-like of shape (n_samples,)
+            Labels; universum trials carry ``universum_label``.
+        grid : sequence of dict
+            Parameter settings (e.g. ``ParameterGrid({"C_universum": [0.01, 0.1, 1.0]})``);
+            ``universum_label`` cannot vary.
+
+        Returns
+        -------
+        models : list of estimators
+            Fitted, in the order of ``grid``.
+        """
+        if any("universum_label" in p for p in grid):
+            raise ValueError("fit_grid: universum_label cannot vary over the grid.")
+        models = [clone(self).set_params(**p) for p in grid]
+        for m in models:
+            m._validate_params()
+        if not models:
+            return models
+        X_l, y_signed, X_u = models[0]._validate_fit_data(X, y)
+        for m in models[1:]:
+            m.classes_, m.n_features_in_ = models[0].classes_, models[0].n_features_in_
+        self._fit_grid(models, X_l, y_signed, X_u)
+        return models
 
     def decision_function(self, X) -> np.ndarray:
         """Decision values ``wᵀx + b``; positive means ``classes_[1]``.
@@ -168,6 +220,13 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
     return theta[:-1], theta[-1], max_iter
 
 
+def _span(X_l: np.ndarray, X_u: np.ndarray) -> np.ndarray:
+    """Orthonormal basis (rows) of the span of the trials: ``w = Vv`` there is exact, and
+    Newton runs in ≤ n_trials dimensions whatever the number of features."""
+    _, s, Vt = np.linalg.svd(np.vstack([X_l, X_u]), full_matrices=False)
+    return Vt[s > s[0] * 1e-12] if s.size and s[0] > 0 else Vt[:0]
+
+
 class UniversumLogisticRegression(_LinearDecision):
     """L2 logistic regression whose decision function is indifferent to universum trials.
 
@@ -252,37 +311,45 @@ class UniversumLogisticRegression(_LinearDecision):
         self.online_universum = online_universum
         self.universum_label = universum_label
 
-    def _fit(self, X, y, X_l, y_signed, X_u) -> None:
-        if self.online_universum:
-            self._training_features = (X_l, y_signed, X_u)
-            self.universum_online_ = np.empty((0, X_l.shape[1]))
-        self._solve(X_l, y_signed, X_u)
+    def _fit_grid(self, models, X_l, y_signed, X_u) -> None:
+        # Models using the same trials share the span; in grid order, each warm-starts from
+        # the previous one's solution (the objective is strictly convex: same optimum).
+        spans: dict = {}
+        for m in models:
+            if m.online_universum:
+                m._training_features = (X_l, y_signed, X_u)
+                m.universum_online_ = np.empty((0, X_l.shape[1]))
+            used = m._used_universum(X_u)
+            key = (len(used) > 0, m.penalty)
+            if key not in spans:
+                spans[key] = [_span(X_l, used), None]
+            basis, start = spans[key]
+            spans[key][1] = m._newton_in(basis, X_l, y_signed, used, start)
+
+    def _used_universum(self, X_u: np.ndarray) -> np.ndarray:
+        """The universum rows the objective sees: none, or centred for the covariance."""
+        if self.C_universum == 0:
+            return X_u[:0]
+        return X_u - X_u.mean(axis=0) if self.penalty == "covariance" and len(X_u) else X_u
 
     def _solve(self, X_l, y_signed, X_u, warm_start: bool = False) -> None:
-        if self.C_universum == 0:
-            X_u = X_u[:0]
-        if self.penalty == "covariance" and len(X_u):
-            X_u = X_u - X_u.mean(axis=0)
-        # w = Vv in the span of the trials: exact, and Newton runs in ≤ n_trials dimensions.
-        _, s, Vt = np.linalg.svd(np.vstack([X_l, X_u]), full_matrices=False)
-        basis = Vt[s > s[0] * 1e-12] if s.size and s[0] > 0 else Vt[:0]
+        X_u = self._used_universum(X_u)
+        basis = _span(X_l, X_u)
         # The previous w lies in the span of the previous trials, a subspace of this one:
         # its coordinates in the new basis are exact.
         theta0 = np.r_[basis @ self.coef_[0], self.intercept_] if warm_start else None
+        self._newton_in(basis, X_l, y_signed, X_u, theta0)
+
+    def _newton_in(self, basis, X_l, y_signed, X_u, theta0) -> np.ndarray:
+        """Newton in the span ``basis`` from ``theta0``; sets the solution, returns ``[v, b]``."""
         v, b, self.n_iter_ = _newton(
-            X_l @ basis.T,
-            y_signed,
-            X_u @ basis.T,
-            self.C,
-            self.C_universum,
-            self.penalty == "decision",
-            self.tol,
-            self.max_iter,
-            theta0,
-        )
+            X_l @ basis.T, y_signed, X_u @ basis.T, self.C, self.C_universum,
+            self.penalty == "decision", self.tol, self.max_iter, theta0,
+        )  # fmt: skip
         self.coef_ = (v @ basis)[np.newaxis, :]
         self.intercept_ = np.array([b])
         self.n_universum_ = len(X_u)
+        return np.r_[v, b]
 
     @available_if(lambda self: self.online_universum > 0)
     def update(self, x: np.ndarray) -> None:
@@ -364,22 +431,56 @@ class UniversumLDA(_LinearDecision):
             return scale[:, None] * cov * scale[None, :]
         return shrunk_covariance(empirical_covariance(X), self.shrinkage)
 
-    def _fit(self, X, y, X_l, y_signed, X_u) -> None:
+    def _fit_grid(self, models, X_l, y_signed, X_u) -> None:
         groups = [X_l[y_signed < 0], X_l[y_signed > 0]]
-        self.priors_ = np.array([len(g) for g in groups], dtype=float) / len(X_l)
-        self.means_ = np.array([g.mean(axis=0) for g in groups])
-        scatter = sum(p * self._covariance(g) for p, g in zip(self.priors_, groups, strict=True))
-        use_u = self.C_universum > 0 and len(X_u) > 0
-        if use_u:
-            scatter = scatter + self.C_universum * empirical_covariance(X_u)
-        diff = self.means_[1] - self.means_[0]
-        # lstsq, as scikit-learn's lsqr solver: a singular scatter gets the minimum-norm w.
-        w = scipy.linalg.lstsq(scatter, diff, check_finite=False)[0]
-        self.coef_ = w[np.newaxis, :]
-        self.intercept_ = np.array(
-            [
-                -0.5 * w @ (self.means_[0] + self.means_[1])
-                + np.log(self.priors_[1] / self.priors_[0])
-            ]
-        )
-        self.n_universum_ = len(X_u) if use_u else 0
+        priors = np.array([len(g) for g in groups], dtype=float) / len(X_l)
+        means = np.array([g.mean(axis=0) for g in groups])
+        diff = means[1] - means[0]
+        # Σ_U = U Uᵀ: the centred universum trials, scaled.
+        U = (X_u - X_u.mean(axis=0)).T / np.sqrt(len(X_u)) if len(X_u) else X_u.T
+        by_shrinkage: dict = {}
+        for m in models:
+            by_shrinkage.setdefault(repr(m.shrinkage), []).append(m)
+        for same in by_shrinkage.values():
+            scatter = sum(p * same[0]._covariance(g) for p, g in zip(priors, groups, strict=True))
+            weights = [m.C_universum if len(X_u) else 0.0 for m in same]
+            for m, w in zip(same, _universum_directions(scatter, U, diff, weights), strict=True):
+                m.priors_, m.means_ = priors, means
+                m.coef_ = w[np.newaxis, :]
+                m.intercept_ = np.array(
+                    [-0.5 * w @ (means[0] + means[1]) + np.log(priors[1] / priors[0])]
+                )
+                m.n_universum_ = len(X_u) if m.C_universum > 0 else 0
+
+
+def _universum_directions(scatter, U, diff, weights) -> list[np.ndarray]:
+    """``w = (Σ_W + c U Uᵀ)⁻¹ diff`` for every ``c`` of ``weights``.
+
+    With ``Σ_W = L Lᵀ`` (Cholesky) and the eigendecomposition ``Uᵀ Σ_W⁻¹ U = Q Λ Qᵀ`` (the
+    generalised eigenproblem of ``(Σ_U, Σ_W)`` on the universum's span), Woodbury's identity
+    gives ``w(c) = w₀ − Σ_W⁻¹U Q diag(c / (1 + cΛ)) Qᵀ Uᵀ w₀`` with ``w₀ = Σ_W⁻¹ diff``: one
+    factorisation for the whole grid. A singular ``Σ_W`` (no shrinkage, fewer trials than
+    features) gets the minimum-norm least-squares solution of each system instead, as
+    scikit-learn's ``lsqr`` solver.
+    """
+    try:
+        factor = scipy.linalg.cho_factor(scatter, check_finite=False)
+        # The pivots bound the condition number from below: far from 1/eps, the factor of a
+        # singular matrix would not be left to rounding.
+        diagonal = np.abs(np.diag(factor[0]))
+        singular = diagonal.min() ** 2 <= 1e-10 * diagonal.max() ** 2
+    except np.linalg.LinAlgError:
+        singular = True
+    if singular:
+        return [
+            scipy.linalg.lstsq(scatter + c * (U @ U.T), diff, check_finite=False)[0]
+            for c in weights
+        ]
+    solved = scipy.linalg.cho_solve(factor, np.column_stack([diff, U]), check_finite=False)
+    w0, SU = solved[:, 0], solved[:, 1:]
+    if not any(weights) or U.shape[1] == 0:
+        return [w0] * len(weights)
+    lam, Q = np.linalg.eigh(U.T @ SU)
+    lam = np.clip(lam, 0.0, None)  # Uᵀ Σ_W⁻¹ U is positive semi-definite
+    B, a = SU @ Q, Q.T @ (U.T @ w0)
+    return [w0 - B @ (c * a / (1.0 + c * lam)) for c in weights]

@@ -1,10 +1,11 @@
 """Riemannian tangent-space features of regularised trial covariances, with a lean online path.
 
-``fit`` estimates the trial covariances with ``pyriemann.estimation.Covariances`` and their
-Riemannian (affine-invariant) mean with ``pyriemann.tangentspace.TangentSpace(metric="riemann")``.
-It then precomputes ``P^{-1/2}`` of that reference ``P`` and the weights of the upper triangle
-(1 on the diagonal, √2 off it), so that mapping a trial needs one covariance, two small matrix
-products and one symmetric eigendecomposition:
+``fit`` estimates the trial covariances with :func:`regularized_covariances` (equal to
+``pyriemann.estimation.Covariances``, compiled) and their Riemannian (affine-invariant) mean
+with ``pyriemann.tangentspace.TangentSpace(metric="riemann")``. It then precomputes
+``P^{-1/2}`` of that reference ``P`` and the weights of the upper triangle (1 on the diagonal,
+√2 off it), so that mapping a trial needs one covariance, two small matrix products and one
+symmetric eigendecomposition:
 
     t(X) = upper( logm( P^{-1/2} C(X) P^{-1/2} ) )
 
@@ -24,7 +25,6 @@ from typing import ClassVar
 
 import numpy as np
 from numba import njit
-from pyriemann.estimation import Covariances
 from pyriemann.geometry.base import invsqrtm
 from pyriemann.tangentspace import TangentSpace as _PyriemannTangentSpace
 from sklearn.utils._param_validation import StrOptions
@@ -199,7 +199,7 @@ class TangentSpace(EpochsTransformer):
             X = X[~universum_mask(y, self.universum_label)]
             if X.shape[0] == 0:
                 raise ValueError("reference='labelled' needs labelled trials; all are universum.")
-        covs = Covariances(estimator=self.estimator).transform(X)
+        covs = regularized_covariances(X, self.estimator)
         self.reference_ = _PyriemannTangentSpace(metric="riemann").fit(covs).reference_
         self.isqrt_reference_ = invsqrtm(self.reference_)
         n = X.shape[1]

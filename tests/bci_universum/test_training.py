@@ -43,6 +43,32 @@ def test_select_and_fit_matches_grid_search(universum):
     )
 
 
+@pytest.mark.parametrize(("name", "params"), [("ts_ulr", {}), ("csp_ulda", {"n_components": 2})])
+def test_grid_fitted_classifiers_select_as_grid_search(name, params):
+    """The universum LR/LDA fit the grid of an inner fold in one call (``fit_grid``): same
+    split scores, selection and refit as GridSearchCV fitting every point alone."""
+    epochs = make_epochs(effect=0.25, seed=5)  # a seed where the grid points score differently
+    estimator = make_pipeline(name, sfreq=epochs.sfreq, **params)
+    grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
+    assert "clf__C_universum" in grid
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    model, best, (points, scores) = select_and_fit(
+        estimator, grid, epochs.X, epochs.y, cv, return_scores=True
+    )
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("balanced_accuracy"))
+    reference.fit(epochs.X, epochs.y)
+    assert np.unique(reference.cv_results_["mean_test_score"]).size > 1
+    assert points == reference.cv_results_["params"]
+    splits = [reference.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    np.testing.assert_allclose(scores, np.column_stack(splits), rtol=1e-12)
+    assert best == reference.best_params_
+    np.testing.assert_allclose(
+        model.decision_function(epochs.X),
+        reference.best_estimator_.decision_function(epochs.X),
+        rtol=1e-9,
+    )
+
+
 def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():
     """A grid over a feature step goes through GridSearchCV: its split scores are returned."""
     epochs = make_epochs(effect=0.25, seed=2)

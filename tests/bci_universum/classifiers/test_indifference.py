@@ -171,3 +171,67 @@ def test_lr_stops_at_machine_precision_not_at_the_cap():
     assert model.n_iter_ < 20
     reference = UniversumLogisticRegression(C=10.0).fit(*_with_universum(X, y, Z))
     np.testing.assert_allclose(model.coef_, reference.coef_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("penalty", ["decision", "covariance"])
+def test_lr_fit_grid_matches_scipy_at_every_grid_point(penalty):
+    """Warm-started, span-sharing fits of a grid = the scipy minimiser point by point."""
+    X, y, Z = _problem(seed=8)
+    grid = [{"C": C, "C_universum": c} for C in (0.1, 10.0) for c in (0.0, 0.01, 1.0)]
+    models = UniversumLogisticRegression(penalty=penalty).fit_grid(*_with_universum(X, y, Z), grid)
+    for model, point in zip(models, grid, strict=True):
+        assert (model.C, model.C_universum) == (point["C"], point["C_universum"])
+
+        def f(theta, C=point["C"], c=point["C_universum"]):
+            return universum_logistic_objective(theta[:-1], theta[-1], X, y, Z, C, c, penalty)
+
+        ref = minimize(f, np.zeros(X.shape[1] + 1), method="BFGS", options={"gtol": 1e-10})
+        assert f(np.r_[model.coef_[0], model.intercept_]) <= ref.fun + 1e-9
+        np.testing.assert_allclose(model.coef_[0], ref.x[:-1], atol=1e-5)
+        alone = UniversumLogisticRegression(penalty=penalty, **point)
+        alone.fit(*_with_universum(X, y, Z))
+        np.testing.assert_allclose(model.coef_, alone.coef_, rtol=1e-7, atol=1e-9)
+        assert model.n_universum_ == (len(Z) if point["C_universum"] else 0)
+    # warm starts: later points of a path need fewer Newton steps than a cold start
+    cold = UniversumLogisticRegression(penalty=penalty, C=10.0, C_universum=1.0)
+    assert models[-1].n_iter_ < cold.fit(*_with_universum(X, y, Z)).n_iter_
+
+
+@pytest.mark.parametrize("shrinkage", ["auto", 0.3, None])
+def test_lda_fit_grid_is_a_direct_solve_per_weight(shrinkage):
+    """One factorisation for the grid = (Σ_W + c Σ_U)⁻¹Δμ solved directly for each c, with
+    Σ_W scikit-learn's LDA covariance."""
+    X, y, Z = _problem(seed=9)
+    weights = [0.0, 0.01, 0.1, 1.0, 100.0]
+    models = UniversumLDA(shrinkage=shrinkage).fit_grid(
+        *_with_universum(X, y, Z), [{"C_universum": c} for c in weights]
+    )
+    sk = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage, store_covariance=True)
+    S_W = sk.fit(X, y).covariance_
+    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
+    for model, c in zip(models, weights, strict=True):
+        w = np.linalg.solve(S_W + c * np.cov(Z.T, bias=True), diff)
+        np.testing.assert_allclose(model.coef_[0], w, rtol=1e-9, atol=1e-12)
+        alone = UniversumLDA(C_universum=c, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
+        np.testing.assert_allclose(model.decision_function(X), alone.decision_function(X))
+    np.testing.assert_allclose(models[0].coef_, sk.coef_, rtol=1e-9, atol=1e-12)
+
+
+def test_lda_singular_scatter_gets_the_minimum_norm_solution():
+    """More features than trials without shrinkage: scikit-learn's lsqr (least squares)."""
+    X, y, Z = _problem(seed=10, m=10, q=6, d=30)
+    models = UniversumLDA(shrinkage=None).fit_grid(
+        *_with_universum(X, y, Z), [{"C_universum": 0.0}, {"C_universum": 0.5}]
+    )
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(models[0].coef_, ref.coef_, rtol=1e-8, atol=1e-10)
+    S = 0.5 * np.cov(X[y == 1].T, bias=True) + 0.5 * np.cov(X[y == -1].T, bias=True)
+    S += 0.5 * np.cov(Z.T, bias=True)
+    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
+    np.testing.assert_allclose(models[1].coef_[0], np.linalg.pinv(S) @ diff, atol=1e-8)
+
+
+def test_fit_grid_rejects_a_varying_universum_label():
+    X, y, Z = _problem()
+    with pytest.raises(ValueError, match="universum_label"):
+        UniversumLDA().fit_grid(*_with_universum(X, y, Z), [{"universum_label": -3}])

@@ -1,0 +1,138 @@
+"""Per-fold cost of a universum fit against the plain fits it is compared with, in one run.
+
+The decoder study times every job, but its jobs run pipeline after pipeline, minutes or hours
+apart on a shared machine; here the fits of one within-session fold (the study's first
+10 × 5-fold repeat, its ``DEFAULT_GRID`` and inner 5-fold selection) run back to back, fold
+after fold, so that every ratio compares fits under the same load. Each universum fit
+(``U_C3``: the recorded rest/idle trials) is compared with two plain fits:
+
+* the study's plain fit: what the universum pipeline is compared with in the study
+  (``ts_ulr + none``: the same pipeline, whose grid has only ``C``; ``ts_lr``: pyRiemann-style
+  TS + LR, grid over ``C``; ``csp_lda``: MNE-style CSP + LDA, no parameter, hence *no inner
+  model selection at all*);
+* the same selection without universum: the same pipeline, the same grid and inner folds,
+  on the labelled trials only (for the LDA every ``C_universum`` is then the same model, but
+  the selection does the same work), i.e. what the universum itself costs.
+
+Run from the repository root (the real recordings must be present)::
+
+    python benchmarks/bench_universum_fit.py [--subjects tomer assaf S001] [--folds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from study_decoder import BAND, SUBJECTS, WINDOW, load
+
+from bci_universum.evaluation import WithinSession, plan_jobs
+from bci_universum.evaluation.jobs import run_job
+from bci_universum.pipelines import pipeline_factory
+from bci_universum.training import DEFAULT_GRID
+
+RESULTS = Path(__file__).parent / "results"
+# universum pipeline → the study's plain fit (pipeline, universum)
+PAIRS = {
+    "ts_ulr": ("ts_ulr", "none"),
+    "ts_ulda": ("ts_lr", "none"),
+    "csp_ulda": ("csp_lda", "none"),
+}
+SAME = "same selection, no universum"
+
+
+def _jobs(epochs, pipeline: str, universum: str, n_folds: int) -> tuple:
+    factory = pipeline_factory(pipeline, window=WINDOW[epochs.subject], band=BAND)
+    protocol = WithinSession(5, 5, dict(DEFAULT_GRID), n_repeats=1)
+    return factory, plan_jobs([epochs], {pipeline: factory}, [universum], protocol)[:n_folds]
+
+
+def time_subject(subject: str, n_folds: int) -> list[dict]:
+    """Fit seconds (selection and refit, as the study's ``fit_time``) per fold and fit."""
+    epochs = load(subject)
+    fits = {}
+    for pipeline, plain in PAIRS.items():
+        factory, with_u = _jobs(epochs, pipeline, "U_C3", n_folds)
+        fits[(pipeline, "U_C3")] = (factory, with_u)
+        fits[plain] = _jobs(epochs, *plain, n_folds)
+        # the universum job's grid on the labelled trials only
+        _, labelled = _jobs(epochs, pipeline, "none", n_folds)
+        same = [replace(j, param_grid=u.param_grid) for j, u in zip(labelled, with_u, strict=True)]
+        fits[(pipeline, SAME)] = (factory, same)
+    for factory, jobs in fits.values():  # warm-up: compiled code, imports
+        run_job(jobs[0], epochs, factory)
+    rows = []
+    for fold in range(n_folds):
+        for (pipeline, universum), (factory, jobs) in fits.items():
+            row = run_job(jobs[fold], epochs, factory)[0]
+            rows.append({"subject": subject, "fold": fold, "fit": (pipeline, universum),
+                         "seconds": row["fit_time"], "cap_hits": row["n_cap_hits"],
+                         "grid": len(jobs[fold].param_grid)})  # fmt: skip
+            print(subject, fold, pipeline, universum, f"{row['fit_time']:.3f} s", flush=True)
+    return rows
+
+
+def _grid(rows, fit) -> str:
+    sizes = {r["grid"] for r in rows if r["fit"] == fit}
+    return "none" if sizes == {0} else "inner 5-fold"
+
+
+def table(rows: list[dict]) -> list[str]:
+    lines = ["| subject | universum fit | compared with | selection | folds | median s (U / "
+             "plain) | median ratio | max ratio | cap hits (U / plain) |",
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for subject in dict.fromkeys(r["subject"] for r in rows):
+        mine = [r for r in rows if r["subject"] == subject]
+        seconds = {(r["fold"], r["fit"]): r["seconds"] for r in mine}
+        caps = {(r["fold"], r["fit"]): r["cap_hits"] for r in mine}
+        folds = sorted({r["fold"] for r in mine})
+        for pipeline, plain in PAIRS.items():
+            u = (pipeline, "U_C3")
+            for ref in (plain, (pipeline, SAME)):
+                t_u = np.array([seconds[(f, u)] for f in folds])
+                t_p = np.array([seconds[(f, ref)] for f in folds])
+                ratio = t_u / t_p
+                hits = [sum(caps[(f, fit)] > 0 for f in folds) for fit in (u, ref)]
+                lines.append(
+                    f"| {subject} | {' + '.join(u)} | {' + '.join(ref)} | {_grid(mine, ref)} | "
+                    f"{len(folds)} | {np.median(t_u):.2f} / {np.median(t_p):.2f} | "
+                    f"{np.median(ratio):.2f} | {ratio.max():.2f} | {hits[0]} / {hits[1]} |"
+                )
+    return lines
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--subjects", nargs="+", choices=SUBJECTS, default=["tomer", "assaf"])
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--output", type=Path, default=RESULTS / "universum_fit.md")
+    args = parser.parse_args(argv)
+    load_start = os.getloadavg()[0]
+    rows = [r for s in args.subjects for r in time_subject(s, args.folds)]
+    command = "python benchmarks/bench_universum_fit.py --subjects " + " ".join(args.subjects)
+    text = [
+        "# Per-fold cost of the universum fits",
+        "",
+        f"`{command} --folds {args.folds}` (one run; python {platform.python_version()}, "
+        f"{platform.machine()}; 1-minute load average {load_start:.1f} at the start and "
+        f"{os.getloadavg()[0]:.1f} at the end, on 2 shared cores).",
+        "",
+        "Seconds of one fit (inner model selection over the study's `DEFAULT_GRID` and refit) "
+        "on the same within-session fold, fits interleaved fold by fold. Compared with: the "
+        "study's plain fit (`csp_lda` has no parameter, so it does no inner selection: the "
+        "universum fit's 5 inner folds cost at least 6 CSP fits against its one), and the "
+        f"same pipeline and selection on the labelled trials only ({SAME}).",
+        "",
+        *table(rows),
+        "",
+    ]
+    args.output.write_text("\n".join(text))
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
