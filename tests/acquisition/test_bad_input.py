@@ -154,10 +154,13 @@ def _broken_copy(tmp_path, partial, damage):
     return copy
 
 
-def _header_without(key):
+def _header_without(*keys):
     def damage(folder):
         header = json.loads((folder / "header.json").read_text())
-        del header[key]
+        node = header
+        for key in keys[:-1]:
+            node = node[key]
+        del node[keys[-1]]
         (folder / "header.json").write_text(json.dumps(header))
 
     return damage
@@ -180,6 +183,7 @@ def _truncate(name, size):
         (lambda f: (f / "header.json").write_text("[1, 2]"), "header.json does not hold"),
         (_header_without("channels"), "header.json lacks ['channels']"),
         (_header_without("dtype"), "header.json lacks ['dtype']"),
+        (_header_without("stream", "sfreq"), "'stream' must give a positive 'sfreq'"),
         (lambda f: (f / "header.json").unlink(), "has no header.json"),
         (lambda f: (f / "data.bin").unlink(), "data.bin is missing"),
         (lambda f: (f / "timestamps.bin").unlink(), "timestamps.bin is missing"),
@@ -188,7 +192,7 @@ def _truncate(name, size):
     ],
     ids=[
         "truncated-header", "empty-header", "binary-header", "header-not-object",
-        "no-channels", "no-dtype", "no-header", "no-data", "no-timestamps",
+        "no-channels", "no-dtype", "no-sfreq", "no-header", "no-data", "no-timestamps",
         "truncated-data", "empty-timestamps",
     ],
 )  # fmt: skip
@@ -218,9 +222,14 @@ def test_recover_refuses_renamed_and_already_finalised_recordings(tmp_path, cras
     assert snapshot(tmp_path) == before
 
 
-def test_a_good_partial_recording_recovers(tmp_path, crashed_recording):
-    """The control: the undamaged copy of the same folder recovers completely."""
+@pytest.mark.parametrize("named_by", ["partial", "fif", "folder"])
+def test_a_good_partial_recording_recovers(tmp_path, crashed_recording, named_by):
+    """The control: the undamaged copy of the same folder recovers completely, named by its
+    partial folder, the FIF it was heading for or the folder holding it."""
     partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
-    fname = recover(partial)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    fname = recover({"partial": partial, "fif": fif, "folder": tmp_path}[named_by])
+    assert fname == fif and not partial.exists()
     raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
+    assert json.loads(fif.with_suffix(".json").read_text())["recovered"] is True

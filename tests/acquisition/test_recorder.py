@@ -52,6 +52,7 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     wait_until(lambda: receiver.n_samples == n_total and markers.n_markers == 3)
     fname = recorder.stop()
     assert not receiver.running and not markers.running
+    assert recorder.n_samples == n_total and recorder.n_markers == 3
     del outlet
     marker_outlet.close()
 
