@@ -26,6 +26,7 @@ finite), and every window that contains one withholds its decision with the reas
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -205,6 +206,11 @@ def _pipeline_steps(pipeline) -> list:
     return [pipeline]
 
 
+def _adaptive(step) -> bool:
+    """Whether ``step`` adapts to rest windows online (has an ``update(x)`` method)."""
+    return callable(getattr(step, "update", None))
+
+
 def _trial_transform(step) -> Callable[[np.ndarray], np.ndarray]:
     lean = getattr(step, "transform_trial", None)
     if lean is not None:
@@ -337,12 +343,6 @@ class OnlineDecoder:
         self.sos = design_bandpass(self.sfreq, band, filter_order)
         self._path = trial_decision_path(pipeline)
         self._label = label_rule(pipeline)
-        steps = _pipeline_steps(pipeline)
-        self._adaptive = [
-            ([_trial_transform(s) for s in steps[:i]], step.update)
-            for i, step in enumerate(steps)
-            if callable(getattr(step, "update", None))
-        ]
         self.n_values = self._check_path()
         self.reset()
 
@@ -468,14 +468,25 @@ class OnlineDecoder:
             return None
         return self._window()
 
+    @property
+    def adaptive(self) -> bool:
+        """Whether the pipeline has a step that :meth:`adapt_to_rest` updates."""
+        return any(_adaptive(step) for step in _pipeline_steps(self.pipeline))
+
     def adapt_to_rest(self, window: np.ndarray | None = None) -> bool:
         """Fold a rest window of the current run into the pipeline's adaptive steps.
 
-        Steps with an ``update(x)`` method (e.g.
-        :class:`~bci_universum.features.Recentring`, whose rest reference re-centres the
-        following windows) receive the window as the steps before them transform it. Call it
-        at the end of each rest (universum) period of a feedback run; decisions are not
-        affected until then, and the decision path stays as lean as before.
+        Every step with an ``update(x)`` method receives the window as the steps before it
+        transform it: :class:`~bci_universum.features.Recentring` moves its rest reference,
+        which re-centres the following windows; a final
+        :class:`~bci_universum.classifiers.UniversumLogisticRegression` with
+        ``online_universum > 0`` adds the window's features to its universum and refits
+        (warm-started). Call it at the end of each rest (universum) period of a feedback run;
+        decisions are not affected until then, and the decision path stays as lean as before.
+
+        The steps are updated as copies and the decoder then switches to the new decision path
+        in one assignment, so a decision computed meanwhile (another thread) uses the old
+        model or the new one, never a mix; ``pipeline`` then holds the updated steps.
 
         Parameters
         ----------
@@ -489,13 +500,36 @@ class OnlineDecoder:
         """
         if window is None:
             window = self.current_window()
-        if window is None or not self._adaptive:
+        elif np.shape(window) != (self.n_channels, self.window_len):
+            raise ValueError(
+                f"window must have shape ({self.n_channels}, {self.window_len}), got "
+                f"{np.shape(window)}."
+            )
+        steps = _pipeline_steps(self.pipeline)
+        if window is None or not any(_adaptive(step) for step in steps):
             return False
-        for transforms, update in self._adaptive:
-            x = np.array(window, dtype=np.float64)
-            for transform in transforms:
-                x = transform(x)
-            update(x)
+        window = np.array(window, dtype=np.float64)
+        if not np.isfinite(window).all():
+            raise ValueError("window contains non-finite samples.")
+        new = list(steps)
+        for i, step in enumerate(steps):
+            if _adaptive(step):
+                x = window
+                for before in steps[:i]:
+                    x = _trial_transform(before)(x)
+                new[i] = copy.copy(step)
+                new[i].update(x)
+        pipeline = self.pipeline
+        if isinstance(pipeline, Pipeline):
+            pipeline = copy.copy(pipeline)
+            names = [
+                name for name, step in pipeline.steps if step is not None and step != "passthrough"
+            ]
+            replaced = dict(zip(names, new, strict=True))
+            pipeline.steps = [(name, replaced.get(name, step)) for name, step in pipeline.steps]
+        else:
+            pipeline = new[0]
+        self._path, self.pipeline = trial_decision_path(pipeline), pipeline
         return True
 
     def _decide(self, sample_index: int) -> Decision:
@@ -661,3 +695,71 @@ def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndar
         return indices, np.empty(0)
     windows = np.stack([filtered[i - decoder.window_len + 1 : i + 1].T for i in indices])
     return indices, np.asarray(decoder.pipeline.decision_function(windows))
+
+
+def replay(
+    decoder: OnlineDecoder,
+    data: np.ndarray,
+    *,
+    chunk_size: int = 32,
+    rest_ends: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Push a continuous recording through ``decoder`` chunk by chunk, adapting to its rests.
+
+    The online path (:meth:`OnlineDecoder.push`) on recorded data, as a feedback run would
+    see it: after the sample ending each rest window is pushed (and before any later one),
+    :meth:`OnlineDecoder.adapt_to_rest` folds the current window in, so a rest changes only
+    the decisions after it. Without ``rest_ends`` (or with a non-adaptive pipeline) the
+    values equal :func:`offline_decisions`.
+
+    Parameters
+    ----------
+    decoder : OnlineDecoder
+        Starts from its current state (call :meth:`OnlineDecoder.reset` for a new run); its
+        pipeline is adapted in place (use a copy to keep the calibrated model).
+    data : ndarray of shape (n_samples, n_channels)
+        The recording.
+    chunk_size : int
+        Samples per :meth:`~OnlineDecoder.push` (chunks are also split at rest ends).
+    rest_ends : array-like of int or None
+        Sample indices (from the first sample of ``data``) of the newest sample of each rest
+        window to fold in.
+
+    Returns
+    -------
+    indices : ndarray of int, shape (n_decisions,)
+        Newest sample index of every decision window.
+    values : ndarray of shape (n_decisions,) or (n_decisions, n_values)
+        Their decision values (``nan`` where withheld).
+    """
+    data = np.asarray(data, dtype=np.float64)
+    if data.ndim != 2 or data.shape[1] != decoder.n_channels:
+        raise ValueError(
+            f"data must have shape (n_samples, {decoder.n_channels}), got {data.shape}."
+        )
+    if int(chunk_size) < 1:
+        raise ValueError(f"chunk_size must be at least 1, got {chunk_size}.")
+    ends = np.empty(0, dtype=np.int64) if rest_ends is None else np.asarray(rest_ends)
+    if ends.size and (
+        ends.ndim != 1
+        or not np.issubdtype(ends.dtype, np.integer)
+        or ends.min() < decoder.window_len - 1
+        or ends.max() >= data.shape[0]
+    ):
+        raise ValueError(
+            f"rest_ends must be sample indices in [{decoder.window_len - 1}, "
+            f"{data.shape[0] - 1}] (a full window before each), got {ends}."
+        )
+    ends = ends.astype(np.int64)
+    start = decoder.n_samples_seen
+    cuts = np.union1d(np.arange(0, data.shape[0], int(chunk_size)), ends + 1).tolist()
+    pending = set((ends + 1).tolist())
+    decisions = []
+    for a, b in zip(cuts, [*cuts[1:], data.shape[0]], strict=True):
+        if a in pending:
+            decoder.adapt_to_rest()
+        if b > a:
+            decisions += decoder.push(data[a:b])
+    indices = np.array([d.sample_index for d in decisions], dtype=np.int64) - start
+    values = np.array([d.values if decoder.n_values > 1 else d.value for d in decisions])
+    return indices, values

@@ -14,6 +14,10 @@ ts_ulr         window, tangent space, logistic regression with the universum ind
 ts_ulda        window, tangent space, shrinkage LDA with the universum covariance in the
                within-class scatter (:class:`~bci_universum.classifiers.UniversumLDA`)
 csp_ulda       window, CSP log-variance, LDA with the universum covariance
+ats_ulr        ``ts_ulr`` whose universum follows the feedback run's rest windows online: the
+               fitted classifier keeps its training features and
+               ``OnlineDecoder.adapt_to_rest`` adds each rest window to its universum and
+               refits (``online_universum``: at most that many windows kept, default 100)
 rts_ulr        window, rest re-centring (:class:`~bci_universum.features.Recentring`: its
                reference follows the feedback run's rest windows online,
                ``OnlineDecoder.adapt_to_rest``), tangent space, universum LR
@@ -215,7 +219,10 @@ def _build_ts_usvm(sfreq, random_state, p):
 
 def _ulr(p):
     return UniversumLogisticRegression(
-        C=p["C"], C_universum=p["C_universum"], penalty=p["penalty"]
+        C=p["C"],
+        C_universum=p["C_universum"],
+        penalty=p["penalty"],
+        online_universum=p.get("online_universum", 0),
     )
 
 
@@ -358,6 +365,12 @@ PIPELINES: dict[str, PipelineSpec] = {
         {**_EEG, **_CSP, "C_universum": 0.1},
         True,
         "CSP + LDA with universum covariance",
+    ),
+    "ats_ulr": PipelineSpec(
+        _build_ts_ulr,
+        {**_EEG, **_ULR, "online_universum": 100},
+        True,
+        "tangent space + universum-indifferent LR, universum updated from rest online",
     ),
     "rts_ulr": PipelineSpec(
         _build_rts_ulr,

@@ -6,13 +6,20 @@ Run from the repository root (``pip install -e .[mutation]`` first)::
     python benchmarks/mutation.py universum online --minutes 20
     python benchmarks/mutation.py --report                 # rewrite the report only
 
+``WORK`` is ``--work DIR``, else ``$BCI_MUTATION_WORK``, else ``.mutation`` in the checkout: a
+folder outside the checkout keeps the sessions when the checkout is removed.
+
 Shards are configured in ``pyproject.toml`` (``[tool.cosmic-ray.shards.<name>]``: the module and
-the tests that cover it). Each shard is a cosmic-ray session in ``.mutation/<name>.sqlite``;
-mutants run in a scratch copy of the tree (``.mutation/tree``, refreshed before each run), one
+the tests that cover it). Each shard is a cosmic-ray session in ``WORK/<name>.sqlite``;
+mutants run in a scratch copy of the tree (``WORK/tree``, refreshed before each run), one
 test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
 changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
 tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
-``NUMBA_DISABLE_JIT=1`` instead. Pending mutants run in random order and a run stops after
+``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs only the tests that execute its line, after a
+map made by one run of the shard's tests under coverage.py (``benchmarks/mutation_order.py``);
+``--check-selection N`` runs N random mutants with that selection and with all the tests.
+Kills by timeout are counted apart; ``--recheck-timeouts 3`` runs them again with three times
+the time. Pending mutants run in random order and a run stops after
 ``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
 session starts over when its module changes; when only its tests change, its survivors are
 tested again first.
@@ -33,6 +40,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -50,6 +58,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
 
+# the session state: kept outside the checkout with --work or $BCI_MUTATION_WORK
+WORK_ENV = "BCI_MUTATION_WORK"
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
@@ -117,7 +127,7 @@ def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path
         f"module-path = {_toml_value(shard['module'])}",
         f"timeout = {_toml_value(float(timeout))}",
         "excluded-modules = []",
-        f"test-command = {_toml_value(' '.join(test_command(shard)))}",
+        f"test-command = {_toml_value(shlex.join(test_command(shard)))}",
         "",
         "[cosmic-ray.distributor]",
         'name = "local"',
@@ -130,9 +140,19 @@ def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path
     return path
 
 
+def coverage_map(name: str) -> Path:
+    """The shard's map of each module line to the tests that execute it."""
+    return WORK / f"{name}.coverage.json"
+
+
 def shard_env(name: str, shard: dict) -> dict:
     """The environment of the shard's test processes."""
-    env = dict(os.environ, BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"))
+    env = dict(
+        os.environ,
+        BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"),
+        BCI_MUTATION_COVERAGE=str(coverage_map(name)),
+        BCI_MUTATION_MODULE=shard["module"],
+    )
     # the scratch tree is not beside the data folder: point its tests at the checkout's
     data = data_path()
     if data is not None:
@@ -189,7 +209,8 @@ def skip_inert(session: Path, module: str) -> int:
     A mutant inside a ``raise`` statement, a ``warnings.warn``/``logger.*`` call or a
     ``__repr__``/``__str__`` changes the text a user reads, never a result: the conditions that
     decide whether to raise or warn stay mutated. Under ``from __future__ import annotations``
-    a type annotation is never evaluated at run time.
+    a type annotation is never evaluated at run time. ``cache=`` of a numba decorator only
+    decides whether the compiled kernel is kept on disk.
     """
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import WorkerOutcome, WorkResult
@@ -219,6 +240,15 @@ def skip_inert(session: Path, module: str) -> int:
             nodes.append(node.annotation)
         if lazy_annotations and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             nodes += [node.returns] if node.returns else []
+        if isinstance(node, ast.FunctionDef):
+            # numba's on-disk cache of a kernel (@njit(cache=True)) only changes start-up time
+            nodes += [
+                k.value
+                for d in node.decorator_list
+                if isinstance(d, ast.Call)
+                for k in d.keywords
+                if k.arg == "cache"
+            ]
     spans = [((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)) for n in nodes]
     skipped = 0
     with use_db(str(session), WorkDB.Mode.open) as db:
@@ -234,10 +264,24 @@ def skip_inert(session: Path, module: str) -> int:
 
 
 def baseline(name: str, shard: dict) -> float:
-    """Run the shard's tests on the unmutated tree, record their durations, return the time.
+    """Run the shard's tests on the unmutated tree: map which tests execute which lines of the
+    module, record their durations, return the time of the timed run.
 
-    The module is touched first so that its numba kernels compile as they will for a mutant.
+    The run under coverage.py comes first and warms the tree's numba cache; the module is then
+    touched so that its own numba kernels compile in the timed run as they will for a mutant.
     """
+    print(f"{name}: which tests execute which lines (a run under coverage.py)", flush=True)
+    env = dict(shard_env(name, shard), BCI_MUTATION_COVERAGE_RECORD="1")
+    # numba kernels run as Python so that coverage.py sees their lines; a mutant runs the same
+    # code paths compiled or not
+    if "numba" in (TREE / shard["module"]).read_text():
+        env["NUMBA_DISABLE_JIT"] = "1"
+    coverage_map(name).unlink(missing_ok=True)
+    args = [a for a in pytest_args(shard) if a != "-x"]
+    code = _cosmic(sys.executable, "-m", "pytest", *args, env=env)
+    if not coverage_map(name).exists():
+        raise SystemExit(f"{name}: the run under coverage.py failed (exit code {code}).")
+    print(f"{name}: baseline run of its tests", flush=True)
     os.utime(TREE / shard["module"])
     start = time.monotonic()
     env = dict(shard_env(name, shard), BCI_MUTATION_RECORD="1")
@@ -275,8 +319,7 @@ def prepare(
         stamps.write_text(json.dumps(dict(old, module=module)))
         return WORK / f"{name}.toml", session, changed
     seconds = old.get("baseline") if old.get("tests") == tests else None
-    if seconds is None:
-        print(f"{name}: baseline run of its tests", flush=True)
+    if seconds is None or not coverage_map(name).exists():
         seconds = baseline(name, shard)
     timeout = max(settings["min-timeout"], settings["timeout-factor"] * seconds)
     config = write_config(name, shard, settings, timeout)
@@ -287,42 +330,118 @@ def prepare(
     return config, session, changed
 
 
-def retest_survivors(config: Path, session: Path, deadline: float) -> None:
-    """Test the surviving mutants again (first, in the tree) after their tests changed."""
+@contextlib.contextmanager
+def _in_tree(env: dict):
+    """Run cosmic-ray's own mutate-and-test in the tree, with the shard's environment."""
+    saved, here = dict(os.environ), Path.cwd()
+    os.environ.update(env)
+    os.chdir(TREE)
+    try:
+        yield
+    finally:
+        os.chdir(here)
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _rerun(config: Path, session: Path, env: dict, pick, deadline: float, factor=1.0):
+    """Test again the mutants ``pick(item, result)`` chooses (in the tree), with ``factor``
+    times the shard's timeout; yield each job id once its new result is stored."""
     from cosmic_ray.config import load_config
     from cosmic_ray.mutating import mutate_and_test
     from cosmic_ray.work_db import WorkDB, use_db
-    from cosmic_ray.work_item import TestOutcome
 
     settings = load_config(str(config))
-    here = Path.cwd()
-    os.chdir(TREE)
-    try:
-        with use_db(str(session), WorkDB.Mode.open) as db:
-            # equivalent mutants survive any test: not worth a run
-            equivalent = _equivalents()
-            alive = [
-                i
-                for i, r in db.completed_work_items
-                if r.test_outcome == TestOutcome.SURVIVED
-                and _key(
-                    {
-                        "module": str(i.mutations[0].module_path),
-                        "operator": i.mutations[0].operator_name,
-                        "diff": r.diff,
-                    }
-                )
-                not in equivalent
-            ]
-            for item in alive:
-                if time.monotonic() > deadline:
-                    return
-                result = mutate_and_test(item.mutations, settings.test_command, settings.timeout)
-                db.set_result(item.job_id, result)
-    finally:
-        os.chdir(here)
+    with _in_tree(env), use_db(str(session), WorkDB.Mode.open) as db:
+        for item in [i for i, r in db.completed_work_items if pick(i, r)]:
+            if time.monotonic() > deadline:
+                return
+            timeout = factor * settings.timeout
+            result = mutate_and_test(item.mutations, settings.test_command, timeout)
+            db.set_result(item.job_id, result)
+            yield item.job_id
+
+
+def _stamp(session: Path, **changes) -> dict:
+    """Update the shard's stamps file; return it."""
     stamps = session.with_suffix(".json")
-    stamps.write_text(json.dumps(dict(json.loads(stamps.read_text()), retest=False)))
+    stamp = dict(json.loads(stamps.read_text()), **changes)
+    stamps.write_text(json.dumps(stamp))
+    return stamp
+
+
+def retest_survivors(config: Path, session: Path, env: dict, deadline: float) -> None:
+    """Test the surviving mutants again (first, in the tree) after their tests changed."""
+    from cosmic_ray.work_item import TestOutcome
+
+    # equivalent mutants survive any test: not worth a run
+    equivalent = _equivalents()
+
+    def alive(item, result) -> bool:
+        mutation = item.mutations[0]
+        row = {"module": str(mutation.module_path), "operator": mutation.operator_name}
+        return result.test_outcome == TestOutcome.SURVIVED and (
+            _key(dict(row, diff=result.diff)) not in equivalent
+        )
+
+    for _ in _rerun(config, session, env, alive, deadline):
+        pass
+    if time.monotonic() <= deadline:
+        _stamp(session, retest=False)
+
+
+def recheck_timeouts(config: Path, session: Path, env: dict, deadline: float, factor: float):
+    """Test again, with ``factor`` times the timeout, the mutants killed by a timeout only.
+
+    A timeout counts as a kill (an endless loop), but the load of a shared machine can stretch
+    a run: a kill is kept as a timeout only when the longer run times out too.
+    """
+    done = set(json.loads(session.with_suffix(".json").read_text()).get("rechecked", []))
+
+    def timed_out(item, result) -> bool:
+        return result.output == "timeout" and item.job_id not in done
+
+    for job in _rerun(config, session, env, timed_out, deadline, factor):
+        done.add(job)
+        _stamp(session, rechecked=sorted(done))
+
+
+def check_selection(name: str, shard: dict, settings: dict, count: int, deadline: float):
+    """Run ``count`` random mutants with the tests chosen by coverage and with all the shard's
+    tests; store both outcomes in ``WORK/<name>.selection.json`` (the report compares them)."""
+    import random
+
+    from cosmic_ray.config import load_config
+    from cosmic_ray.mutating import mutate_and_test
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    config, session, _ = prepare(name, shard, settings)
+    cr = load_config(str(config))
+    path = WORK / f"{name}.selection.json"
+    checks = json.loads(path.read_text()) if path.exists() else []
+    seen = {c["job"] for c in checks}
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = [i for i in db.work_items if i.job_id not in seen]
+        skipped = {i.job_id for i, r in db.completed_work_items if r.worker_outcome == "skipped"}
+    items = [i for i in items if i.job_id not in skipped]
+    for item in random.Random(len(checks)).sample(items, min(count, len(items))):
+        if time.monotonic() > deadline:
+            break
+        check = {"job": item.job_id, "line": item.mutations[0].start_pos[0]}
+        check["operator"] = item.mutations[0].operator_name
+        for select in ("1", "0"):
+            with _in_tree(dict(shard_env(name, shard), BCI_MUTATION_SELECT=select)):
+                start = time.monotonic()
+                result = mutate_and_test(item.mutations, cr.test_command, cr.timeout)
+            key = "selected" if select == "1" else "all"
+            check[key] = str(result.test_outcome)
+            check[f"{key}_timeout"] = result.output == "timeout"
+            check[f"{key}_seconds"] = round(time.monotonic() - start, 1)
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            db.set_result(item.job_id, result)  # all the tests: the stronger verdict
+        checks.append(check)
+        path.write_text(json.dumps(checks, indent=0))
+        print(f"{name}: {check}", flush=True)
 
 
 def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
@@ -331,30 +450,25 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
     env = shard_env(name, shard)
     if changed:
         print(f"{name}: its tests changed, testing the survivors again", flush=True)
-        saved = dict(os.environ)
-        os.environ.update(env)
-        try:
-            retest_survivors(config, session, deadline)
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
+        retest_survivors(config, session, env, deadline)
         refresh_tree()
     left = deadline - time.monotonic()
     print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
     before, start = _count_run(session), time.monotonic()
     _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
-    stamps = session.with_suffix(".json")
-    stamp = json.loads(stamps.read_text())
-    stamp["seconds"] = stamp.get("seconds", 0.0) + time.monotonic() - start
-    stamp["mutants"] = stamp.get("mutants", 0) + _count_run(session) - before
-    stamps.write_text(json.dumps(stamp))
+    stamp = json.loads(session.with_suffix(".json").read_text())
+    _stamp(
+        session,
+        seconds=stamp.get("seconds", 0.0) + time.monotonic() - start,
+        mutants=stamp.get("mutants", 0) + _count_run(session) - before,
+    )
 
 
 def _count_run(session: Path) -> int:
     return sum(r["test"] is not None for r in _results(session))
 
 
-def run(names: list[str], minutes: float) -> None:
+def run(names: list[str], minutes: float, recheck: float | None, check: int | None) -> None:
     settings = load_settings()
     shards = settings["shards"]
     unknown = [n for n in names if n not in shards]
@@ -367,19 +481,33 @@ def run(names: list[str], minutes: float) -> None:
             print(f"{name}: no time left, skipped")
             continue
         refresh_tree()
+        start = time.monotonic()
         with warm_server(name, shards[name]):
-            run_shard(name, shards[name], settings, deadline)
+            if check:
+                check_selection(name, shards[name], settings, check, deadline)
+            elif recheck:
+                config, session, _ = prepare(name, shards[name], settings)
+                env = shard_env(name, shards[name])
+                recheck_timeouts(config, session, env, deadline, recheck)
+            else:
+                run_shard(name, shards[name], settings, deadline)
+        session = WORK / f"{name}.sqlite"
+        spent = json.loads(session.with_suffix(".json").read_text()).get("machine", 0.0)
+        _stamp(session, machine=spent + time.monotonic() - start)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
 
 def _results(session: Path) -> list[dict]:
     with sqlite3.connect(session) as db:
         rows = db.execute(
-            "SELECT m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
-            "m.definition_name, r.worker_outcome, r.test_outcome, r.diff "
+            "SELECT m.job_id, m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
+            "m.definition_name, r.worker_outcome, r.test_outcome, r.diff, r.output = 'timeout' "
             "FROM mutation_specs m LEFT JOIN work_results r ON m.job_id = r.job_id"
         ).fetchall()
-    keys = ("module", "operator", "occurrence", "line", "definition", "worker", "test", "diff")
+    keys = (
+        "job", "module", "operator", "occurrence", "line", "definition", "worker", "test",
+        "diff", "timeout",
+    )  # fmt: skip
     return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
@@ -407,26 +535,61 @@ def _diff_line(diff: str | None) -> str:
     return changed[0] if changed else ""
 
 
+def _uncovered(name: str, row: dict) -> bool:
+    """Whether no test executes the mutated line (the mutant survived without a test run)."""
+    from benchmarks.mutation_order import covering_tests
+
+    path = coverage_map(name)
+    if not path.exists():
+        return False
+    return covering_tests(json.loads(path.read_text()), [row["line"]]) == set()
+
+
+def _selection_checks() -> list[str]:
+    lines = []
+    for path in sorted(WORK.glob("*.selection.json")):
+        checks = json.loads(path.read_text())
+        same = sum(c["selected"] == c["all"] for c in checks)
+        fast = sum(c["selected_seconds"] for c in checks)
+        slow = sum(c["all_seconds"] for c in checks)
+        lines.append(
+            f"- `{path.name.split('.')[0]}`: {len(checks)} random mutants, {same} with the same "
+            f"outcome ({sum(c['all'] == 'killed' for c in checks)} killed by all the tests); "
+            f"{fast:.0f} s with the selected tests, {slow:.0f} s with all of them."
+        )
+        lines += [
+            f"  - differs: line {c['line']}, {c['operator']}: {c['selected']} with the "
+            f"selection, {c['all']} with all the tests"
+            for c in checks
+            if c["selected"] != c["all"]
+        ]
+    return lines or ["Not run."]
+
+
 def report() -> str:
     settings = load_settings()
     equivalent = _equivalents()
     table = [
-        "| shard | module | mutants | run | killed | survived | equivalent | kill rate "
-        "| s / mutant |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| shard | module | mutants | run | killed | by timeout (rechecked) | survived "
+        "(no test runs the line) | equivalent | kill rate | s / mutant |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    survivors, equivalents = [], []
+    survivors, equivalents, machine = [], [], 0.0
     for name, shard in settings["shards"].items():
         session = WORK / f"{name}.sqlite"
         if not session.exists():
-            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | |")
+            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | | |")
             continue
-        rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
+        # incompetent: cosmic-ray could not build the mutant (not a test outcome)
+        rows = [
+            r for r in _results(session) if r["worker"] != "SKIPPED" and r["test"] != "INCOMPETENT"
+        ]
         done = [r for r in rows if r["test"] is not None]
-        killed = [r for r in done if r["test"] != "SURVIVED"]
+        killed = [r for r in done if r["test"] == "KILLED"]
         alive = [r for r in done if r["test"] == "SURVIVED"]
         equiv = [r for r in alive if _key(r) in equivalent]
         real = [r for r in alive if r not in equiv]
+        bare = [r for r in real if _uncovered(name, r)]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
         stamps = WORK / f"{name}.json"
@@ -434,37 +597,58 @@ def report() -> str:
         current = _digest([shard["module"]], settings["exclude-operators"])
         if done and stamp.get("module") != current:
             rate += " (stale: module changed since)"
+        timeouts = [r for r in killed if r["timeout"]]
+        rechecked = sum(r["job"] in stamp.get("rechecked", []) for r in timeouts)
         cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
+        machine += stamp.get("machine", 0.0)
         table.append(
             f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "
-            f"{len(real)} | {len(equiv)} | {rate} | {cost} |"
+            f"{len(timeouts)} ({rechecked}) | {len(real)} ({len(bare)}) | {len(equiv)} | "
+            f"{rate} | {cost} |"
         )
-        survivors += [(name, r) for r in real]
+        survivors += [(name, r, r in bare) for r in real]
         equivalents += [(name, r, equivalent[_key(r)]) for r in equiv]
     lines = [
         "# Mutation testing of the core",
         "",
         "Command: `python benchmarks/mutation.py SHARD ... --minutes N` (cosmic-ray, local "
-        "distributor: one test process at a time, numba kernels recompiled from the mutated "
-        "source, pending mutants in random order; `--report` rewrites this file). Shards, "
-        "their tests and the operator set are in `pyproject.toml` (`[tool.cosmic-ray]`). "
+        "distributor: one test process at a time, pending mutants in random order; each mutant "
+        "runs only the shard's tests that execute its line, found by a baseline run under "
+        "coverage.py; `--report` rewrites this file). Shards, their tests and the operator set "
+        "are in `pyproject.toml` (`[tool.cosmic-ray]`). "
         "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
         "sample of its mutants. *mutants* leaves out the skipped ones (message-only code, "
-        "`# pragma: no mutate`, excluded operators; docs/user_guide/testing.rst). "
+        "`# pragma: no mutate`, excluded operators; docs/user_guide/testing.rst) and those "
+        "cosmic-ray could not build. *by timeout*: kills by the time limit alone, *rechecked*: "
+        "of those, how many timed out again with three times the limit "
+        "(`--recheck-timeouts 3`). "
         "*s / mutant*: wall-clock seconds per mutant of this machine's runs (tests in forks of "
-        "a warm server, under the load of the machine at the time).",
+        "a warm server, under the load of the machine at the time, 2 cores shared).",
         "",
         *table,
+        "",
+        f"Machine time of the runs recorded here: {machine / 3600:.2f} h (wall clock, "
+        "baselines, rechecks and selection checks included).",
+        "",
+        "## Selection check",
+        "",
+        "Random mutants run twice, with the tests coverage selects and with all the shard's "
+        "tests (`python benchmarks/mutation.py SHARD --check-selection 30`):",
+        "",
+        *_selection_checks(),
         "",
         "## Surviving mutants",
         "",
     ]
     if survivors:
-        lines += ["| shard | line | function | operator | mutated line |", "|---|---|---|---|---|"]
+        lines += [
+            "| shard | line | function | operator | mutated line | tests that run it |",
+            "|---|---|---|---|---|---|",
+        ]
         lines += [
             f"| {name} | {r['line']} | {r['definition'] or ''} | {r['operator']} | "
-            f"`{_diff_line(r['diff'])}` |"
-            for name, r in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
+            f"`{_diff_line(r['diff'])}` | {'none' if bare else 'some'} |"
+            for name, r, bare in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
         ]
     else:
         lines.append("None.")
@@ -505,21 +689,41 @@ def main(argv=None) -> int:
     )
     parser.add_argument("--report", action="store_true", help="only rewrite the report")
     parser.add_argument(
+        "--recheck-timeouts",
+        type=float,
+        metavar="FACTOR",
+        help="test again the mutants killed by a timeout, with FACTOR times the timeout",
+    )
+    parser.add_argument(
+        "--check-selection",
+        type=int,
+        metavar="N",
+        help="run N random mutants with the tests coverage selects and with all the tests",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path(os.environ.get(WORK_ENV, ROOT / ".mutation")),
+        help=f"folder of the sessions and scratch trees (${WORK_ENV}, else .mutation)",
+    )
+    parser.add_argument(
         "--tree",
         default="tree",
-        help="scratch tree under .mutation/ (runs of other shards in parallel need their own)",
+        help="scratch tree under the work folder (shards run in parallel need their own)",
     )
     args = parser.parse_args(argv)
     # stopped with SIGTERM: unwind, so that the warm server and cosmic-ray's group are ended
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    global TREE
+    global WORK, TREE
+    WORK = args.work.resolve()
     TREE = WORK / args.tree
-    WORK.mkdir(exist_ok=True)
+    WORK.mkdir(parents=True, exist_ok=True)
     if args.list:
         list_shards()
         return 0
     if not args.report:
-        run(args.shards or list(load_settings()["shards"]), args.minutes)
+        shards = args.shards or list(load_settings()["shards"])
+        run(shards, args.minutes, args.recheck_timeouts, args.check_selection)
     print(report())
     return 0
 

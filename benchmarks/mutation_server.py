@@ -14,6 +14,7 @@ child's exit code. When the client is stopped (cosmic-ray's timeout) the child i
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import gc
 import importlib
 import importlib.metadata
@@ -52,6 +53,9 @@ def _child(conn: socket.socket, fds: list[int], request: dict) -> None:
         os.dup2(fd, target)
     conn.close()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # ended with the server (Linux: PR_SET_PDEATHSIG), not left running the tests of a mutant
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])

@@ -17,6 +17,13 @@ its rest trials' Riemannian mean; ``rca+``: causally, by the running mean of the
 recorded so far in the run, as the online decoder's ``adapt_to_rest`` does) is evaluated
 leave-one-run-out, where runs differ.
 
+Online replay (``--protocols replay``, its own page ``decoder_study_replay.md``): leave one
+run out, the model trained on the other runs (their rest trials as universum), then the
+held-out run's continuous signal pushed through the online decoder chunk by chunk
+(``bci_universum.online.replay``); with ``ats_ulr`` adaptive, each rest window of the run
+joins the classifier's universum (refit) as soon as it ends. Compared with the same model
+without adaptation and with ``ts_lr`` replayed the same way.
+
 Every job is cached (one JSON file per job in ``--cache-dir``), so the study resumes where it
 stopped and can be sharded by ``--subjects`` / ``--protocols`` across processes or machines
 sharing the cache; the report covers every finished (subject, protocol) in the cache, and
@@ -25,11 +32,13 @@ sharing the cache; the report covers every finished (subject, protocol) in the c
     python benchmarks/study_decoder.py                       # everything
     python benchmarks/study_decoder.py --subjects tomer --protocols loro
     python benchmarks/study_decoder.py --report              # tables from what is cached
+    python benchmarks/study_decoder.py --protocols replay    # the online replay only
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import time
 from collections import defaultdict
@@ -37,8 +46,17 @@ from pathlib import Path
 
 import numpy as np
 from scipy.stats import wilcoxon
+from sklearn.metrics import roc_auc_score
 
-from bci_universum.datasets import load_bci4als, load_eegmmidb
+from bci_universum import UNIVERSUM_STR
+from bci_universum.datasets import (
+    epochs_from_raw,
+    load_bci4als,
+    load_eegmmidb,
+    read_bci4als_run,
+    read_eegmmidb_run,
+    resolve_markers,
+)
 from bci_universum.evaluation import (
     CrossGroup,
     LearningCurve,
@@ -47,9 +65,10 @@ from bci_universum.evaluation import (
     write_csv,
 )
 from bci_universum.features import recentre_runs
-from bci_universum.model_selection import corrected_paired_ttest
-from bci_universum.pipelines import pipeline_factory
-from bci_universum.training import DEFAULT_GRID
+from bci_universum.model_selection import UniversumStratifiedKFold, corrected_paired_ttest
+from bci_universum.online import OnlineDecoder, filter_raw, replay
+from bci_universum.pipelines import make_pipeline, pipeline_factory
+from bci_universum.training import DEFAULT_GRID, resolve_grid, select_and_fit
 
 RESULTS = Path(__file__).parent / "results"
 SUBJECTS = ("S001", "assaf", "tomer")
@@ -388,22 +407,276 @@ def report(rows: list[dict], command: str) -> str:
     return "\n".join(out)
 
 
+# --- Online replay: the universum adapted from the rest periods of the held-out run itself ---
+REPLAY = "replay"
+# subject → (runs, class markers → labels, rest marker, trial length in s from the cue: the
+# imagery period, 4.1–4.2 s in eegmmidb, 5 s in BCI4ALS)
+REPLAY_RUNS = {
+    "S001": ((4, 8, 12), {"T1": "left", "T2": "right"}, "T0", 4.0),
+    "assaf": (tuple(range(1, 10)), {"2": "left", "3": "right"}, "1", 5.0),
+    "tomer": (tuple(range(1, 9)), {"2": "left", "3": "right"}, "1", 5.0),
+}
+# (pipeline, adapt to the run's rests): the adaptive decoder, the same fitted model without
+# adaptation, and the peer
+REPLAY_MODELS = (("ats_ulr", True), ("ats_ulr", False), ("ts_lr", False))
+ADAPTIVE, STATIC, REPLAY_PEER = (f"{p}{' adaptive' if a else ''}" for p, a in REPLAY_MODELS)
+CHUNKS_PER_SECOND = 16  # LSL chunks the decoder receives per second
+# ``trial``: mean decision over every window inside the trial's imagery period (the primary
+# aggregate, what an online run has); ``cue``: the one window the model was trained on
+AGGREGATES = ("trial", "cue")
+
+
+def replay_run_data(subject: str) -> list[dict]:
+    """Every run of ``subject``: the continuous signal as the loaders prepare it and its
+    trials cut at the decision window (through the decoder's causal filter)."""
+    runs, classes, rest, _ = REPLAY_RUNS[subject]
+    w0, w1 = WINDOW[subject]
+    out = []
+    for run in runs:
+        if subject == "S001":
+            raw = read_eegmmidb_run(1, run, verbose="error")
+        else:
+            raw = read_bci4als_run(subject, run, verbose="error")
+        sfreq = raw.info["sfreq"]
+        names = resolve_markers([*classes, rest], sorted(set(raw.annotations.description)))
+        X, y, epochs = epochs_from_raw(
+            filter_raw(raw, BAND, verbose="error"),
+            {names[k]: label for k, label in classes.items()},
+            [names[rest]],
+            tmin=w0,
+            tmax=w1 - 1 / sfreq,
+            verbose="error",
+        )
+        data = raw.get_data(picks=epochs.ch_names).T
+        onsets = epochs.events[:, 0] - raw.first_samp + round(w0 * sfreq)  # window starts
+        out.append({"run": str(run), "data": data, "X": X, "y": y.astype(str).astype(object),
+                    "starts": onsets, "sfreq": sfreq})  # fmt: skip
+    return out
+
+
+def _fit_replay_model(name: str, train: list[dict], subject: str):
+    """Model selection and refit on the training runs, as the evaluation's jobs do."""
+    X = np.concatenate([r["X"] for r in train])
+    y = np.concatenate([r["y"] for r in train])
+    if name == "ts_lr":  # the peer runs without universum, as in the other protocols
+        X, y = X[y != UNIVERSUM_STR], y[y != UNIVERSUM_STR]
+    sfreq = train[0]["sfreq"]
+    estimator = make_pipeline(name, sfreq=sfreq, window=WINDOW[subject], band=BAND)
+    grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=name != "ts_lr")
+    cv = UniversumStratifiedKFold(5, shuffle=True, random_state=0)
+    return select_and_fit(estimator, grid, X, y, cv)
+
+
+def replay_one_run(subject: str, runs: list[dict], test: dict) -> list[dict]:
+    """Train on the other runs, replay ``test`` through each model of :data:`REPLAY_MODELS`."""
+    _, _, _, trial_length = REPLAY_RUNS[subject]
+    sfreq, data, y, starts = test["sfreq"], test["data"], test["y"], test["starts"]
+    n = round((WINDOW[subject][1] - WINDOW[subject][0]) * sfreq)
+    is_rest = y == UNIVERSUM_STR
+    rest_ends = starts[is_rest] + n - 1
+    labelled = ~is_rest
+    rows, fitted = [], {}
+    for name, adapt in REPLAY_MODELS:
+        start = time.perf_counter()
+        if name not in fitted:
+            fitted[name] = _fit_replay_model(name, [r for r in runs if r is not test], subject)
+        model, params = fitted[name]
+        fit_time = time.perf_counter() - start
+        # a decision at every sample: the trial windows and the cue window are all on the grid
+        decoder = OnlineDecoder(copy.deepcopy(model), sfreq, data.shape[1],
+                                window=n / sfreq, update_rate=sfreq, band=BAND)  # fmt: skip
+        start = time.perf_counter()
+        index, values = replay(decoder, data, chunk_size=round(sfreq / CHUNKS_PER_SECOND),
+                               rest_ends=rest_ends if adapt else None)  # fmt: skip
+        replay_time = time.perf_counter() - start
+        assert np.array_equal(index, np.arange(n - 1, data.shape[0]))
+        # values[i]: the decision of the window starting at sample i
+        cue = values[starts[labelled]]
+        cues = starts[labelled] - round(WINDOW[subject][0] * sfreq)
+        last = round(trial_length * sfreq) - n  # the last window start inside the trial
+        trial = np.array([values[c : c + last + 1].mean() for c in cues])
+        checks = {}
+        if not adapt:
+            # the online path gives the offline pipeline's decision on the trained-on window
+            offline = model.decision_function(test["X"][labelled])
+            checks["online_vs_offline"] = float(np.abs(cue - offline).max())
+        else:
+            # the adapted model is the fit from scratch with the run's rest windows added
+            X_train = np.concatenate(
+                [r["X"] for r in runs if r is not test] + [test["X"][is_rest]]
+            )
+            y_train = np.concatenate([r["y"] for r in runs if r is not test] + [y[is_rest]])
+            scratch = copy.deepcopy(model).fit(X_train, y_train)
+            checks["adapted_vs_scratch"] = float(
+                np.abs(decoder.pipeline[-1].coef_ - scratch[-1].coef_).max()
+                / np.abs(scratch[-1].coef_).max()
+            )
+        positive = y[labelled] == model.classes_[1]
+        for aggregate, scores in zip(AGGREGATES, (trial, cue), strict=True):
+            rows.append({"subject": subject, "run": test["run"],
+                         "model": f"{name}{' adaptive' if adapt else ''}",
+                         "aggregate": aggregate, "roc_auc": float(roc_auc_score(positive, scores)),
+                         "n_trials": int(labelled.sum()), "n_rest": int(is_rest.sum()),
+                         "params": json.dumps({k.rsplit("__", 1)[-1]: v
+                                               for k, v in sorted(params.items())}),
+                         "fit_time": fit_time, "replay_time": replay_time,
+                         "n_decisions": int(index.size), **checks})  # fmt: skip
+    return rows
+
+
+def run_replay(subject: str, cache: Path) -> None:
+    """The online replay of every run of ``subject``; one cached JSON file per held-out run."""
+    folder = cache / subject
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = replay_run_data(subject)
+    for test in runs:
+        path = folder / f"{test['run']}.json"
+        if path.exists():
+            continue
+        start = time.perf_counter()
+        rows = replay_one_run(subject, runs, test)
+        path.write_text(json.dumps(rows))
+        print(f"{subject} replay run {test['run']}: {time.perf_counter() - start:.0f} s",
+              flush=True)  # fmt: skip
+
+
+def replay_tests(rows: list[dict]) -> list[dict]:
+    """Paired Wilcoxon across held-out runs (``trial`` aggregate): the adaptive decoder
+    against the same model without adaptation and against the peer; per subject and pooled."""
+    scores = {(r["subject"], r["run"], r["model"]): r["roc_auc"] for r in rows
+              if r["aggregate"] == "trial"}  # fmt: skip
+    out = []
+    for scope in (*SUBJECTS, "all"):
+        for ref in (STATIC, REPLAY_PEER):
+            keys = sorted(
+                (s, run)
+                for s, run, m in scores
+                if m == ADAPTIVE and scope in (s, "all") and (s, run, ref) in scores
+            )
+            if not keys:
+                continue
+            d = np.array([scores[(*k, ADAPTIVE)] - scores[(*k, ref)] for k in keys])
+            out.append({"scope": scope, "reference": ref, "n_runs": len(keys),
+                        "mean_difference": float(d.mean()), "wins": int((d > 0).sum()),
+                        "losses": int((d < 0).sum()), "p": _wilcoxon(d)})  # fmt: skip
+    return out
+
+
+def replay_report(rows: list[dict], command: str) -> str:
+    """The Markdown page of the online replay."""
+    tests = replay_tests(rows)
+    alpha = 0.05 / max(1, len(tests))
+    models = [ADAPTIVE, STATIC, REPLAY_PEER]
+    subjects = [s for s in SUBJECTS if any(r["subject"] == s for r in rows)]
+    out = ["# Decoder study: online replay with the universum adapted from the run's rests", "",
+           f"Command: `{command}`", "",
+           "Leave one run out. The model is selected (shipped grid, inner 5-fold) and fitted "
+           "on the other runs, their rest trials as universum; the held-out run's continuous "
+           "signal is then pushed through `OnlineDecoder` in chunks of 1/"
+           f"{CHUNKS_PER_SECOND} s (`bci_universum.online.replay`, the decoder's causal "
+           f"{BAND[0]:g}–{BAND[1]:g} Hz filter from the run's first sample, one decision per "
+           "sample). "
+           f"`{ADAPTIVE}`: each rest period's window (the decision window placed after the "
+           "rest marker as the training universum trials are) joins the classifier's "
+           "universum and the classifier is refitted, warm-started, the moment the window's "
+           "last sample arrives (`OnlineDecoder.adapt_to_rest`), so a rest changes only the "
+           f"decisions after it. `{STATIC}`: the same fitted model, never adapted. "
+           f"`{REPLAY_PEER}`: pyRiemann-style tangent space + logistic regression, replayed "
+           "the same way.", "",
+           "Score of a task trial: the mean decision value over every window inside its "
+           "imagery period (4 s from the cue for S001, 5 s for BCI4ALS; `trial`, the primary "
+           "aggregate); `cue`: the single window the models were trained on (1–2 s after the "
+           "cue for S001, 0.4–4.4 s for BCI4ALS). ROC-AUC per held-out run.", "",
+           f"Exploratory (not among the study's {N_DECLARED} declared tests): paired Wilcoxon "
+           f"across runs, `{ADAPTIVE}` against `{STATIC}` and against `{REPLAY_PEER}`, per "
+           f"subject and pooled over all runs: {len(tests)} tests, Bonferroni threshold "
+           f"p < {alpha:.4f} (marked *). S001 has 3 runs: its p is at least 0.25.",
+           ""]  # fmt: skip
+    for aggregate in AGGREGATES:
+        out += [f"## Mean ROC-AUC over held-out runs ({aggregate} aggregate)", "",
+                f"| model | {' | '.join(subjects)} | mean of subjects |",
+                "|---|" + "---|" * (len(subjects) + 1)]  # fmt: skip
+        for m in models:
+            means = [np.mean([r["roc_auc"] for r in rows if r["subject"] == s
+                              and r["model"] == m and r["aggregate"] == aggregate])
+                     for s in subjects]  # fmt: skip
+            out.append(f"| {m} | {' | '.join(f'{v:.3f}' for v in means)} | "
+                       f"{np.mean(means):.3f} |")  # fmt: skip
+        out.append("")
+    out += ["## Paired tests (trial aggregate)", "",
+            "| subject | against | runs | Δ AUC × 100 | wins / losses | p |",
+            "|---|---|---|---|---|---|"]  # fmt: skip
+    out += [f"| {t['scope']} | {t['reference']} | {t['n_runs']} | "
+            f"{100 * t['mean_difference'] + 0.0:+.2f} | {t['wins']} / {t['losses']} | "
+            f"{t['p']:.4f}{' *' if t['p'] < alpha else ''} |" for t in tests] + [""]  # fmt: skip
+    out += ["## Per run (trial aggregate ROC-AUC)", "",
+            f"| subject | run | rest windows | {' | '.join(models)} | selected C, C_universum |",
+            "|---|---|---|" + "---|" * (len(models) + 1)]  # fmt: skip
+    trial = {(r["subject"], r["run"], r["model"]): r for r in rows if r["aggregate"] == "trial"}
+    for subject, run in sorted({k[:2] for k in trial},
+                               key=lambda k: (SUBJECTS.index(k[0]), int(k[1]))):  # fmt: skip
+        cells = " | ".join(f"{trial[(subject, run, m)]['roc_auc']:.3f}" for m in models)
+        params = json.loads(trial[(subject, run, ADAPTIVE)]["params"])
+        out.append(f"| {subject} | {run} | {trial[(subject, run, ADAPTIVE)]['n_rest']} | "
+                   f"{cells} | {params.get('C')}, {params.get('C_universum')} |")  # fmt: skip
+    adaptive = [r for r in trial.values() if r["model"] == ADAPTIVE]
+    static = [r for r in trial.values() if r["model"] == STATIC]
+    per_refit = [(a["replay_time"] - trial[(a["subject"], a["run"], STATIC)]["replay_time"])
+                 / a["n_rest"] for a in adaptive]  # fmt: skip
+    out += ["", "## Checks and cost", "",
+            "- online path = offline pipeline: largest |decision of the replayed cue window − "
+            "`decision_function` of the same trial| over the non-adaptive replays: "
+            f"{max(r['online_vs_offline'] for r in static):.1e}.",
+            "- adapted = fitted from scratch: largest relative difference between the "
+            "adaptive classifier's coefficients at the end of a run and a fit from scratch of "
+            "the same pipeline on the training trials plus that run's rest windows: "
+            f"{max(r['adapted_vs_scratch'] for r in adaptive):.1e}.",
+            "- cost of one rest update (adaptive minus static replay time, per rest window; "
+            f"median over runs): {1e3 * np.median(per_refit):.0f} ms; replays of "
+            f"{np.median([r['n_decisions'] for r in adaptive]):.0f} decisions (median) took "
+            f"{np.median([r['replay_time'] for r in static]):.1f} s without adaptation.",
+            ""]  # fmt: skip
+    return "\n".join(out)
+
+
+def write_replay_results(cache: Path, output: Path, command: str) -> bool:
+    """Tables from every cached replay run: ``output`` (Markdown) and its CSV; False when the
+    cache holds none."""
+    rows = [r for f in sorted(cache.glob("*/*.json")) for r in json.loads(f.read_text())]
+    if not rows:
+        return False
+    write_csv(rows, output.with_suffix(".csv"))
+    output.write_text(replay_report(rows, command))
+    return True
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subjects", nargs="+", choices=SUBJECTS, default=list(SUBJECTS))
-    parser.add_argument("--protocols", nargs="+", choices=PROTOCOLS, default=list(PROTOCOLS))
+    parser.add_argument("--protocols", nargs="+", choices=[*PROTOCOLS, REPLAY],
+                        default=[*PROTOCOLS, REPLAY])  # fmt: skip
     parser.add_argument("--cache-dir", type=Path, default=Path("decoder_study_cache"))
     parser.add_argument("--quick", action="store_true", help="2 repeats / 3 draws (checks)")
     parser.add_argument("--report", action="store_true", help="only tables from the cache")
     parser.add_argument("--output", type=Path, default=RESULTS / "decoder_study.md")
     args = parser.parse_args(argv)
     cache = args.cache_dir / ("quick" if args.quick else "full")
+    replay_cache = args.cache_dir / REPLAY  # no repeats: --quick does not apply
     if not args.report:
         for subject in args.subjects:
             for name in args.protocols:
                 start = time.perf_counter()
-                run(subject, name, cache, args.quick)
+                if name == REPLAY:
+                    run_replay(subject, replay_cache)
+                else:
+                    run(subject, name, cache, args.quick)
                 print(f"{subject} {name}: {time.perf_counter() - start:.0f} s", flush=True)
+    replay_output = args.output.with_name(f"{args.output.stem}_replay.md")
+    if write_replay_results(replay_cache, replay_output,
+                            "python benchmarks/study_decoder.py --protocols replay"):  # fmt: skip
+        print(json.dumps({"output": str(replay_output)}))
+    if args.protocols == [REPLAY] and not args.report:
+        return
     # Every finished (subject, protocol), from this run or from other shards sharing the cache.
     folders = sorted({f.parent for f in cache.glob("*/*/*.json")})
     done = {(f.parent.name, _NAMES[f.name]) for f in folders if (f / "rows.json").exists()}

@@ -45,6 +45,7 @@ with an error naming the file and the key::
     smoothing = 0.8
     trials_per_class = 10
     rest_trials = 0
+    adapt_to_rest = false  # fold each rest trial into the adaptive model (ats_ulr, rts_ulr)
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class OnlineSection:
     smoothing: float = 0.8
     trials_per_class: int = 10
     rest_trials: int = 0
+    adapt_to_rest: bool = False
 
 
 @dataclass

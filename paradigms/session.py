@@ -520,6 +520,12 @@ class Session:
         classes = tuple(str(c) for c in meta.classes)
         if len(classes) != 2:
             raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
+        if o.adapt_to_rest and not decoder.adaptive:
+            raise ValueError(
+                f"[online] adapt_to_rest: the model ({meta.pipeline}) has no step that adapts "
+                "to rest windows; train an adaptive pipeline (ats_ulr, rts_ulr) or turn "
+                "adapt_to_rest off."
+            )
         decoder.warm_up()
         feed = None
         if drift is not None:
@@ -538,7 +544,7 @@ class Session:
             (Trial(len(rest) + t.index, t.condition, t.pause), with_feedback) for t in cued
         ]
 
-        online = _OnlineState(self, stream, classes, feed)
+        online = _OnlineState(self, stream, classes, feed, adapt=o.adapt_to_rest)
         s = self.config.session
         run = next_run(self.folder, s.subject, s.session, "online")
         decisions_path = self.folder / (
@@ -571,6 +577,8 @@ class Session:
         )
         if feed is not None:
             results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
+        if o.adapt_to_rest:
+            results["adaptations"] = online.adaptations
         _save(results)
         if interrupted is not None:
             raise interrupted
@@ -598,12 +606,22 @@ class _OnlineState:
     """What the online run does between and at phase onsets."""
 
     def __init__(
-        self, session: Session, stream: StreamDecoder, classes: tuple[str, str], drift=None
+        self,
+        session: Session,
+        stream: StreamDecoder,
+        classes: tuple[str, str],
+        drift=None,
+        adapt: bool = False,
     ):
         self.session = session
         self.stream = stream
         self.classes = classes
         self.drift = drift
+        self.adapt = adapt
+        # LSL end times of the rest trials not folded into the decoder yet; the LSL times of
+        # the rest windows folded in
+        self._rest_ends: list[float] = []
+        self.adaptations: list[float] = []
         self.drift_alarms: list[dict] = []
         self._drift_verdict = "stationary"
         # feedback trials not scored yet: [trial, LSL start, LSL end or None while running]
@@ -638,6 +656,11 @@ class _OnlineState:
         decisions = self.stream.poll(timeout)
         if self.drift is not None:
             self._check_drift()
+        if decisions and self._rest_ends and decisions[-1].timestamp >= self._rest_ends[0]:
+            # the decoder's window now ends at (within one chunk after) the rest trial's end
+            self._rest_ends = [t for t in self._rest_ends if t > decisions[-1].timestamp]
+            if self.stream.decoder.adapt_to_rest():
+                self.adaptations.append(decisions[-1].timestamp)
         latencies = self.stream.latencies[len(self.stream.latencies) - len(decisions) :]
         for d, latency in zip(decisions, latencies, strict=True):
             # a decision belongs to the trial whose feedback period holds its newest sample
@@ -698,6 +721,8 @@ class _OnlineState:
             target = trial.condition.partition("/")[2]
             self.pending.append([FeedbackTrial(trial.index, target), time, None])
         elif phase is None:
+            if self.adapt and trial.condition.startswith("universum/"):
+                self._rest_ends.append(time)
             for entry in self.pending:
                 if entry[0].index == trial.index:
                     entry[2] = time

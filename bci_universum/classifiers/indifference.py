@@ -36,6 +36,7 @@ from scipy.special import expit
 from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covariance
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._constraints import NON_NEGATIVE, POSITIVE
@@ -112,11 +113,11 @@ def universum_logistic_objective(
     return 0.5 * w @ w + C * loss + C_universum * g @ g
 
 
-def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter):
+def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
     """Minimise ½‖v‖² + C Σ log(1+e^{−y(Zv+b)}) + C_u Σ (Zu v + b·with_bias_u)² over (v, b).
 
-    Columns of the design are ``[Z, 1]``; the offset is not regularised. Returns
-    ``(v, b, n_iter)``.
+    Columns of the design are ``[Z, 1]``; the offset is not regularised. ``theta0`` (``[v, b]``)
+    warm-starts the iterations (zeros by default). Returns ``(v, b, n_iter)``.
     """
     n_dim = Z.shape[1]
     A = np.hstack([Z, np.ones((len(Z), 1))])
@@ -131,7 +132,7 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter):
         g = Au @ theta
         return 0.5 * (reg * theta) @ theta + C * np.logaddexp(0.0, -margins).sum() + C_u * g @ g
 
-    theta = np.zeros(n_dim + 1)
+    theta = np.zeros(n_dim + 1) if theta0 is None else np.array(theta0, dtype=np.float64)
     f = value(theta)
     for n_iter in range(1, max_iter + 1):
         margins = y * (A @ theta)
@@ -192,6 +193,14 @@ class UniversumLogisticRegression(_LinearDecision):
     max_iter : int, default=100
         Newton iterations (each is exact up to a line search; a handful suffice). Reaching
         it emits a :class:`~sklearn.exceptions.ConvergenceWarning`.
+    online_universum : int, default=0
+        Rest windows the fitted model can take into its universum while it decodes
+        (:meth:`update`, called by
+        :meth:`bci_universum.online.OnlineDecoder.adapt_to_rest`). ``0``: no online update,
+        and ``fit`` keeps nothing. Otherwise ``fit`` keeps its training features (the
+        labelled and universum rows it was given, ``n_trials × n_features`` floats) and the
+        model holds at most ``online_universum`` online windows, the oldest dropped beyond:
+        memory is bounded by the training set plus ``online_universum`` feature vectors.
     universum_label : int, str or None, default=None
         Label of universum trials in ``y``.
 
@@ -201,9 +210,12 @@ class UniversumLogisticRegression(_LinearDecision):
     coef_ : ndarray of shape (1, n_features)
     intercept_ : ndarray of shape (1,)
     n_iter_ : int
-        Newton iterations used.
+        Newton iterations used (by the last fit or update).
     n_universum_ : int
-        Universum trials used.
+        Universum trials used (training and online).
+    universum_online_ : ndarray of shape (n_online, n_features)
+        The online windows' features in the universum, oldest first (only with
+        ``online_universum > 0``).
     n_features_in_ : int
 
     See Also
@@ -218,6 +230,7 @@ class UniversumLogisticRegression(_LinearDecision):
         "penalty": [StrOptions({"decision", "covariance"})],
         "tol": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "online_universum": [Interval(Integral, 0, None, closed="left")],
         "universum_label": "no_validation",
     }
 
@@ -228,6 +241,7 @@ class UniversumLogisticRegression(_LinearDecision):
         penalty: str = "decision",
         tol: float = 1e-8,
         max_iter: int = 100,
+        online_universum: int = 0,
         universum_label=None,
     ):
         self.C = C
@@ -235,9 +249,16 @@ class UniversumLogisticRegression(_LinearDecision):
         self.penalty = penalty
         self.tol = tol
         self.max_iter = max_iter
+        self.online_universum = online_universum
         self.universum_label = universum_label
 
     def _fit(self, X, y, X_l, y_signed, X_u) -> None:
+        if self.online_universum:
+            self._training_features = (X_l, y_signed, X_u)
+            self.universum_online_ = np.empty((0, X_l.shape[1]))
+        self._solve(X_l, y_signed, X_u)
+
+    def _solve(self, X_l, y_signed, X_u, warm_start: bool = False) -> None:
         if self.C_universum == 0:
             X_u = X_u[:0]
         if self.penalty == "covariance" and len(X_u):
@@ -245,6 +266,9 @@ class UniversumLogisticRegression(_LinearDecision):
         # w = Vv in the span of the trials: exact, and Newton runs in ≤ n_trials dimensions.
         _, s, Vt = np.linalg.svd(np.vstack([X_l, X_u]), full_matrices=False)
         basis = Vt[s > s[0] * 1e-12] if s.size and s[0] > 0 else Vt[:0]
+        # The previous w lies in the span of the previous trials, a subspace of this one:
+        # its coordinates in the new basis are exact.
+        theta0 = np.r_[basis @ self.coef_[0], self.intercept_] if warm_start else None
         v, b, self.n_iter_ = _newton(
             X_l @ basis.T,
             y_signed,
@@ -254,10 +278,38 @@ class UniversumLogisticRegression(_LinearDecision):
             self.penalty == "decision",
             self.tol,
             self.max_iter,
+            theta0,
         )
         self.coef_ = (v @ basis)[np.newaxis, :]
         self.intercept_ = np.array([b])
         self.n_universum_ = len(X_u)
+
+    @available_if(lambda self: self.online_universum > 0)
+    def update(self, x: np.ndarray) -> None:
+        """Add one rest window to the universum and refit, warm-started.
+
+        The model becomes the fit on the training trials with the online windows (at most
+        ``online_universum``, the newest) added as universum trials: the same optimum as
+        ``fit`` on those trials, reached from the previous coefficients in a few Newton
+        steps. Only with ``online_universum > 0`` (otherwise the method does not exist, so
+        the online decoder does not treat the model as adaptive).
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_features,)
+            The rest window's features (as the pipeline's steps before this one give them).
+        """
+        check_is_fitted(self)
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.n_features_in_,) or not np.isfinite(x).all():
+            raise ValueError(
+                f"update expects one finite feature vector of shape ({self.n_features_in_},), "
+                f"got shape {x.shape}."
+            )
+        online = np.vstack([self.universum_online_, x])[-self.online_universum :]
+        X_l, y_signed, X_u = self._training_features
+        self._solve(X_l, y_signed, np.vstack([X_u, online]), warm_start=True)
+        self.universum_online_ = online
 
 
 class UniversumLDA(_LinearDecision):

@@ -28,7 +28,13 @@ __getattr__, __dir__, __all__ = _lazy.attach(
     __name__,
     submod_attrs={
         "_path": ["DATA_ENV", "EXAMPLE_RECORDINGS", "check_not_example", "data_path"],
-        "bci4als": ["BCI4ALS_CHANNELS", "BCI4ALS_CLASSES", "BCI4ALS_UNIVERSUM", "load_bci4als"],
+        "bci4als": [
+            "BCI4ALS_CHANNELS",
+            "BCI4ALS_CLASSES",
+            "BCI4ALS_UNIVERSUM",
+            "load_bci4als",
+            "read_bci4als_run",
+        ],
         "bids": ["bids_recordings", "read_sidecar", "write_bids"],
         "eegmmidb": [
             "EEGMMIDB_FOLDER",
@@ -44,6 +50,8 @@ __getattr__, __dir__, __all__ = _lazy.attach(
             "load_recording",
             "load_recordings",
             "marker_event_id",
+            "read_prepared_recording",
+            "resolve_markers",
             "recording_name",
         ],
         "io": [

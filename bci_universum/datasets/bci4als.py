@@ -14,9 +14,15 @@ from pathlib import Path
 
 from ._docs import fill_doc
 from ._path import data_path
-from .epochs import EpochSet, load_recordings
+from .epochs import EpochSet, load_recordings, read_prepared_recording
 
-__all__ = ["BCI4ALS_CHANNELS", "BCI4ALS_CLASSES", "BCI4ALS_UNIVERSUM", "load_bci4als"]
+__all__ = [
+    "BCI4ALS_CHANNELS",
+    "BCI4ALS_CLASSES",
+    "BCI4ALS_UNIVERSUM",
+    "load_bci4als",
+    "read_bci4als_run",
+]
 
 #: Marker code → class label of the labelled trials.
 BCI4ALS_CLASSES = {"2": "left", "3": "right"}
@@ -29,6 +35,54 @@ BCI4ALS_CHANNELS: dict[str, tuple[str, ...]] = {
     "assaf": ("C3", "C4", "CP1", "CP2", "FC1", "FC2", "CP5", "CP6", "FC5", "FC6", "T7", "T8",
               "Cz"),
 }  # fmt: skip
+
+
+def _root(subject: str, path) -> Path:
+    root = (Path(path) if path is not None else data_path(required=True)) / "bci4als" / subject
+    if not root.is_dir():
+        raise FileNotFoundError(f"BCI4ALS subject {subject!r} not found: no folder {root}.")
+    return root
+
+
+def read_bci4als_run(
+    subject: str,
+    run: int,
+    *,
+    path: str | os.PathLike | None = None,
+    highpass: float | None = 1.0,
+    resample: float | None = 125.0,
+    verbose=None,
+):
+    """The continuous run ``TestN`` of one subject, prepared as :func:`load_bci4als` cuts it.
+
+    Connected channels only (named where :data:`BCI4ALS_CHANNELS` has the subject), the
+    marker codes as annotations (``"1"`` idle, ``"2"`` left, ``"3"`` right), before the causal
+    band-pass: e.g. to replay the run through the online decoder.
+
+    Parameters
+    ----------
+    subject : str
+        Folder under ``bci4als/``.
+    run : int
+        Run number (the ``TestN`` folder).
+    path, highpass, resample, verbose
+        As in :func:`load_bci4als`.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+    """
+    fname = _root(subject, path) / f"Test{run}" / "EEG.xdf"
+    if not fname.is_file():
+        raise FileNotFoundError(f"BCI4ALS run not found: {fname}.")
+    channels = BCI4ALS_CHANNELS.get(subject)
+    return read_prepared_recording(
+        fname,
+        ch_names=list(channels) if channels else None,
+        highpass=highpass,
+        resample=resample,
+        verbose=verbose,
+    )
 
 
 @fill_doc
@@ -73,9 +127,7 @@ def load_bci4als(
     epochs : EpochSet
         Runs ``"Test1"``, ``"Test2"``, ...; one session ``"1"``.
     """
-    root = (Path(path) if path is not None else data_path(required=True)) / "bci4als" / subject
-    if not root.is_dir():
-        raise FileNotFoundError(f"BCI4ALS subject {subject!r} not found: no folder {root}.")
+    root = _root(subject, path)
     if runs is None:
         files = sorted(root.glob("Test*/EEG.xdf"), key=lambda f: int(f.parent.name[4:]))
     else:

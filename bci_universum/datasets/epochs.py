@@ -38,6 +38,8 @@ __all__ = [
     "load_recording",
     "load_recordings",
     "marker_event_id",
+    "read_prepared_recording",
+    "resolve_markers",
 ]
 
 
@@ -436,8 +438,11 @@ def _matches(key: str, description: str) -> bool:
         return False
 
 
-def _resolve(keys: Sequence[str], present: Sequence[str], what: str) -> dict[str, str]:
-    """Map each key to the annotation description it names (exact or numeric match)."""
+def resolve_markers(
+    keys: Sequence[str], present: Sequence[str], what: str = "Event"
+) -> dict[str, str]:
+    """Map each key to the annotation description it names (exact or numeric match: ``"2"``
+    names an XDF marker read as ``"2.000000000000000"``); ``what`` names the keys in errors."""
     out = {}
     for key in keys:
         found = [d for d in present if _matches(str(key), d)]
@@ -458,7 +463,7 @@ def _universum_kinds(universum, present) -> dict[str, str]:
         if not universum.endswith("/"):
             return {universum: universum.rsplit("/", 1)[-1]}
         return {d: d[len(universum) :] for d in present if d.startswith(universum)}
-    resolved = _resolve(list(universum), present, "Universum")
+    resolved = resolve_markers(list(universum), present, "Universum")
     if isinstance(universum, Mapping):
         return {resolved[str(k)]: str(v) for k, v in universum.items()}
     return {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
@@ -508,7 +513,7 @@ def epochset_from_raw(
     """
     raw = filter_raw(raw, band, verbose=verbose)
     present = sorted(set(raw.annotations.description))
-    resolved = _resolve(list(classes), present, "Class")
+    resolved = resolve_markers(list(classes), present, "Class")
     if isinstance(classes, Mapping):
         class_map = {resolved[str(k)]: str(v) for k, v in classes.items()}
     else:
@@ -536,6 +541,60 @@ def epochset_from_raw(
         tmin=float(epochs.tmin),
         info={"band": None if band is None else tuple(band)},
     )
+
+
+def read_prepared_recording(
+    fname: str | os.PathLike,
+    *,
+    ch_names: Sequence[str] | None = None,
+    highpass: float | None = None,
+    resample: float | None = None,
+    verbose=None,
+) -> mne.io.BaseRaw:
+    """Read one recording as :func:`load_recording` prepares it before epoching.
+
+    The continuous run that :func:`load_recording` cuts its trials from (before the causal
+    ``band``): e.g. to replay it through the online decoder.
+
+    Parameters
+    ----------
+    fname : path-like
+        The recording, in any format :func:`~bci_universum.datasets.read_recording` reads.
+    ch_names, highpass, resample
+        As in :func:`load_recording`.
+    verbose : bool | str | int | None
+        MNE verbosity.
+
+    Returns
+    -------
+    raw : mne.io.BaseRaw
+        Loaded, channels picked and renamed, high-passed and resampled as asked.
+    """
+    path = Path(fname).expanduser()
+    if not path.exists():
+        raise FileNotFoundError(f"Recording not found: {path}")
+    raw = read_recording(path, verbose=verbose)
+    raw.load_data(verbose=verbose)
+    if ch_names is not None:
+        if len(ch_names) > len(raw.ch_names):
+            raise ValueError(
+                f"{path.name}: {len(ch_names)} channel names for {len(raw.ch_names)} channels."
+            )
+        raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
+        raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
+    if highpass is not None:
+        nyquist = raw.info["sfreq"] / 2
+        if isinstance(highpass, bool) or not (
+            isinstance(highpass, int | float) and 0 < highpass < nyquist
+        ):
+            raise ValueError(
+                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
+                f"got {highpass!r}."
+            )
+        raw.filter(highpass, None, picks="data", verbose=verbose)
+    if resample is not None:
+        raw.resample(resample, verbose=verbose)
+    return raw
 
 
 @fill_doc
@@ -600,29 +659,9 @@ def load_recording(
     epochs : EpochSet
     """
     path = Path(fname).expanduser()
-    if not path.exists():
-        raise FileNotFoundError(f"Recording not found: {path}")
-    raw = read_recording(path, verbose=verbose)
-    raw.load_data(verbose=verbose)
-    if ch_names is not None:
-        if len(ch_names) > len(raw.ch_names):
-            raise ValueError(
-                f"{path.name}: {len(ch_names)} channel names for {len(raw.ch_names)} channels."
-            )
-        raw.pick(raw.ch_names[: len(ch_names)], verbose=verbose)
-        raw.rename_channels(dict(zip(raw.ch_names, ch_names, strict=True)), verbose=verbose)
-    if highpass is not None:
-        nyquist = raw.info["sfreq"] / 2
-        if isinstance(highpass, bool) or not (
-            isinstance(highpass, int | float) and 0 < highpass < nyquist
-        ):
-            raise ValueError(
-                f"{path.name}: highpass must be None or a frequency in (0, {nyquist:g}) Hz, "
-                f"got {highpass!r}."
-            )
-        raw.filter(highpass, None, picks="data", verbose=verbose)
-    if resample is not None:
-        raw.resample(resample, verbose=verbose)
+    raw = read_prepared_recording(
+        path, ch_names=ch_names, highpass=highpass, resample=resample, verbose=verbose
+    )
     if classes is None:
         classes = sorted({d for d in raw.annotations.description if d.startswith("cue/")})
     sidecar = read_sidecar(path)

@@ -128,6 +128,32 @@ def squared_norms(X):
     return sq
 
 
+@njit(cache=True, fastmath={"contract"})
+def _exp_single(values, bits) -> None:
+    """Replace the float32 ``values ≤ 0`` by their exponentials, in place (numba; vectorised).
+
+    Cephes' ``expf``: ``exp(x) = 2ⁿ·exp(r)`` with ``n = round(x / ln 2)``, ``|r| ≤ ln 2 / 2``
+    and a degree-7 polynomial for ``exp(r)``, within ~1 ulp of float32 (as ``np.exp``);
+    ``2ⁿ`` is built in the exponent bits (``bits``, int32 scratch space), so that, unlike a
+    call to ``expf``, the loop is vectorised. Arguments below −87 give ``exp(−87)`` (~1e-38).
+    """
+    for k in range(values.shape[0]):
+        x = max(values[k], np.float32(-87.0))
+        n = np.floor(x * np.float32(1.4426950408889634) + np.float32(0.5))
+        r = x - n * np.float32(0.693359375) + n * np.float32(2.12194440e-4)  # ln 2 in two
+        q = np.float32(1.9875691500e-4)
+        q = q * r + np.float32(1.3981999507e-3)
+        q = q * r + np.float32(8.3334519073e-3)
+        q = q * r + np.float32(4.1665795894e-2)
+        q = q * r + np.float32(1.6666665459e-1)
+        q = q * r + np.float32(5.0000001201e-1)
+        values[k] = q * r * r + r + np.float32(1.0)
+        bits[k] = (np.int32(n) + np.int32(127)) << np.int32(23)
+    scale = bits.view(np.float32)
+    for k in range(values.shape[0]):
+        values[k] *= scale[k]
+
+
 @njit(cache=True)
 def kernel_row(
     point: int,
@@ -145,23 +171,31 @@ def kernel_row(
     ``sq_norms`` holds the squared row norms of ``X`` (:func:`squared_norms`; used by "rbf");
     ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed". The dot products are
     loops in the calling thread, not BLAS calls, so the cost of a row does not depend on the
-    BLAS thread pool. Values equal :func:`kernel_matrix` to rounding; with a float32 ``X``
-    (single-precision rows of a solver's float32 cache; "rbf" only, on centred data, with
-    ``sq_norms`` from the float64 data) to about 1e-7.
+    BLAS thread pool; they are formed first and turned into kernel values in a second loop,
+    which the compiler vectorises. Values equal :func:`kernel_matrix` to rounding; with a
+    float32 ``X`` (single-precision rows of a solver's float32 cache; "rbf" only, on centred
+    data, with ``sq_norms`` from the float64 data, exponentials by :func:`_exp_single`) to
+    about 1e-7.
     """
     x = X[point]
     x_sq = sq_norms[point]
-    single = X.itemsize == 4
-    for k in range(targets.shape[0]):
-        t = targets[k]
-        dot = row_dot(x, X[t])
-        if t == point and kernel_code == 1:
-            out[k] = 1.0
-        elif single and kernel_code == 1:
-            d2 = x_sq + sq_norms[t] - 2.0 * dot
-            out[k] = np.exp(np.float32(-gamma * (d2 if d2 > 0.0 else 0.0)))
-        else:
-            out[k] = _kernel_value(dot, x_sq, sq_norms[t], kernel_code, gamma, degree, coef0)
+    n = targets.shape[0]
+    for k in range(n):
+        out[k] = row_dot(x, X[targets[k]])
+    if kernel_code == 1 and X.itemsize == 4:
+        for k in range(n):
+            d2 = x_sq + sq_norms[targets[k]] - 2.0 * out[k]
+            out[k] = -gamma * (d2 if d2 > 0.0 else 0.0)
+        _exp_single(out, np.empty(n, dtype=np.int32))
+    else:
+        for k in range(n):
+            out[k] = _kernel_value(
+                out[k], x_sq, sq_norms[targets[k]], kernel_code, gamma, degree, coef0
+            )
+    if kernel_code == 1:
+        for k in range(n):
+            if targets[k] == point:
+                out[k] = 1.0
 
 
 def kernel_vector(

@@ -97,6 +97,7 @@ OPTION_KEYS = {
     "output": "session.output",
     "speed": "paradigm.speed",
     "stream": "stream.name",
+    "adapt_to_rest": "online.adapt_to_rest",
 }
 
 
@@ -109,7 +110,9 @@ def config_from_args(args):
     overrides = list(args.overrides)
     for option, key in OPTION_KEYS.items():
         value = getattr(args, option, None)
-        if value is not None:
+        if isinstance(value, bool):  # a flag: TOML's spelling
+            overrides.append(f"{key}={str(value).lower()}")
+        elif value is not None:
             overrides.append(f"{key}={str(value) if isinstance(value, Path) else value!r}")
     return load_session_config(args.config, overrides)
 

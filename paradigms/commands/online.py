@@ -24,6 +24,14 @@ def add_parser(subparsers) -> None:
         type=file_of_kind("model", hint=" (the model comes first: online MODEL [CONFIG])"),
         help="model file written by bci-universum train",
     )
+    parser.add_argument(
+        "--adapt-to-rest",
+        action="store_true",
+        default=None,
+        help="fold each rest trial of the run into the model's adaptive steps: the universum "
+        "of an ats_ulr model, the re-centring reference of an rts_ulr model (default: "
+        "[online] adapt_to_rest)",
+    )
     add_session_arguments(parser)
     parser.set_defaults(func=run)
 

@@ -18,7 +18,9 @@ from bci_universum.online import (
     decision_indices,
     design_bandpass,
     offline_decisions,
+    replay,
 )
+from bci_universum.pipelines import make_pipeline as registry_pipeline
 
 SFREQ = 250.0
 N_CH = 8
@@ -466,16 +468,120 @@ def test_adapt_to_rest_updates_the_recentring_reference():
     assert not decoder.adapt_to_rest()  # no window pushed yet
     drifted = 3.0 * rng.normal(size=(n_t, n_ch))
     decoder.push(drifted)
-    step = pipe[0]
-    before, count = step.reference_.copy(), step.n_reference_
+    before, count = pipe[0].reference_.copy(), pipe[0].n_reference_
     assert decoder.adapt_to_rest()
+    step = decoder.pipeline[0]
     C = regularized_covariances(drifted.T[np.newaxis], "oas")[0]
     np.testing.assert_allclose(step.reference_, geodesic_riemann(before, C, 1 / (count + 1)))
+    # The decoder switched to updated copies: the calibrated pipeline is as it was.
+    np.testing.assert_array_equal(pipe[0].reference_, before)
     # The lean decision path reads the updated reference, as decision_function does.
     window = decoder.current_window()[np.newaxis].copy()
-    expected = pipe.decision_function(window)[0]
+    expected = decoder.pipeline.decision_function(window)[0]
     assert decoder._path(window[0])[0] == pytest.approx(expected, abs=1e-9)
     assert not np.allclose(step.reference_, before)
+
+
+def _adaptive_setup(online_universum=2, seed=0):
+    """A fitted ``ats_ulr`` pipeline on 1 s windows (50 Hz, 4 channels), and a continuous
+    stream whose rest windows carry power the calibration universum did not have."""
+    rng = np.random.default_rng(seed)
+    n_ch, sfreq, n_t = 4, 50.0, 50
+    y = np.array(["left", "right", UNIVERSUM_STR] * 12, dtype=object)
+    X = rng.standard_normal((y.size, n_ch, n_t))
+    X[y == "left", 0] *= 2.0
+    X[y == "right", 1] *= 2.0
+    params = {"band": None, "window": (0.0, 1.0), "C_universum": 1.0}
+    params["online_universum"] = online_universum
+    pipe = registry_pipeline("ats_ulr", sfreq=sfreq, **params).fit(X, y)
+    stream = rng.standard_normal((600, n_ch))
+    stream[:, 2] *= 3.0  # the run's rest differs from the calibration's
+    return pipe, X, y, stream, (sfreq, n_ch, params)
+
+
+def _from_scratch(X, y, rest_windows, sfreq, params):
+    """The same registry pipeline fitted on the training trials plus ``rest_windows`` as
+    universum trials."""
+    rest = np.asarray(rest_windows)
+    labels = np.concatenate([y, np.full(len(rest), UNIVERSUM_STR, dtype=object)])
+    return registry_pipeline("ats_ulr", sfreq=sfreq, **params).fit(np.vstack([X, rest]), labels)
+
+
+def test_adaptive_universum_refit_equals_a_fit_from_scratch():
+    """After k rest windows the decoder's model is the pipeline fitted from scratch on the
+    training trials plus the newest ``online_universum`` windows as universum trials."""
+    pipe, X, y, stream, (sfreq, n_ch, params) = _adaptive_setup(online_universum=2)
+    decoder = OnlineDecoder(pipe, sfreq, n_ch, window=1.0, band=None)
+    assert decoder.adaptive
+    windows = [stream[k * 50 : (k + 1) * 50].T for k in range(3)]
+    test = stream[300:350].T[np.newaxis]
+    original = pipe.decision_function(test)
+    for k, window in enumerate(windows, start=1):
+        assert decoder.adapt_to_rest(window)
+        reference = _from_scratch(X, y, windows[max(0, k - 2) : k], sfreq, params)
+        adapted, scratch = decoder.pipeline[-1], reference[-1]
+        assert adapted.universum_online_.shape == (min(k, 2), n_ch * (n_ch + 1) // 2)
+        assert adapted.n_universum_ == scratch.n_universum_
+        np.testing.assert_allclose(adapted.coef_, scratch.coef_, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(adapted.intercept_, scratch.intercept_, rtol=0, atol=1e-7)
+        np.testing.assert_allclose(
+            decoder._path(test[0]), reference.decision_function(test), rtol=0, atol=1e-7
+        )
+    # the rest moved the decision; the calibrated pipeline itself is untouched
+    assert not np.allclose(decoder.pipeline.decision_function(test), original, atol=1e-3)
+    np.testing.assert_array_equal(pipe.decision_function(test), original)
+    assert pipe[-1].universum_online_.shape[0] == 0
+
+
+def test_replay_adapts_only_after_each_rest_window_ends():
+    """Causality: decisions up to a rest window's last sample are the static decoder's; the
+    first one after it already uses the refitted model."""
+    pipe, X, y, stream, (sfreq, n_ch, params) = _adaptive_setup(online_universum=10)
+    static = OnlineDecoder(pipe, sfreq, n_ch, window=1.0, update_rate=10, band=None)
+    adaptive = OnlineDecoder(pipe, sfreq, n_ch, window=1.0, update_rate=10, band=None)
+    ends = np.array([204, 407])  # not on the decision grid (every 5 samples from 49)
+    idx_s, static_values = replay(static, stream, chunk_size=7)
+    idx_a, adaptive_values = replay(adaptive, stream, chunk_size=7, rest_ends=ends)
+    np.testing.assert_array_equal(idx_s, idx_a)
+    np.testing.assert_allclose(static_values, offline_decisions(static, stream)[1], atol=1e-9)
+    before = idx_a <= ends[0]
+    np.testing.assert_array_equal(adaptive_values[before], static_values[before])
+    assert adaptive_values[np.argmax(~before)] != static_values[np.argmax(~before)]
+    # after the last rest: the model fitted from scratch with both rest windows, on the
+    # same windows (no filter: a decision is a function of its window alone)
+    rests = [stream[e - 49 : e + 1].T for e in ends]
+    reference = _from_scratch(X, y, rests, sfreq, params)
+    after = idx_a > ends[1]
+    windows = np.stack([stream[i - 49 : i + 1].T for i in idx_a[after]])
+    np.testing.assert_allclose(
+        adaptive_values[after], reference.decision_function(windows), rtol=0, atol=1e-7
+    )
+    assert len(adaptive.pipeline[-1].universum_online_) == 2
+
+
+def test_adaptation_rejects_bad_input():
+    pipe, X, y, stream, (sfreq, n_ch, _) = _adaptive_setup()
+    decoder = OnlineDecoder(pipe, sfreq, n_ch, window=1.0, band=None)
+    with pytest.raises(ValueError, match=r"window must have shape \(4, 50\)"):
+        decoder.adapt_to_rest(np.zeros((4, 49)))
+    with pytest.raises(ValueError, match="non-finite"):
+        decoder.adapt_to_rest(np.full((4, 50), np.nan))
+    with pytest.raises(ValueError, match=r"shape \(10,\)"):
+        pipe[-1].update(np.zeros(9))
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(decoder, stream, rest_ends=[10])  # before the first full window
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(decoder, stream, rest_ends=[600])
+    with pytest.raises(ValueError, match="chunk_size"):
+        replay(decoder, stream, chunk_size=0)
+    with pytest.raises(ValueError, match=r"data must have shape \(n_samples, 4\)"):
+        replay(decoder, stream[:, :3])
+    # a plain ts_ulr keeps no training features: no update, not adaptive
+    plain = registry_pipeline("ts_ulr", sfreq=sfreq, band=None, window=(0.0, 1.0)).fit(X, y)
+    assert not hasattr(plain[-1], "update")
+    assert not OnlineDecoder(plain, sfreq, n_ch, window=1.0, band=None).adapt_to_rest(
+        stream[:50].T
+    )
 
 
 def test_from_model_takes_the_window_band_and_order_of_the_model(pipeline):

@@ -397,3 +397,45 @@ def test_missing_stream_error_lists_the_visible_streams(tmp_path, caplog):
     assert f"Waiting for LSL stream name='{config.stream.name}'" in caplog.text
     del other
     assert not list(tmp_path.rglob("*.fif"))
+
+
+def _random_model(session, name):
+    """``name`` fitted on noise for the simulated stream's channels, with its metadata."""
+    from bci_universum.model_io import ModelMetadata
+    from bci_universum.pipelines import make_pipeline
+
+    ch_names, sfreq = session.receiver.ch_names_, session.receiver.sfreq_
+    window = (0.5, 1.5)
+    pipeline = make_pipeline(name, sfreq=sfreq, band=(8.0, 30.0), window=window)
+    rng = np.random.default_rng(0)
+    y = np.array(["left", "right", "universum"] * 8, dtype=object)
+    pipeline.fit(rng.standard_normal((y.size, len(ch_names), round(sfreq))), y)
+    meta = ModelMetadata(ch_names, sfreq, (8.0, 30.0), window, ["left", "right"], pipeline=name)
+    return pipeline, meta
+
+
+@pytest.mark.lsl
+def test_adapt_to_rest_needs_an_adaptive_model(tmp_path):
+    config = fast_config(tmp_path)
+    config.online.adapt_to_rest = True
+    refused = pytest.raises(ValueError, match=r"adapt_to_rest: the model \(ts_ulr\) has no step")
+    with Session(config, simulate=SIM) as session, refused:
+        session.online(_random_model(session, "ts_ulr"))
+    assert not list(tmp_path.rglob("*.fif"))
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_online_run_adapts_the_universum_after_each_rest_trial(tmp_path):
+    config = fast_config(tmp_path, **{"online.rest_trials": 2, "online.trials_per_class": 1})
+    config.online.adapt_to_rest = True
+    with Session(config, simulate=SIM) as session:
+        model = _random_model(session, "ats_ulr")
+        results = session.online(model)
+    rests = [t for t in results["trials"] if t["condition"] == "universum/rest"]
+    first_feedback = min(t["onsets"]["cue"] for t in results["trials"] if t not in rests)
+    assert len(rests) == 2 and len(results["adaptations"]) == 2
+    for rest, adapted in zip(rests, results["adaptations"], strict=True):
+        # folded in once the decoder got past the rest trial's end, before any feedback
+        assert rest["end"] <= adapted < first_feedback
+    assert model[0][-1].universum_online_.shape[0] == 0  # the trained model is untouched

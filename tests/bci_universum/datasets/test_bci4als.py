@@ -6,7 +6,15 @@ import numpy as np
 import pytest
 from scipy.io import loadmat
 
-from bci_universum.datasets import BCI4ALS_CHANNELS, load_bci4als, load_recording
+from bci_universum.datasets import (
+    BCI4ALS_CHANNELS,
+    epochs_from_raw,
+    load_bci4als,
+    load_recording,
+    read_bci4als_run,
+    resolve_markers,
+)
+from bci_universum.online import filter_raw
 
 
 @pytest.mark.data
@@ -52,3 +60,25 @@ def test_load_bci4als_names_runs_after_folders_and_agrees_with_training_vectors(
         load_bci4als("assaf", [99], path=data_dir)
     with pytest.raises(FileNotFoundError, match="nobody"):
         load_bci4als("nobody", path=data_dir)
+
+
+@pytest.mark.data
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_continuous_run_is_what_the_loader_cuts_its_trials_from(data_dir):
+    """The run a replay pushes through the online decoder holds the loader's trials."""
+    band = (7.0, 30.0)
+    e = load_bci4als("assaf", [2], path=data_dir, tmin=0.4, tmax=4.4, band=band)
+    raw = read_bci4als_run("assaf", 2, path=data_dir)
+    assert raw.ch_names == e.ch_names and raw.info["sfreq"] == e.sfreq
+    names = resolve_markers(["2", "3", "1"], sorted(set(raw.annotations.description)))
+    assert names["2"] == "2.000000000000000"  # XDF markers are read as numbers
+    X, y, _ = epochs_from_raw(
+        filter_raw(raw, band), {names["2"]: "left", names["3"]: "right"}, [names["1"]],
+        tmin=0.4, tmax=4.4,
+    )  # fmt: skip
+    np.testing.assert_array_equal(X, e.X)
+    np.testing.assert_array_equal(y, e.y)
+    with pytest.raises(FileNotFoundError, match="Test99"):
+        read_bci4als_run("assaf", 99, path=data_dir)
+    with pytest.raises(ValueError, match="Class marker '7' is not in the recording"):
+        resolve_markers(["7"], sorted(set(raw.annotations.description)), "Class")
