@@ -154,10 +154,22 @@ def _broken_copy(tmp_path, partial, damage):
     return copy
 
 
-def _header_without(key):
+def _header_without(*keys):
     def damage(folder):
         header = json.loads((folder / "header.json").read_text())
-        del header[key]
+        node = header
+        for key in keys[:-1]:
+            node = node[key]
+        del node[keys[-1]]
+        (folder / "header.json").write_text(json.dumps(header))
+
+    return damage
+
+
+def _edit_header(edit):
+    def damage(folder):
+        header = json.loads((folder / "header.json").read_text())
+        edit(header)
         (folder / "header.json").write_text(json.dumps(header))
 
     return damage
@@ -180,6 +192,10 @@ def _truncate(name, size):
         (lambda f: (f / "header.json").write_text("[1, 2]"), "header.json does not hold"),
         (_header_without("channels"), "header.json lacks ['channels']"),
         (_header_without("dtype"), "header.json lacks ['dtype']"),
+        (_header_without("stream", "sfreq"), "'stream' must give a positive 'sfreq'"),
+        (_edit_header(lambda h: h["stream"].update(sfreq=0)), "positive 'sfreq'"),
+        (_edit_header(lambda h: h.update(channels=[])), "'channels' must be a non-empty list"),
+        (_header_without("channels", 1, "unit"), "channel 1 lacks ['unit']"),
         (lambda f: (f / "header.json").unlink(), "has no header.json"),
         (lambda f: (f / "data.bin").unlink(), "data.bin is missing"),
         (lambda f: (f / "timestamps.bin").unlink(), "timestamps.bin is missing"),
@@ -188,7 +204,8 @@ def _truncate(name, size):
     ],
     ids=[
         "truncated-header", "empty-header", "binary-header", "header-not-object",
-        "no-channels", "no-dtype", "no-header", "no-data", "no-timestamps",
+        "no-channels", "no-dtype", "no-sfreq", "zero-sfreq", "empty-channels",
+        "channel-without-unit", "no-header", "no-data", "no-timestamps",
         "truncated-data", "empty-timestamps",
     ],
 )  # fmt: skip
@@ -216,11 +233,50 @@ def test_recover_refuses_renamed_and_already_finalised_recordings(tmp_path, cras
     with pytest.raises(FileExistsError, match="refusing to overwrite"):
         recover(partial)
     assert snapshot(tmp_path) == before
+    # the sidecar alone is enough to refuse: it would be overwritten
+    fif.unlink()
+    fif.with_suffix(".json").write_text('{"n_samples": 7}')
+    before = snapshot(tmp_path)
+    with pytest.raises(FileExistsError, match=r"_raw\.json already exists"):
+        recover(partial)
+    assert snapshot(tmp_path) == before
 
 
-def test_a_good_partial_recording_recovers(tmp_path, crashed_recording):
-    """The control: the undamaged copy of the same folder recovers completely."""
+@pytest.mark.parametrize("named_by", ["partial", "fif", "folder"])
+def test_a_good_partial_recording_recovers(tmp_path, crashed_recording, named_by):
+    """The control: the undamaged copy of the same folder recovers completely, named by its
+    partial folder, the FIF it was heading for or the folder holding it."""
     partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
-    fname = recover(partial)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    fname = recover({"partial": partial, "fif": fif, "folder": tmp_path}[named_by])
+    assert fname == fif and not partial.exists()
     raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
+    assert json.loads(fif.with_suffix(".json").read_text())["recovered"] is True
+
+
+def test_recover_keeps_what_a_kill_left_readable(tmp_path, crashed_recording):
+    """One complete sample is a recording; a marker line without a duration (older files) has
+    none; a last line torn by the kill is dropped, the lines before it are kept."""
+    n_ch = 3
+
+    def damage(folder):
+        stamps = np.fromfile(folder / "timestamps.bin")
+        with open(folder / "data.bin", "r+b") as handle:
+            handle.truncate(4 * n_ch + 5)  # float32: one sample and a torn second one
+        with open(folder / "timestamps.bin", "r+b") as handle:
+            handle.truncate(8 * 3)
+        (folder / "markers.jsonl").write_text(
+            json.dumps({"text": "cue/left", "timestamp": float(stamps[0])})
+            + "\n"
+            + '{"text": "cue/ri'
+        )
+
+    partial = _broken_copy(tmp_path, crashed_recording, damage)
+    fname = recover(partial)
+    raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc"), [[0.0]])
+    assert list(raw.annotations.description) == ["cue/left"]
+    assert raw.annotations.onset[0] == 0.0 and raw.annotations.duration[0] == 0.0
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["n_samples"] == 1 and sidecar["n_markers"] == 1

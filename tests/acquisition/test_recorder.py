@@ -52,6 +52,7 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     wait_until(lambda: receiver.n_samples == n_total and markers.n_markers == 3)
     fname = recorder.stop()
     assert not receiver.running and not markers.running
+    assert recorder.n_samples == n_total and recorder.n_markers == 3
     del outlet
     marker_outlet.close()
 
@@ -59,6 +60,7 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     assert not recorder.partial.exists()
     raw = mne.io.read_raw_fif(fname, preload=True)
     assert raw.n_times == n_total and raw.info["sfreq"] == sfreq
+    assert raw.orig_format == "single"  # a float32 stream's precision, not double
     assert raw.ch_names == [f"EEG{k:02d}" for k in range(n_eeg)] + ["counter"]
     expected = counter_chunk(0, n_total, n_eeg).astype(np.float32).astype(np.float64).T
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], expected[-1])

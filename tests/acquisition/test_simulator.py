@@ -86,7 +86,9 @@ def test_markers_switch_state_and_session_is_reproducible():
     channels = describe_channels(full)
     assert [c.name for c in channels[:-1]] == model.ch_names
     assert counter_channel_index(full) == 8 and channels[0].unit == "microvolts"
-    assert channels[0].position is not None
+    # the montage's positions, in metres as MNE's
+    expected = [ch["loc"][:3] for ch in model.info()["chs"]]
+    np.testing.assert_allclose([c.position for c in channels[:-1]], expected, atol=1e-6)
 
 
 @pytest.mark.lsl
@@ -99,7 +101,7 @@ def test_manual_state_and_missing_marker_stream():
             assert time.monotonic() < deadline
             time.sleep(0.01)
     assert source.state == "right" and source.switches[0].marker is None
-    assert source.n_pushed > 0
+    assert source.n_pushed > source.switches[0].sample  # the switch's sample was pushed
     lonely = SimulatedSource(4, 100.0, markers_from=f"absent-{uuid4().hex}", timeout=0.3)
     with pytest.raises(TimeoutError, match="absent-"):
         lonely.start()

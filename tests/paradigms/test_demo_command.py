@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+import matplotlib.image
 import numpy as np
 import pytest
 
@@ -89,15 +90,17 @@ def test_demo_runs_a_simulated_session(tmp_path, capsys):
     assert model["metadata"]["classes"] == ["left", "right"]
     session = tmp_path / "sub-01_ses-01"
     assert len(list(session.glob("*_raw.fif"))) == 3
-    # the demo keeps the plots train and online write (their content: test_viz.py)
+    # the demo keeps the plots train and online write (their content: test_viz.py): PNGs of
+    # their figures' size (inches x 100 dpi), not blank
     plots = {
-        "training": tmp_path / "model_cv.png",
-        "decisions": session / "sub-01_ses-01_task-online_run-01_decisions.png",
-        "confusion": session / "sub-01_ses-01_task-online_run-01_confusion.png",
+        "training": (tmp_path / "model_cv.png", (360, 920)),
+        "decisions": (session / "sub-01_ses-01_task-online_run-01_decisions.png", (400, 600)),
+        "confusion": (session / "sub-01_ses-01_task-online_run-01_confusion.png", (380, 420)),
     }
-    for name, path in plots.items():
+    for name, (path, size) in plots.items():
         assert f"{name} plot: {path}" in out
-        assert path.stat().st_size > 0
+        image = matplotlib.image.imread(path)
+        assert image.shape[:2] == size and image.std() > 0.05, name
 
 
 @pytest.mark.lsl

@@ -1,6 +1,7 @@
 """Epoching of labelled and universum trials from annotated recordings; EpochSet; loaders."""
 
 import json
+import re
 import warnings
 
 import mne
@@ -16,6 +17,7 @@ from bci_universum.datasets import (
     load_recording,
     load_recordings,
     marker_event_id,
+    recording_name,
 )
 
 
@@ -94,6 +96,10 @@ def test_marker_event_id_prefix():
     event_id, labels = marker_event_id(ann, ["cue/a", "cue/b"], "universum/")
     assert set(event_id) == {"cue/a", "cue/b", "universum/x"}
     assert labels[event_id["universum/x"]] == "universum"
+    # codes from 1, as MNE numbers annotations: 0 means "no event" on a stim channel
+    raw = _raw(["cue/a", "cue/b", "universum/x"], [1.0, 2.0, 3.0])
+    _, auto = mne.events_from_annotations(raw, verbose=False)
+    assert sorted(event_id.values()) == sorted(auto.values())
 
 
 @pytest.mark.data
@@ -121,6 +127,19 @@ def test_several_recordings_are_concatenated(tmp_path):
     np.testing.assert_allclose(X[4], expected[:, start : start + 201], rtol=1e-6)
 
 
+def test_errors_name_a_recording_by_its_file(tmp_path):
+    calibration = _raw(["cue/left", "cue/right"], [1.0, 5.0])
+    other = _raw(["cue/left"], [1.0], n_channels=2)
+    fname = tmp_path / "other_raw.fif"
+    other.save(fname, verbose="error")
+    read = mne.io.read_raw_fif(fname, verbose="error")
+    for second in (fname, read):
+        with pytest.raises(ValueError, match=f"^{re.escape(str(fname))} has other channels"):
+            epochs_from_raw([calibration, second], verbose="error")
+    assert recording_name(fname) == recording_name(read) == str(fname)
+    assert recording_name(other) == repr(other)  # a Raw built in memory has no file
+
+
 def test_several_recordings_must_match():
     calibration = _raw(["cue/left", "cue/right"], [1.0, 5.0])
     with pytest.raises(ValueError, match=r"missing: \['EEG2'\]"):
@@ -142,6 +161,7 @@ def _small_set(n=6, runs="1"):
 def test_epochset_checks_and_selections():
     e = _small_set(6)
     assert e.classes == ["a", "b"] and e.kinds == ["rest"]
+    assert e.tmin == 0.0  # trials start at their marker unless told otherwise
     assert e.counts() == {"a": 2, "b": 2, "universum/rest": 2}
     assert e.with_universum(None).n_trials == 4
     assert e.with_universum("all").n_trials == 6

@@ -33,6 +33,7 @@ def test_bandpass_keeps_pass_band_and_rejects_stop_band(method):
     sfreq = 160.0
     X, _ = _sines(sfreq, 1600, [2.0, 15.0, 60.0])
     out = BandPass(sfreq, 7.0, 30.0, method=method).fit_transform(X)
+    np.testing.assert_array_equal(BandPass(sfreq, method=method).fit_transform(X), out)
     mid = out[0, 0, 400:1200]  # away from the edges
     assert abs(_amplitude(mid, sfreq, 15.0) - 1.0) < 0.05
     assert _amplitude(mid, sfreq, 2.0) < 0.05
@@ -58,6 +59,10 @@ def test_trial_preprocessing_thesis_defaults():
     X = X + 0.5 * t  # a linear trend
     pre = TrialPreprocessing(sfreq, tmin=-1.0)
     out = pre.fit_transform(X)
+    thesis = TrialPreprocessing(
+        sfreq, tmin=-1.0, h_freq=45.0, h_trans_bandwidth=5.0, resample_sfreq=100.0
+    )
+    np.testing.assert_array_equal(thesis.fit_transform(X), out)
     assert out.shape == (3, 2, 50)  # 500 ms at 100 Hz
     assert pre.sfreq_out_ == 100.0
     np.testing.assert_allclose(pre.times_, np.arange(50) / 100.0)
@@ -133,6 +138,8 @@ def test_sklearn_contract_and_pipeline(est):
         (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
         (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
         (TrialPreprocessing(100.0, window="late"), "window must be"),
+        # 4 ms at 100 Hz rounds to no sample at all
+        (TrialPreprocessing(100.0, window=(0.0, 0.004), resample_sfreq=None), "not inside"),
     ],
 )
 def test_bad_parameters(est, match):
@@ -146,6 +153,7 @@ def test_bad_parameters(est, match):
     [
         BandPass(100.0, None, 30.0),
         BandPass(100.0, 8.0, None),
+        BandPass(100.0, 0.5, 45.0),  # a slow-drift high-pass, a low-pass near Nyquist
         TrialPreprocessing(100.0, h_freq=30.0, h_trans_bandwidth=0.5),
         # the window spans the whole epoch, or a single sample
         TrialPreprocessing(100.0, tmin=0.0, window=(0.0, 1.0), h_freq=None, resample_sfreq=None),
