@@ -340,13 +340,14 @@ def _curve_table(rows: list[dict]) -> list[str]:
 def _times(rows: list[dict]) -> list[str]:
     """Per-fold fit time of each universum fit over the plain fit on the same split; cap hits."""
     cells = _cells(rows)
-    lines = ["| protocol | universum fit | plain fit | folds | median s (U / plain) | "
+    lines = ["| protocol | subject | universum fit | plain fit | folds | median s (U / plain) | "
              "median ratio | max ratio | folds with cap hits (U / plain) |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    by_proto = sorted({(k[1], k[3], k[4]) for k in cells})
-    for proto, *model in by_proto:
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    by_proto = sorted({(k[1], k[0], k[3], k[4]) for k in cells},
+                      key=lambda k: (k[0], k[2:], SUBJECTS.index(k[1])))  # fmt: skip
+    for proto, subject, *model in by_proto:
         plain = TIME_PAIRS.get(tuple(model))
-        keys_u = [k for k in cells if k[1] == proto and k[3:] == tuple(model)]
+        keys_u = [k for k in cells if k[:2] == (subject, proto) and k[3:] == tuple(model)]
         ratios, t_u, t_p, caps_u, caps_p = [], [], [], [], []
         for k in keys_u:
             base = cells.get((*k[:3], *plain)) if plain else None
@@ -364,7 +365,8 @@ def _times(rows: list[dict]) -> list[str]:
             known = [c for c in caps if c is not None]
             return f"{sum(c > 0 for c in known)}/{len(known)}" if known else "not recorded"
 
-        lines.append(f"| {proto} | {' + '.join(model)} | {' + '.join(plain)} | {len(ratios)} | "
+        lines.append(f"| {proto} | {subject} | {' + '.join(model)} | {' + '.join(plain)} | "
+                     f"{len(ratios)} | "
                      f"{np.median(t_u):.2f} / {np.median(t_p):.2f} | {np.median(ratios):.2f} | "
                      f"{np.max(ratios):.2f} | {hits(caps_u)} / {hits(caps_p)} |")  # fmt: skip
     return lines
