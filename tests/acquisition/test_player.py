@@ -245,10 +245,13 @@ def record_back(source, raw, tmp_path, marker_map=None, chunk_size=25):
         receiver = StreamReceiver(source_id=player.source_id, bufsize=200.0, timeout=5.0)
         markers = MarkerReceiver(source_id=f"{player.source_id}-markers", timeout=5.0)
         recorder = Recorder(receiver, markers, tmp_path, task="replay").start()
-        deadline = time.monotonic() + 30
-        while recorder.n_samples < raw.n_times or recorder.n_markers < player.n_markers_pushed:
-            assert time.monotonic() < deadline, (recorder.n_samples, recorder.n_markers)
-            time.sleep(0.05)
+        wait_until(
+            lambda: (
+                recorder.n_samples == raw.n_times and recorder.n_markers == player.n_markers_pushed
+            ),
+            timeout=30,
+            what="every sample and marker on disk",
+        )
         out = recorder.stop()
     back = mne.io.read_raw_fif(out, preload=True, verbose=False)
     return player, back
