@@ -209,16 +209,18 @@ def kernel_row(
     cost of a row does not depend on the BLAS thread pool; they are turned into kernel values
     in a second loop, which the compiler vectorises. Values equal :func:`kernel_matrix` to
     rounding; with a float32 ``XT`` (single-precision rows of a solver's float32 cache;
-    "rbf" only, on centred data, with ``sq_norms`` from the float64 data, exponentials by
-    :func:`_exp_single`) to about 1e-7. ``own`` is the entry of ``x`` itself (or −1): an
-    RBF entry set to exactly 1, as on the diagonal.
+    "rbf" only, on centred data, squared distances in float32 when ``sq_norms`` is float32,
+    exponentials by :func:`_exp_single`) to about 1e-7. ``own`` is the entry of ``x`` itself
+    (or −1): an RBF entry set to exactly 1, as on the diagonal.
     """
     n = out.shape[0]
     _column_dots(x, XT, lo, out)
     if kernel_code == 1 and XT.itemsize == 4:
+        # single precision throughout (twice the lanes) when sq_norms is float32
+        x_sq32, zero, gamma32 = np.float32(x_sq), np.float32(0.0), np.float32(gamma)
         for k in range(n):
-            d2 = x_sq + sq_norms[lo + k] - 2.0 * out[k]
-            out[k] = -gamma * (d2 if d2 > 0.0 else 0.0)
+            d2 = x_sq32 + sq_norms[lo + k] - (out[k] + out[k])
+            out[k] = -gamma32 * max(d2, zero)
         _exp_single(out, np.empty(n, dtype=np.int32))
     else:
         for k in range(n):

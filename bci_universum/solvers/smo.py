@@ -568,7 +568,7 @@ def _kernel_points(points: np.ndarray, kcode: int, cache_size: float, tol: float
         return np.empty((0, 1)), np.empty(0), np.empty(0), entries
     X = np.ascontiguousarray(points - points.mean(axis=0)) if rbf else points
     sq = squared_norms(X)
-    return (X.astype(np.float32) if single else X), sq, np.empty(0, dtype=dtype), entries
+    return X.astype(dtype), sq.astype(dtype), np.empty(0, dtype=dtype), entries
 
 
 def smo_solve(

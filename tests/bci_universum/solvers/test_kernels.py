@@ -132,10 +132,10 @@ def test_kernel_row_equals_kernel_matrix(kernel, d):
         Xc = X - X.mean(axis=0)
         out32 = np.empty(40, dtype=np.float32)
         XT32 = np.ascontiguousarray(Xc.T.astype(np.float32))
-        sq_c = squared_norms(Xc)
-        kernel_row(Xc[7].astype(np.float32), sq_c[7], XT32, sq_c, 0, 7, code, 0.05, 3.0, 0.5,
-                   out32)  # fmt: skip
-        np.testing.assert_allclose(out32, K[7], atol=1e-6)
+        for sq_c in (squared_norms(Xc), squared_norms(Xc).astype(np.float32)):
+            kernel_row(Xc[7].astype(np.float32), sq_c[7], XT32, sq_c, 0, 7, code, 0.05, 3.0,
+                       0.5, out32)  # fmt: skip
+            np.testing.assert_allclose(out32, K[7], atol=1e-6)
 
 
 def test_single_precision_exponential_is_within_an_ulp_of_numpy():
