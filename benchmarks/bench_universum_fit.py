@@ -45,8 +45,8 @@ PAIRS = {
 SAME = "same selection, no universum"
 
 
-def _jobs(epochs, pipeline: str, universum: str, n_folds: int) -> tuple:
-    factory = pipeline_factory(pipeline, window=WINDOW[epochs.subject], band=BAND)
+def _jobs(subject: str, epochs, pipeline: str, universum: str, n_folds: int) -> tuple:
+    factory = pipeline_factory(pipeline, window=WINDOW[subject], band=BAND)
     protocol = WithinSession(5, 5, dict(DEFAULT_GRID), n_repeats=1)
     return factory, plan_jobs([epochs], {pipeline: factory}, [universum], protocol)[:n_folds]
 
@@ -56,11 +56,11 @@ def time_subject(subject: str, n_folds: int) -> list[dict]:
     epochs = load(subject)
     fits = {}
     for pipeline, plain in PAIRS.items():
-        factory, with_u = _jobs(epochs, pipeline, "U_C3", n_folds)
+        factory, with_u = _jobs(subject, epochs, pipeline, "U_C3", n_folds)
         fits[(pipeline, "U_C3")] = (factory, with_u)
-        fits[plain] = _jobs(epochs, *plain, n_folds)
+        fits[plain] = _jobs(subject, epochs, *plain, n_folds)
         # the universum job's grid on the labelled trials only
-        _, labelled = _jobs(epochs, pipeline, "none", n_folds)
+        _, labelled = _jobs(subject, epochs, pipeline, "none", n_folds)
         same = [replace(j, param_grid=u.param_grid) for j, u in zip(labelled, with_u, strict=True)]
         fits[(pipeline, SAME)] = (factory, same)
     for factory, jobs in fits.values():  # warm-up: compiled code, imports

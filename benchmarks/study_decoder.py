@@ -33,6 +33,14 @@ sharing the cache; the report covers every finished (subject, protocol) in the c
     python benchmarks/study_decoder.py --subjects tomer --protocols loro
     python benchmarks/study_decoder.py --report              # tables from what is cached
     python benchmarks/study_decoder.py --protocols replay    # the online replay only
+
+The committed ``results/decoder_study.csv`` is the durable record (the cache is not): with
+``--merge`` the report starts from its rows and every (subject, protocol, pipeline, universum)
+cell found in the cache replaces that cell's rows, so a few stale cells can be rerun alone
+(``--pipelines`` restricts the plan) and merged in::
+
+    python benchmarks/study_decoder.py --subjects tomer --protocols within --pipelines ts_ulr \
+        --merge benchmarks/results/decoder_study.csv
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -62,6 +71,7 @@ from bci_universum.evaluation import (
     LearningCurve,
     WithinSession,
     evaluate,
+    read_csv,
     write_csv,
 )
 from bci_universum.features import recentre_runs
@@ -111,18 +121,30 @@ def protocol(name: str, subject: str, quick: bool):
                          param_grid=grid)  # fmt: skip
 
 
-def run(subject: str, name: str, cache: Path, quick: bool) -> None:
+def run(subject: str, name: str, cache: Path, quick: bool, pipelines=None,
+        command: str = "") -> None:  # fmt: skip
     """Evaluate the plan of protocol ``name`` on ``subject``, in the plan's order.
 
     After each pipeline, the failed evaluations, with their error, go to ``failed.json``
     (reported, not hidden, and retried by the next run); the finished protocol's rows, tagged
-    with the subject, to ``rows.json``.
+    with the subject, to ``rows.json``. ``pipelines``: only these of the plan; the rows and
+    failures of the others already in the folder are kept, and ``runs.json`` records which
+    pipelines each ``command`` ran.
     """
     epochs = load(subject)
     folder = cache / subject / name
+    folder.mkdir(parents=True, exist_ok=True)
+    plan = [(p, u) for p, u in PLAN[name] if pipelines is None or p in pipelines]
+    kept, kept_failed = [], []
+    if pipelines is not None and (folder / "rows.json").exists():
+        kept = [r for r in json.loads((folder / "rows.json").read_text())
+                if r["pipeline"] not in pipelines]  # fmt: skip
+        failures = folder / "failed.json"
+        kept_failed = [f for f in json.loads(failures.read_text())
+                       if f["pipeline"] not in pipelines] if failures.exists() else []  # fmt: skip
     recentred: dict[str, object] = {}
-    rows, failed = [], []
-    for pipeline, universa in PLAN[name]:
+    rows, failed = kept, kept_failed
+    for pipeline, universa in plan:
         variant, _, base = pipeline.rpartition("+")
         if variant not in recentred:
             recentred[variant] = recentre_runs(epochs, **VARIANTS[variant]) if variant else epochs
@@ -140,6 +162,35 @@ def run(subject: str, name: str, cache: Path, quick: bool) -> None:
             rows += [{**r, "subject": subject} for r in out]
         (folder / "failed.json").write_text(json.dumps(failed))
     (folder / "rows.json").write_text(json.dumps(rows))
+    log = folder / "runs.json"
+    runs = json.loads(log.read_text()) if log.exists() else []
+    runs.append({"command": command, "pipelines": [p for p, _ in plan]})
+    log.write_text(json.dumps(runs))
+
+
+def _cell(row: dict) -> tuple:
+    return row["subject"], row["protocol"], row["pipeline"], row["universum"]
+
+
+def merge_rows(base: list[dict], fresh: list[dict]) -> list[dict]:
+    """``base`` (the committed CSV's rows) with every (subject, protocol, pipeline, universum)
+    cell that ``fresh`` (the cache's rows) holds replaced by ``fresh``'s rows of that cell."""
+    replaced = {_cell(r) for r in fresh}
+    return [r for r in base if _cell(r) not in replaced] + fresh
+
+
+def _reruns(cache: Path, fresh: list[dict]) -> list[str]:
+    """Markdown lines: the cells whose rows come from the cache, with the command that ran them."""
+    lines = []
+    for path in sorted(cache.glob("*/*/runs.json")):
+        subject, proto = path.parent.parent.name, _NAMES[path.parent.name]
+        for run_ in json.loads(path.read_text()):
+            cells = sorted({_cell(r)[2:] for r in fresh if _cell(r)[:2] == (subject, proto)
+                            and r["pipeline"] in run_["pipelines"]})  # fmt: skip
+            if cells:
+                lines.append(f"- {subject} {proto}: {', '.join(' + '.join(c) for c in cells)} "
+                             f"(`{run_['command']}`)")  # fmt: skip
+    return lines
 
 
 def _cached_rows(folder: Path) -> list[dict]:
@@ -289,13 +340,14 @@ def _curve_table(rows: list[dict]) -> list[str]:
 def _times(rows: list[dict]) -> list[str]:
     """Per-fold fit time of each universum fit over the plain fit on the same split; cap hits."""
     cells = _cells(rows)
-    lines = ["| protocol | universum fit | plain fit | folds | median s (U / plain) | "
+    lines = ["| protocol | subject | universum fit | plain fit | folds | median s (U / plain) | "
              "median ratio | max ratio | folds with cap hits (U / plain) |",
-             "|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    by_proto = sorted({(k[1], k[3], k[4]) for k in cells})
-    for proto, *model in by_proto:
+             "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    by_proto = sorted({(k[1], k[0], k[3], k[4]) for k in cells},
+                      key=lambda k: (k[0], k[2:], SUBJECTS.index(k[1])))  # fmt: skip
+    for proto, subject, *model in by_proto:
         plain = TIME_PAIRS.get(tuple(model))
-        keys_u = [k for k in cells if k[1] == proto and k[3:] == tuple(model)]
+        keys_u = [k for k in cells if k[:2] == (subject, proto) and k[3:] == tuple(model)]
         ratios, t_u, t_p, caps_u, caps_p = [], [], [], [], []
         for k in keys_u:
             base = cells.get((*k[:3], *plain)) if plain else None
@@ -313,7 +365,8 @@ def _times(rows: list[dict]) -> list[str]:
             known = [c for c in caps if c is not None]
             return f"{sum(c > 0 for c in known)}/{len(known)}" if known else "not recorded"
 
-        lines.append(f"| {proto} | {' + '.join(model)} | {' + '.join(plain)} | {len(ratios)} | "
+        lines.append(f"| {proto} | {subject} | {' + '.join(model)} | {' + '.join(plain)} | "
+                     f"{len(ratios)} | "
                      f"{np.median(t_u):.2f} / {np.median(t_p):.2f} | {np.median(ratios):.2f} | "
                      f"{np.max(ratios):.2f} | {hits(caps_u)} / {hits(caps_p)} |")  # fmt: skip
     return lines
@@ -679,8 +732,16 @@ def main(argv=None) -> None:
     parser.add_argument("--cache-dir", type=Path, default=Path("decoder_study_cache"))
     parser.add_argument("--quick", action="store_true", help="2 repeats / 3 draws (checks)")
     parser.add_argument("--report", action="store_true", help="only tables from the cache")
+    parser.add_argument("--pipelines", nargs="+", help="only these pipelines of the plan")
+    parser.add_argument("--merge", type=Path, help="results CSV the cached cells are merged into")
     parser.add_argument("--output", type=Path, default=RESULTS / "decoder_study.md")
     args = parser.parse_args(argv)
+    unknown = set(args.pipelines or ()) - {p for plan in PLAN.values() for p, _ in plan}
+    if unknown:
+        parser.error(f"--pipelines: {sorted(unknown)} are in no protocol's plan.")
+    # the command of this run, as recorded beside the cells it refreshes
+    command = " ".join(["python benchmarks/study_decoder.py", *(argv if argv is not None
+                                                                  else sys.argv[1:])])  # fmt: skip
     cache = args.cache_dir / ("quick" if args.quick else "full")
     replay_cache = args.cache_dir / REPLAY  # no repeats: --quick does not apply
     if not args.report:
@@ -690,7 +751,7 @@ def main(argv=None) -> None:
                 if name == REPLAY:
                     run_replay(subject, replay_cache)
                 else:
-                    run(subject, name, cache, args.quick)
+                    run(subject, name, cache, args.quick, args.pipelines, command)
                 print(f"{subject} {name}: {time.perf_counter() - start:.0f} s", flush=True)
     replay_output = args.output.with_name(f"{args.output.stem}_replay.md")
     if write_replay_results(replay_cache, replay_output,
@@ -702,6 +763,12 @@ def main(argv=None) -> None:
     folders = sorted({f.parent for f in cache.glob("*/*/*.json")})
     done = {(f.parent.name, _NAMES[f.name]) for f in folders if (f / "rows.json").exists()}
     rows = [r for folder in folders for r in _cached_rows(folder)]
+    reruns = []
+    if args.merge:
+        base = read_csv(args.merge)
+        done |= {(r["subject"], r["protocol"]) for r in base}
+        reruns = _reruns(cache, rows)
+        rows = merge_rows(base, rows)
     if not rows:
         raise SystemExit(f"No finished (subject, protocol) in {cache}.")
     write_csv(rows, args.output.with_suffix(".csv"))
@@ -712,6 +779,14 @@ def main(argv=None) -> None:
               for f in json.loads(path.read_text())]  # fmt: skip
     text = (
         report(rows, command)
+        + (
+            f"\nMerged: the rows of `{args.merge}` (from `{command}`), except these cells, "
+            "rerun and merged in with the command beside them (`--merge`):\n\n"
+            + "\n".join(reruns)
+            + "\n"
+            if args.merge
+            else ""
+        )
         + "".join(
             f"\nFailed: {f['subject']} {f['protocol']} {f['pipeline']} "
             f"({', '.join(f['universa'])}): {f['error'][:300]}\n"

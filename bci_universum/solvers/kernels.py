@@ -65,6 +65,8 @@ def kernel_matrix(
     Returns
     -------
     K : ndarray of shape (n_X, n_Y)
+        Computed in float64 whatever the dtype of ``X`` and ``Y`` (scikit-learn alone would
+        compute a float32 pair in float32).
     """
     check_kernel(kernel)
     if kernel == "precomputed":
@@ -72,6 +74,8 @@ def kernel_matrix(
     if callable(kernel):
         K = kernel(X, X if Y is None else Y)
     else:
+        X = np.asarray(X, dtype=np.float64)
+        Y = None if Y is None else np.asarray(Y, dtype=np.float64)
         params = {
             "linear": {},
             "rbf": {"gamma": gamma},

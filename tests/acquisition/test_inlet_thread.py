@@ -27,12 +27,15 @@ def test_processing_flags_are_liblsl_bits():
 
 
 class _Collector(InletThread):
-    """Pulls single samples; records which thread made each inlet call."""
+    """Pulls single samples; records which thread made each inlet call. ``hold``: the pulls
+    of the acquisition loop take nothing (they count what waits in the inlet), so that only
+    the pulls after :meth:`stop` can deliver it."""
 
-    def __init__(self, source_id, timeout=5.0, reject=None, fail_after=None):
+    def __init__(self, source_id, timeout=5.0, reject=None, fail_after=None, hold=False):
         super().__init__(None, source_id, None, timeout, None, 10)
-        self.samples, self.threads = [], set()
-        self.reject, self.fail_after = reject, fail_after
+        self.samples, self.stamps, self.threads = [], [], set()
+        self.reject, self.fail_after, self.hold = reject, fail_after, hold
+        self.waiting = 0
 
     def _on_connect(self, info):
         self.threads.add(threading.get_ident())
@@ -42,11 +45,16 @@ class _Collector(InletThread):
 
     def _pull(self, inlet, timeout):
         self.threads.add(threading.get_ident())
-        sample, _ = inlet.pull_sample(timeout=timeout)
+        if self.hold and timeout > 0:
+            self.waiting = inlet.samples_available()
+            self._stop_event.wait(timeout)
+            return 0
+        sample, stamp = inlet.pull_sample(timeout=timeout)
         if sample is None:
             return 0
         with self._lock:
             self.samples.append(sample)
+            self.stamps.append(stamp)
         if self.fail_after is not None and len(self.samples) >= self.fail_after:
             raise RuntimeError("pull failed")
         return 1
@@ -69,11 +77,13 @@ def test_one_background_thread_owns_the_inlet_from_connect_to_close():
             collector.start()
         assert outlet.wait_for_consumers(5.0)
         sent = np.arange(30, dtype=np.float32).reshape(10, 3)
-        for row in sent:
-            outlet.push_sample(row)
+        stamps = 1000.0 + np.arange(10) / 100.0
+        for row, stamp in zip(sent, stamps, strict=True):
+            outlet.push_sample(row, stamp)
         wait_until(lambda: len(collector.samples) == 10, what="10 samples")
     assert not collector.running
     np.testing.assert_array_equal(collector.samples, sent)
+    np.testing.assert_array_equal(collector.stamps, stamps)  # no processing flags: as pushed
     (owner,) = collector.threads
     assert owner != threading.get_ident()
     # the inlet is closed: the outlet loses its consumer
@@ -82,6 +92,23 @@ def test_one_background_thread_owns_the_inlet_from_connect_to_close():
     with collector:
         outlet.push_sample([1.0, 2.0, 3.0])
         wait_until(lambda: len(collector.samples) == 11, what="one more sample")
+
+
+@pytest.mark.lsl
+def test_stop_delivers_every_sample_that_reached_the_inlet():
+    """Samples already in the inlet when the worker stops are pulled, each once, in order."""
+    outlet, source_id = _outlet()
+    collector = _Collector(source_id, hold=True)
+    with collector:
+        assert outlet.wait_for_consumers(5.0)
+        sent = np.arange(600, dtype=np.float32).reshape(200, 3)
+        stamps = 500.0 + np.arange(200) / 100.0
+        for start in range(0, 200, 25):
+            outlet.push_chunk(sent[start : start + 25], stamps[start : start + 25])
+        wait_until(lambda: collector.waiting == 200, what="200 samples waiting in the inlet")
+        assert collector.samples == []
+    np.testing.assert_array_equal(collector.samples, sent)
+    np.testing.assert_array_equal(collector.stamps, stamps)
 
 
 @pytest.mark.lsl
@@ -102,7 +129,9 @@ def test_start_reports_what_went_wrong():
         assert outlet.wait_for_consumers(5.0)
         outlet.push_sample([0.0, 0.0, 0.0])
         wait_until(lambda: not failing.running, what="the failing pull to end the thread")
-    assert isinstance(failing._error, RuntimeError)
+    assert len(failing.samples) == 1
+    with pytest.raises(RuntimeError, match=f"source_id='{source_id}' failed: pull failed"):
+        failing._raise_error()  # as the readers of a stopped worker raise it
     del outlet
 
 

@@ -12,6 +12,8 @@ from acquisition.simulator import SimulatedSource
 from acquisition.streams import counter_channel_index, describe_channels, resolve_stream
 from bci_universum.simulation.eeg import SimulatedEEG
 
+from .lsl_helpers import wait_until
+
 
 def _pull(inlet, n=0, until=lambda: True, timeout=20.0):
     """Pull at least ``n`` samples and until ``until()`` holds."""
@@ -96,10 +98,7 @@ def test_manual_state_and_missing_marker_stream():
     source = SimulatedSource(4, 100.0, name=f"sim-{uuid4().hex}", speed=10.0)
     with source:
         source.set_state("right")
-        deadline = time.monotonic() + 10
-        while not source.switches:
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        wait_until(lambda: source.switches, what="the state switch")
     assert source.state == "right" and source.switches[0].marker is None
     assert source.n_pushed > source.switches[0].sample  # the switch's sample was pushed
     lonely = SimulatedSource(4, 100.0, markers_from=f"absent-{uuid4().hex}", timeout=0.3)

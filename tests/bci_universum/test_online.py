@@ -1,4 +1,5 @@
 import dataclasses
+import inspect
 
 import numpy as np
 import pytest
@@ -13,10 +14,12 @@ from bci_universum.classifiers import UniversumLogisticRegression
 from bci_universum.features import Recentring, TangentSpace
 from bci_universum.features.tangent_space import regularized_covariances
 from bci_universum.online import (
+    Decision,
     OnlineDecoder,
     causal_filter,
     decision_indices,
     design_bandpass,
+    filter_raw,
     offline_decisions,
     replay,
 )
@@ -157,7 +160,8 @@ def test_current_window_is_withheld_while_it_holds_a_non_finite_sample(pipeline)
     data[1900, 2] = np.nan
     dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
     dec.push(data[:1800])
-    assert dec.current_window() is not None
+    expected = causal_filter(data[:1800], dec.sos)[-dec.window_len :].T
+    np.testing.assert_allclose(dec.current_window(), expected, atol=1e-12)
     dec.push(data[1800:])  # sample 1900 lies in the newest 125
     assert dec.current_window() is None
     dec.push(_stream(dec.window_len, seed=2))
@@ -224,6 +228,7 @@ def test_warm_up_runs_the_documented_number_of_updates(pipeline):
         ({"sfreq": 0}, "sfreq must be positive, got 0"),
         ({"n_channels": 0}, "n_channels"),
         ({"window": -1}, "window"),
+        ({"window": 0}, "window must be positive"),
         ({"update_rate": 1000}, "update_rate"),
         ({"smoothing": 1.0}, "smoothing"),
         ({"smoothing": -0.5}, "smoothing must lie in \\[0, 1\\), got -0.5"),
@@ -407,6 +412,9 @@ def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
     # any frequency strictly inside (0, Nyquist), below 1 Hz too: zero gain there
     _, h = signal.sosfreqz(design_notch(sfreq, 0.5), worN=[0.5], fs=sfreq)
     assert abs(h[0]) < 1e-6
+    # and above a third of the sampling rate, up to Nyquist
+    b, a = signal.iirnotch(100.0, 30.0, fs=sfreq)
+    np.testing.assert_allclose(design_notch(sfreq, 100.0), signal.tf2sos(b, a), rtol=1e-12)
 
 
 def test_band_edges_are_validated_and_none_means_no_filter():
@@ -595,3 +603,95 @@ def test_from_model_takes_the_window_band_and_order_of_the_model(pipeline):
     np.testing.assert_allclose(dec.sos, reference, rtol=1e-12)
     shorter = OnlineDecoder.from_model((pipeline, meta), names, SFREQ, window=0.4)
     assert shorter.window_len == round(0.4 * SFREQ)
+
+
+def test_from_model_defaults_to_the_decoders_update_rate(pipeline):
+    from bci_universum.model_io import ModelMetadata
+
+    names = [f"EEG{k}" for k in range(N_CH)]
+    meta = ModelMetadata(names, SFREQ, (8.0, 30.0), (0.5, 1.5), [0, 1])
+    default = inspect.signature(OnlineDecoder).parameters["update_rate"].default
+    dec = OnlineDecoder.from_model((pipeline, meta), names, SFREQ)
+    assert dec.hop == round(SFREQ / default)
+
+
+def test_a_single_channel_stream_is_decoded():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 1, 250))
+    y = np.repeat([0, 1], 20)
+    X[y == 1] *= 2.0
+    one = make_pipeline(FunctionTransformer(_log_var), LinearDiscriminantAnalysis()).fit(X, y)
+    dec = OnlineDecoder(one, SFREQ, 1, window=1.0, band=(8, 30))
+    data = rng.standard_normal((700, 1))
+    online = dec.push(data)
+    idx, values = offline_decisions(dec, data)
+    assert [d.sample_index for d in online] == idx.tolist() and idx.size > 0
+    np.testing.assert_allclose([d.value for d in online], values, rtol=0, atol=1e-9)
+
+
+def test_a_recording_shorter_than_a_window_has_no_decision(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0)
+    data = _stream(dec.window_len - 1)
+    idx, values = offline_decisions(dec, data)
+    assert idx.shape == values.shape == (0,)
+    assert dec.push(data) == []
+
+
+def test_a_withheld_decision_built_by_hand_is_the_decoders_binary_one(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    withheld = dec.push(np.full((dec.window_len, N_CH), np.nan))[-1]
+    assert not withheld.valid
+    by_hand = Decision(withheld.sample_index, withheld.timestamp, np.nan, np.nan, False)
+    np.testing.assert_array_equal(by_hand.values, withheld.values)
+
+
+def test_the_current_window_is_read_only(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    dec.push(_stream(dec.window_len))
+    with pytest.raises(ValueError, match="read-only"):
+        dec.current_window()[0, 0] = 1.0
+
+
+def test_filter_raw_equals_scipy_with_non_finite_samples_zeroed_and_kept():
+    import mne
+
+    data = _stream(1000).T
+    data[3, 200] = np.nan
+    raw = mne.io.RawArray(data, mne.create_info(N_CH, SFREQ, "eeg"), verbose="error")
+    sos = signal.butter(4, [8.0, 30.0], btype="bandpass", fs=SFREQ, output="sos")
+    expected = signal.sosfilt(sos, np.nan_to_num(data, nan=0.0), axis=1)
+    expected[3, 200] = np.nan
+    np.testing.assert_allclose(filter_raw(raw, (8.0, 30.0)).get_data(), expected, atol=1e-12)
+    np.testing.assert_array_equal(filter_raw(raw, None).get_data(), data)
+
+
+def test_replay_in_chunks_of_one_sample_equals_offline(pipeline):
+    data = _stream(400)
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5, update_rate=25)
+    idx, values = replay(dec, data, chunk_size=1)
+    ref_idx, ref_values = offline_decisions(dec, data)
+    assert idx.tolist() == ref_idx.tolist() and idx.size > 0
+    np.testing.assert_allclose(values, ref_values, rtol=0, atol=1e-9)
+
+
+class _TwoScores(LinearDiscriminantAnalysis):
+    """A binary LDA giving two decision values per trial (a score per class)."""
+
+    def decision_function(self, X):
+        d = super().decision_function(X)
+        return np.stack([-d, d], axis=-1)
+
+
+def test_replay_of_a_two_valued_pipeline_keeps_both_values():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, N_CH, 125))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 2.0
+    two = make_pipeline(FunctionTransformer(_log_var), _TwoScores()).fit(X, y)
+    dec = OnlineDecoder(two, SFREQ, N_CH, window=0.5, band=None)
+    assert dec.n_values == 2
+    data = _stream(500)
+    idx, values = replay(dec, data)
+    ref_idx, ref_values = offline_decisions(dec, data)
+    assert idx.tolist() == ref_idx.tolist() and ref_values.shape == (idx.size, 2)
+    np.testing.assert_allclose(values, ref_values, rtol=0, atol=1e-9)

@@ -59,7 +59,11 @@ def test_bad_files(tmp_path, text, match):
 def test_missing_file(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_session_config(tmp_path / "nope.toml")
-    assert isinstance(SessionConfig(), SessionConfig)
+    # no file, an empty file and the dataclass's own defaults are one configuration
+    empty = tmp_path / "empty.toml"
+    empty.write_text("")
+    assert load_session_config(None) == SessionConfig() == load_session_config(empty)
+    assert SessionConfig() != load_session_config(None, ["paradigm.speed=4"])
 
 
 def test_pipeline_names_are_checked_against_the_registry(tmp_path):

@@ -124,7 +124,7 @@ def test_simulated_session_end_to_end(tmp_path):
     online["conditions"] = config.class_markers
     descriptions = _check_trial_markers(online, extra=["feedback/start"])
     predicted = [r["predicted"] for r in online["results"]]
-    assert all(p is not None for p in predicted)
+    assert set(predicted) <= {"left", "right"}  # every feedback trial was decided
     for cls in ("left", "right"):
         assert descriptions.count(f"decision/{cls}") == predicted.count(cls)
     table = np.genfromtxt(online["decisions"], delimiter="\t", names=True, usecols=range(7))
@@ -328,7 +328,9 @@ def test_quit_key_finalises_the_run_marked_interrupted(tmp_path):
     assert saved["ended"] == results["ended"]
     descriptions, _ = _annotations(results["fname"])
     assert descriptions.count("trial/end") == 1 and "run/end" not in descriptions
-    assert descriptions.count(results["trials"][0]["condition"]) >= 1
+    cues = [d for d in descriptions if d.startswith("cue/")]
+    # the completed trial's cue, then at most that of the trial the quit key interrupted
+    assert cues[0] == results["trials"][0]["condition"] and len(cues) <= 2
     assert not list(tmp_path.rglob("*.partial"))
 
 

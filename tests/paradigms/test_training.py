@@ -74,7 +74,10 @@ def test_training_reports_both_accuracies_on_the_same_folds(trained):
     meta = trained.metadata
     assert meta.cv["with_universum"]["folds"] == folds["with_universum"]
     assert meta.universum == ["rest"] and meta.pipeline == "ts_usvm"
-    assert meta.params["selected"]["clf__C_universum"] > 0
+    # the final model was refitted with the selected grid point
+    selected = meta.params["selected"]
+    assert selected.keys() == {"clf__C", "clf__C_universum"}
+    assert {k: trained.pipeline.get_params()[k] for k in selected} == selected
     assert len(meta.recordings) == 2
 
 

@@ -217,6 +217,46 @@ def test_lda_fit_grid_is_a_direct_solve_per_weight(shrinkage):
     np.testing.assert_allclose(models[0].coef_, sk.coef_, rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize(("n", "d"), [(15, 120), (50, 5)])
+def test_ledoit_wolf_from_the_gram_matrix_is_sklearns(n, d):
+    from sklearn.covariance import ledoit_wolf_shrinkage
+
+    from bci_universum.classifiers.indifference import _ledoit_wolf_gram
+
+    rng = np.random.default_rng(n)
+    Z = rng.normal(size=(n, d)) * rng.uniform(0.5, 3.0, size=d)
+    Z -= Z.mean(axis=0)
+    alpha, mu = _ledoit_wolf_gram(Z)
+    assert 0 < alpha < 1
+    assert alpha == pytest.approx(ledoit_wolf_shrinkage(Z), rel=1e-10)
+    assert mu == pytest.approx(np.trace(np.cov(Z.T, bias=True)) / d, rel=1e-12)
+
+
+@pytest.mark.parametrize("shrinkage", ["auto", 0.3])
+def test_lda_more_features_than_trials_is_a_direct_solve_per_weight(shrinkage):
+    """Tangent space of many channels: Σ_W + c Σ_U solved as diagonal + low rank (Woodbury)
+    equals the dense solve with scikit-learn's LDA covariance, and scikit-learn's LDA at 0."""
+    X, y, Z = _problem(seed=11, m=24, q=16, d=5)
+    rng = np.random.default_rng(11)
+    # 150 features: the 5 informative ones and 145 of noise, some constant in a class
+    X = np.hstack([X, rng.normal(size=(24, 145))])
+    X[y == 1, -1] = 2.0
+    Z = np.hstack([Z, rng.normal(size=(16, 145))])
+    assert len(X) + len(Z) < X.shape[1]
+    weights = [0.0, 0.1, 10.0]
+    models = UniversumLDA(shrinkage=shrinkage).fit_grid(
+        *_with_universum(X, y, Z), [{"C_universum": c} for c in weights]
+    )
+    sk = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage, store_covariance=True)
+    S_W = sk.fit(X, y).covariance_
+    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
+    for model, c in zip(models, weights, strict=True):
+        w = np.linalg.solve(S_W + c * np.cov(Z.T, bias=True), diff)
+        np.testing.assert_allclose(model.coef_[0], w, rtol=1e-8, atol=1e-10 * np.abs(w).max())
+    np.testing.assert_allclose(models[0].coef_, sk.coef_, rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(models[0].intercept_, sk.intercept_, rtol=1e-8)
+
+
 def test_lda_singular_scatter_gets_the_minimum_norm_solution():
     """More features than trials without shrinkage: scikit-learn's lsqr (least squares)."""
     X, y, Z = _problem(seed=10, m=10, q=6, d=30)

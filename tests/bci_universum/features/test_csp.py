@@ -16,7 +16,7 @@ from sklearn.pipeline import make_pipeline
 from bci_universum import UNIVERSUM
 from bci_universum.features import CSP
 from bci_universum.features._metrics import amari_index
-from bci_universum.features.csp import _mutual_info, epochs_covariance
+from bci_universum.features.csp import _mutual_info, epochs_covariance, principal_subspace
 
 mne.set_log_level("error")
 
@@ -504,6 +504,24 @@ def test_rank_deficient_data_match_mne_csp(binary, cov_est, reg):
     np.testing.assert_allclose(ours.transform(X_def), ref.transform(X_def), atol=1e-6)
     cos_p = np.abs(np.sum(_unit_rows(ours.patterns_) * _unit_rows(ref.patterns_), axis=1))
     np.testing.assert_allclose(cos_p, 1.0, atol=1e-8)
+
+
+@pytest.mark.parametrize("weak", [1e-3, 1e-12, 0.0])
+def test_principal_subspace_equals_the_data_svd(binary, weak):
+    """The rank and basis equal scipy's SVD of the concatenated trials (MNE's ``"auto"``
+    tolerance on its singular values), including a direction 1e-12 weaker than the others,
+    which the covariance's eigenvalues could not resolve."""
+    X, _, _ = binary
+    X_def = _rank_deficient(X)
+    noise = np.random.default_rng(0).normal(size=X_def[:, -2].shape) * X.std()
+    X_def[:, -2] = weak * noise  # a (nearly) flat channel
+    D = X_def.transpose(1, 0, 2).reshape(X_def.shape[1], -1)
+    U, s, _ = scipy.linalg.svd(D, full_matrices=False)
+    rank = int(np.sum(s > s.size * s[0] * np.finfo(float).eps))
+    assert rank == X.shape[1] + (weak > 0)
+    basis = principal_subspace(X_def)
+    assert basis.shape == (rank, X_def.shape[1])
+    np.testing.assert_allclose(np.abs(np.sum(basis * U[:, :rank].T, axis=1)), 1.0, atol=1e-6)
 
 
 def test_integer_rank_keeps_the_leading_principal_directions(binary):

@@ -13,6 +13,7 @@ from sklearn.pipeline import make_pipeline
 
 from bci_universum.simulation.eeg import (
     CHANNEL_PRIORITY,
+    MONTAGE,
     SimulatedEEG,
     select_channels,
     simulate_raw,
@@ -43,7 +44,12 @@ def test_montage_and_channels():
     model = SimulatedEEG(32, 250.0)
     info = model.info()
     assert len(info["ch_names"]) == 32 and {"C3", "C4", "Cz", "Oz"} <= set(info["ch_names"])
-    assert info.get_montage() is not None
+    # every channel placed where MNE's montage puts it
+    ref = mne.create_info(info["ch_names"], 250.0, "eeg")
+    ref.set_montage(mne.channels.make_standard_montage(MONTAGE))
+    locs = np.array([ch["loc"][:3] for ch in info["chs"]])
+    assert np.isfinite(locs).all()
+    np.testing.assert_allclose(locs, [ch["loc"][:3] for ch in ref["chs"]], atol=1e-12)
     c3 = info["chs"][info["ch_names"].index("C3")]["loc"][:3]
     assert c3[0] < 0  # left hemisphere
     assert select_channels(64) == sorted(select_channels(64), key=select_channels(64).index)

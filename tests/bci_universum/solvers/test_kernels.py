@@ -2,7 +2,13 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics.pairwise import pairwise_kernels
+from sklearn.metrics.pairwise import (
+    linear_kernel,
+    pairwise_kernels,
+    polynomial_kernel,
+    rbf_kernel,
+    sigmoid_kernel,
+)
 from sklearn.svm import SVC
 
 from bci_universum.solvers.kernels import (
@@ -79,6 +85,32 @@ def test_kernels_equal_closed_forms_and_sklearn(kernel):
         kernel_row(X[point], sq[point], XT, sq, 0, point, code, 0.3, 2.0, 0.7, row)
         np.testing.assert_allclose(row, full[point], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(kernel_diagonal(X, kernel, **args), np.diag(full), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_kernels_are_computed_in_double_precision_whatever_the_input_dtype(kernel, dtype):
+    """Matrix and diagonal equal scikit-learn's kernel function of that name evaluated in
+    float64 on the same values, for float64, float32 and integer inputs."""
+    rng = np.random.default_rng(4)
+    A = (4 * rng.standard_normal((6, 5))).astype(dtype)
+    B = (4 * rng.standard_normal((8, 5))).astype(dtype)
+    A64, B64 = A.astype(np.float64), B.astype(np.float64)
+    args = {"gamma": 0.02, "degree": 3, "coef0": 0.7}
+    reference = {
+        "linear": lambda P, Q: linear_kernel(P, Q),
+        "rbf": lambda P, Q: rbf_kernel(P, Q, gamma=0.02),
+        "poly": lambda P, Q: polynomial_kernel(P, Q, degree=3, gamma=0.02, coef0=0.7),
+        "sigmoid": lambda P, Q: sigmoid_kernel(P, Q, gamma=0.02, coef0=0.7),
+    }[kernel]
+    K = kernel_matrix(A, B, kernel, **args)
+    assert K.dtype == np.float64 and K.flags.c_contiguous
+    np.testing.assert_allclose(K, reference(A64, B64), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernel_matrix(A, None, kernel, **args), reference(A64, A64),
+                               rtol=1e-12, atol=1e-12)  # fmt: skip
+    diagonal = kernel_diagonal(A, kernel, **args)
+    assert diagonal.dtype == np.float64
+    np.testing.assert_allclose(diagonal, np.diag(reference(A64, A64)), rtol=1e-12, atol=1e-12)
 
 
 def test_precomputed_and_callable_kernels():

@@ -17,12 +17,22 @@ def test_study_runs_and_the_prior_helps_with_few_trials(runs):
     for X, y in runs.values():
         assert X.shape[1] == 64 and set(y) == {"left", "right", "universum"}
         assert np.sum(y != "universum") == 15
-    result = bt.run_transfer_study(runs, sizes=(1, 4), n_draws=3, features="csp")
+    sizes = np.array([1, 4])
+    result = bt.run_transfer_study(runs, sizes=tuple(sizes), n_draws=3, features="csp")
+    n_test = 15 - 2 * sizes  # each draw tests on the run's other labelled trials
     for method in bt.METHODS:
         acc = result.accuracy[method]
-        assert acc.shape == (2, 9) and np.all((acc >= 0) & (acc <= 1))
+        assert acc.shape == (2, 9)
+        hits = acc * n_test[:, None]
+        np.testing.assert_allclose(hits, np.round(hits), atol=1e-9)
+    # the prior from the two other runs alone decodes the new run above chance
+    assert np.all(result.mean("prior alone") > 0.5)
+    # a pipeline's fit includes its classifier step's
     for timed in bt.TIMED:
-        assert result.fit_seconds[timed].shape == (2,) and np.all(result.fit_seconds[timed] > 0)
+        assert result.fit_seconds[timed].shape == (2,)
+    seconds = result.fit_seconds
+    assert np.all(seconds["no prior pipeline"] > seconds["SVC step"])
+    assert np.all(seconds["biased pipeline"] > seconds["BiasedSVC step"])
     # one trial per class alone is near chance; a prior from the two other runs is not
     assert result.mean("biased")[0] > result.mean("no prior")[0]
     assert result.mean("biased + offset")[0] > result.mean("no prior")[0]

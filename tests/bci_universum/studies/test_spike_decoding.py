@@ -201,5 +201,10 @@ def test_m1_reach_directions_are_decoded(data_dir, monkeypatch):
     assert row["period"] == 360.0 and row["n_examples"] == 160
     # chance: 87.5 % error, 90° mean angular loss (8 directions); measured 45.6 ± 9.3 %, 24.8°
     assert row["zero_one_mean"] < 60.0 and row["angular_mean"] < 40.0
-    assert row["zero_one_std"] > 0.0  # a spread over the outer splits is reported
+    # the spread over the 5 outer splits is reported, as their sample standard deviation
+    assert len(row["zero_one"]) == 5 and np.ptp(row["zero_one"]) > 0
+    missed = row["zero_one"] * 32 / 100  # percent of each split's 160 / 5 test trials
+    np.testing.assert_allclose(missed, np.round(missed), atol=1e-9)
+    assert row["zero_one_std"] == pytest.approx(np.std(row["zero_one"], ddof=1), rel=1e-12)
+    assert row["zero_one_mean"] == pytest.approx(np.mean(row["zero_one"]), rel=1e-12)
     assert np.all(row["angular"] <= row["zero_one"] / 100 * 180 + 1e-9)
