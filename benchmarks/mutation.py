@@ -683,7 +683,13 @@ def report() -> str:
         tests = tests_digest(shard)[:12]
         # incompetent: cosmic-ray could not build the mutant (not a test outcome)
         rows = {k: r for k, r in data["results"].items() if r["outcome"] != "incompetent"}
-        done = {k: r for k, r in rows.items() if _current(k, scopes) and not _stale(r, tests)}
+        # an equivalent mutant survives any tests: not stale when they change
+        done = {
+            k: r
+            for k, r in rows.items()
+            if _current(k, scopes)
+            and not (_stale(r, tests) and _key(shard["module"], r) not in equivalent)
+        }
         rerun = len(rows) - len(done)
         killed = [r for r in done.values() if r["outcome"] == "killed"]
         alive = [r for r in done.values() if r["outcome"] == "survived"]

@@ -230,6 +230,7 @@ def test_warm_up_runs_the_documented_number_of_updates(pipeline):
         ({"window": -1}, "window"),
         ({"window": 0}, "window must be positive"),
         ({"update_rate": 1000}, "update_rate"),
+        ({"update_rate": 0}, "update_rate must lie in"),
         ({"smoothing": 1.0}, "smoothing"),
         ({"smoothing": -0.5}, "smoothing must lie in \\[0, 1\\), got -0.5"),
         ({"band": (30, 8)}, "low < high"),
@@ -246,6 +247,8 @@ def test_bad_chunks(pipeline):
     dec = OnlineDecoder(pipeline, SFREQ, N_CH)
     with pytest.raises(ValueError, match="shape"):
         dec.push(np.zeros((10, N_CH + 1)))
+    with pytest.raises(ValueError, match="chunk must have shape"):
+        dec.push(np.zeros(10))
     with pytest.raises(ValueError, match="timestamps"):
         dec.push(np.zeros((10, N_CH)), np.zeros(9))
     assert dec.push(np.zeros((0, N_CH))) == [] and dec.n_samples_seen == 0
@@ -695,3 +698,105 @@ def test_replay_of_a_two_valued_pipeline_keeps_both_values():
     ref_idx, ref_values = offline_decisions(dec, data)
     assert idx.tolist() == ref_idx.tolist() and ref_values.shape == (idx.size, 2)
     np.testing.assert_allclose(values, ref_values, rtol=0, atol=1e-9)
+
+
+def test_a_cascade_of_seven_sections_equals_scipy():
+    from bci_universum.online import CausalFilter
+
+    sos = signal.butter(7, [8.0, 30.0], btype="bandpass", fs=SFREQ, output="sos")
+    assert sos.shape == (7, 6)
+    x = _stream(1500)
+    filt = CausalFilter(sos, N_CH)
+    out = np.vstack([filt.push(c)[0] for c in np.array_split(x, [5, 400, 401])])
+    np.testing.assert_allclose(out, signal.sosfilt(sos, x, axis=0), rtol=0, atol=1e-10)
+
+
+class _Scores(LinearDiscriminantAnalysis):
+    """LDA on log-variances whose decision values are ``factor`` times LDA's."""
+
+    def __init__(self, factor=1.0, lean_error=0.0):
+        super().__init__()
+        self.factor = factor
+        self.lean_error = lean_error
+
+    def decision_function(self, X):
+        return self.factor * super().decision_function(X)
+
+    def decision_trial(self, x):
+        """The one-window path, off by ``lean_error`` (a lean path's round-off)."""
+        return np.atleast_1d(self.decision_function(x[np.newaxis])) + self.lean_error
+
+
+def _fit_scores(estimator, n_times=125):
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, N_CH, n_times))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 2.0
+    return make_pipeline(FunctionTransformer(_log_var), estimator).fit(X, y)
+
+
+def test_labels_follow_predict_for_a_zero_decision_and_a_three_step_pipeline():
+    zero = _fit_scores(_Scores(factor=0.0))
+    dec = OnlineDecoder(zero, SFREQ, N_CH, window=0.5, band=None)
+    data = _stream(dec.window_len)
+    (decision,) = dec.push(data)
+    assert decision.value == 0.0
+    assert decision.label == zero.predict(data.T[np.newaxis])[0] == 0
+    three = make_pipeline(FunctionTransformer(_log_var), FunctionTransformer(), _Scores())
+    three.fit(*_windows_and_labels())
+    dec = OnlineDecoder(three, SFREQ, N_CH, window=0.5, band=None)
+    labels = [d.label for d in dec.push(_stream(1000))]
+    windows = np.stack([w for w in _windows(_stream(1000), dec)])
+    assert labels == three.predict(windows).tolist() and len(set(labels)) == 2
+
+
+def _windows_and_labels():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40, N_CH, 125))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 1.2
+    return X, y
+
+
+def _windows(data, dec):
+    return [data[i - dec.window_len + 1 : i + 1].T for i in decision_indices(
+        data.shape[0], dec.window_len, dec.hop)]  # fmt: skip
+
+
+def test_a_lean_path_within_round_off_passes_the_check_for_small_decisions():
+    # decisions of order 1e-4: the check's tolerance is 1e-8 absolute below 1, not relative
+    small = _fit_scores(_Scores(factor=1e-4, lean_error=5e-9))
+    OnlineDecoder(small, SFREQ, N_CH, window=0.5, band=None)
+    off = _fit_scores(_Scores(factor=1e-4, lean_error=5e-8))
+    with pytest.raises(RuntimeError, match="disagrees"):
+        OnlineDecoder(off, SFREQ, N_CH, window=0.5, band=None)
+
+
+class _RestOffset(LinearDiscriminantAnalysis):
+    """A bare estimator on raw windows that adapts: decisions minus the last rest's value."""
+
+    def fit(self, X, y):
+        self.offset_ = 0.0
+        return super().fit(_log_var(X), y)
+
+    def decision_function(self, X):
+        return super().decision_function(_log_var(X)) - self.offset_
+
+    def update(self, x):
+        self.offset_ = float(super().decision_function(_log_var(x[np.newaxis]))[0])
+
+
+def test_a_bare_adaptive_estimator_adapts_from_the_first_full_window():
+    bare = _RestOffset().fit(*_windows_and_labels())
+    dec = OnlineDecoder(bare, SFREQ, N_CH, window=0.5, band=None)
+    data = _stream(600)
+    first = dec.window_len - 1
+    idx, values = replay(dec, data, rest_ends=[first])
+    assert dec.pipeline is not bare and bare.offset_ == 0.0
+    window = data[: dec.window_len].T
+    assert dec.pipeline.offset_ == bare.decision_function(window[np.newaxis])[0]
+    # by hand: the first window's decision, then the adapted copy on the later windows
+    expected = bare.decision_function(np.stack(_windows(data, dec)))
+    expected[1:] -= dec.pipeline.offset_
+    assert idx.tolist() == decision_indices(600, dec.window_len, dec.hop).tolist()
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
