@@ -38,7 +38,7 @@ import mne
 import numpy as np
 
 from bci_universum.datasets import read_recording
-from bci_universum.markers import map_marker, resolve_marker_map
+from bci_universum.markers import annotation_samples, map_marker, resolve_marker_map
 
 from .markers import MARKER_STREAM_TYPE
 from .streams import (
@@ -197,9 +197,7 @@ class Player(Worker):
         annotations = self.raw.annotations
         if len(annotations) == 0:
             return np.zeros(0, dtype=int), []
-        samples = self.raw.time_as_index(
-            annotations.onset, use_rounding=True, origin=annotations.orig_time
-        )
+        samples = annotation_samples(self.raw)
         kept_samples, texts = [], []
         n_outside = 0
         for sample, description in zip(samples, annotations.description, strict=True):

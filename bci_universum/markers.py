@@ -22,11 +22,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import mne
+import numpy as np
 
 __all__ = [
     "MARKER_KINDS",
     "MARKER_MAPS",
     "MarkerError",
+    "annotation_samples",
     "apply_marker_map",
     "map_marker",
     "resolve_marker_map",
@@ -204,3 +206,23 @@ def apply_marker_map(
     )
     raw.set_annotations(mapped)
     return raw
+
+
+def annotation_samples(raw: mne.io.BaseRaw) -> np.ndarray:
+    """Sample of each annotation's onset in the data of ``raw`` (0: its first sample).
+
+    MNE keeps onsets relative to the measurement date, or to time zero without one; either
+    way they count ``raw.first_time``, which is not zero once a recording was cropped or
+    saved from a longer one.
+
+    Parameters
+    ----------
+    raw : mne.io.BaseRaw
+        The recording.
+
+    Returns
+    -------
+    samples : ndarray of int, shape (n_annotations,)
+        Rounded to the nearest sample.
+    """
+    return raw.time_as_index(raw.annotations.onset - raw.first_time, use_rounding=True)

@@ -6,23 +6,26 @@ Run from the repository root (``pip install -e .[mutation]`` first)::
     python benchmarks/mutation.py universum online --minutes 20
     python benchmarks/mutation.py --report                 # rewrite the report only
 
-``WORK`` is ``--work DIR``, else ``$BCI_MUTATION_WORK``, else ``.mutation`` in the checkout: a
-folder outside the checkout keeps the sessions when the checkout is removed.
+Each mutant's outcome is committed in ``benchmarks/results/mutation/<shard>.json``, the source of
+truth of the report. Its key is the name and source digest of the function (method, class
+header or top-level statement) the mutant is in, its operator, and its rank among that
+operator's mutants there: a result stays valid until that function's source changes, wherever
+else the module changes. A survivor is tested again when the shard's tests change.
 
 Shards are configured in ``pyproject.toml`` (``[tool.cosmic-ray.shards.<name>]``: the module and
-the tests that cover it). Each shard is a cosmic-ray session in ``WORK/<name>.sqlite``;
-mutants run in a scratch copy of the tree (``WORK/tree``, refreshed before each run), one
-test process at a time. Mutants inside numba kernels are compiled from the mutated source (a
-changed file invalidates its ``cache=True`` entries); kernels of the other modules come from the
-tree's warm cache. A shard with ``disable-jit = true`` runs its tests with
-``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs only the tests that execute its line, after a
-map made by one run of the shard's tests under coverage.py (``benchmarks/mutation_order.py``);
-``--check-selection N`` runs N random mutants with that selection and with all the tests.
-Kills by timeout are counted apart; ``--recheck-timeouts 3`` runs them again with three times
-the time. Pending mutants run in random order and a run stops after
-``--minutes`` (the next run resumes), so a partly run shard reports an unbiased sample. A
-session starts over when its module changes; when only its tests change, its survivors are
-tested again first.
+the tests that cover it). Each shard is a cosmic-ray session in ``WORK/<name>.sqlite``, a cache
+rebuilt from the results file (``WORK`` is ``--work DIR``, else ``$BCI_MUTATION_WORK``, else
+``.mutation`` in the checkout); mutants run in a scratch copy of the tree (``WORK/tree``,
+refreshed before each run), one test process at a time. Mutants inside numba kernels are
+compiled from the mutated source (a changed file invalidates its ``cache=True`` entries);
+kernels of the other modules come from the tree's warm cache. A shard with
+``disable-jit = true`` runs its tests with ``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs
+only the tests that execute its line, after a map made by one run of the shard's tests under
+coverage.py (``benchmarks/mutation_order.py``); ``--check-selection N`` runs N random mutants
+with that selection and with all the tests. Kills by timeout are counted apart;
+``--recheck-timeouts 3`` runs them again with three times the time. Pending mutants run in
+random order and a run stops after ``--minutes`` (the next run resumes), so a partly run shard
+reports an unbiased sample.
 
 Operators: cosmic-ray's core set, narrowed to one meaningful replacement per operator
 (``+``/``-``, ``*``/``/``, each comparison to its boundary and its negation, ...) by
@@ -43,7 +46,6 @@ import os
 import shlex
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -63,6 +65,8 @@ WORK_ENV = "BCI_MUTATION_WORK"
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
+# the outcome of every mutant run, one file per shard: the source of truth of the report
+RESULTS = ROOT / "benchmarks" / "results" / "mutation"
 EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "benchmarks", "pyproject.toml")
 # the pytest plugin that runs the tests most likely to kill a mutant first
@@ -291,10 +295,141 @@ def baseline(name: str, shard: dict) -> float:
     return time.monotonic() - start
 
 
-def prepare(
-    name: str, shard: dict, settings: dict, measure: bool = True
-) -> tuple[Path, Path, bool]:
-    """Create the shard's session or keep it; say whether its tests changed since.
+def _scopes(source: str) -> list[tuple[int, int, str, str]]:
+    """``(first line, last line, name, digest)`` of each scope of a module's source.
+
+    A scope is a function or method (decorators included, nested functions part of it), a
+    statement of a class body or of the module, or a class's header (its decorators and
+    ``class`` line). Scopes never share a line, so a mutant's line finds its scope.
+    """
+    lines = source.splitlines(keepends=True)
+    found = []
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            last, name = node.end_lineno, prefix + f"<{type(node).__name__}>"
+            if isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+                last, name = node.body[0].lineno - 1, prefix + node.name
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                name = prefix + node.name
+            text = "".join(lines[first - 1 : last])
+            found.append((first, last, name, hashlib.sha256(text.encode()).hexdigest()[:10]))
+
+    visit(ast.parse(source).body, "")
+    return found
+
+
+def _mutant_keys(items, source: str) -> dict[str, str]:
+    """``job id -> key`` of the mutants: ``scope name:scope digest:operator:k``, the mutant
+    being the k-th of its operator in its scope. A key outlives any change outside its scope."""
+    scopes = _scopes(source)
+    groups: dict[tuple, list] = {}
+    for item in items:
+        m = item.mutations[0]
+        line = m.start_pos[0]
+        scope = next(((n, d) for a, b, n, d in scopes if a <= line <= b), ("<module>", ""))
+        groups.setdefault((*scope, m.operator_name), []).append((m.occurrence, item.job_id))
+    return {
+        job: f"{name}:{digest}:{operator}:{k}"
+        for (name, digest, operator), jobs in groups.items()
+        for k, (_, job) in enumerate(sorted(jobs))
+    }
+
+
+def _current(key: str, scopes: set[tuple[str, str]]) -> bool:
+    """Whether the scope of a stored result is unchanged in the module's current source."""
+    name, digest = key.split(":")[:2]
+    return (name, digest) in scopes
+
+
+def results_path(name: str) -> Path:
+    return RESULTS / f"{name}.json"
+
+
+def load_results(name: str) -> dict:
+    """The shard's committed results (the source of truth; the session is a cache of them)."""
+    path = results_path(name)
+    data = json.loads(path.read_text()) if path.exists() else {}
+    defaults = {"mutants": None, "seconds": 0.0, "mutants_run": 0, "machine": 0.0}
+    return {**defaults, "selection": [], **data, "results": data.get("results", {})}
+
+
+def save_results(name: str, data: dict) -> None:
+    """Write the results one mutant per line (small diffs when a few change)."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    head = [f"{json.dumps(k)}: {json.dumps(v)}" for k, v in data.items() if k != "results"]
+    rows = [
+        f"  {json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
+        for k, v in sorted(data["results"].items())
+    ]
+    body = ",\n".join([*head, '"results": {\n' + ",\n".join(rows) + "\n}"])
+    results_path(name).write_text("{\n" + body + "\n}\n")
+
+
+def _record(name: str, item, result, tests: str, rechecked: bool = False) -> dict:
+    from benchmarks.mutation_order import covering_tests
+
+    m = item.mutations[0]
+    cover = coverage_map(name)
+    line = m.start_pos[0]
+    uncovered = cover.exists() and covering_tests(json.loads(cover.read_text()), [line]) == set()
+    return {
+        "line": line,
+        "definition": m.definition_name or "",
+        "operator": m.operator_name,
+        "mutated": _diff_line(result.diff),
+        "outcome": str(result.test_outcome.value),
+        "timeout": result.output == "timeout",
+        "rechecked": rechecked,
+        "uncovered": bool(uncovered) and result.test_outcome == "survived",
+        "tests": tests[:12],
+    }
+
+
+def sync(name: str, shard: dict, session: Path, tests: str, fresh=(), rechecked=False) -> dict:
+    """Make the session and the committed results agree; return the results.
+
+    A stored result of a mutant still pending in the session is set in the session (not run
+    again); a session result the file lacks, or one of the ``fresh`` jobs just run again, is
+    stored with the digest ``tests`` of the tests it ran; results of mutants the module no
+    longer has (their scope changed) are dropped.
+    """
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    data = load_results(name)
+    stored, kept = data["results"], {}
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = list(db.work_items)
+        done = {i.job_id: r for i, r in db.completed_work_items}
+        keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+        for item in items:
+            key, result = keys[item.job_id], done.get(item.job_id)
+            if result is not None and result.worker_outcome == WorkerOutcome.SKIPPED:
+                continue
+            if result is None and key in stored:
+                record = stored[key]
+                result = WorkResult(
+                    worker_outcome=WorkerOutcome.NORMAL,
+                    test_outcome=TestOutcome(record["outcome"]),
+                    output="timeout" if record["timeout"] else None,
+                )
+                db.set_result(item.job_id, result)
+            elif result is not None and (key not in stored or item.job_id in fresh):
+                stored[key] = _record(name, item, result, tests, rechecked)
+            kept[key] = stored.get(key)
+            if key in stored:
+                kept[key]["line"] = item.mutations[0].start_pos[0]
+    data["mutants"] = len(kept)
+    data["results"] = {k: v for k, v in kept.items() if v is not None}
+    save_results(name, data)
+    return data
+
+
+def prepare(name: str, shard: dict, settings: dict, measure: bool = True) -> tuple[Path, Path]:
+    """Create the shard's session (from the committed results) or keep it.
 
     Unless ``measure`` is false, the per-mutant timeout is ``timeout-factor`` times the baseline
     run of the tests, measured again whenever they change (at least ``min-timeout`` seconds).
@@ -302,9 +437,8 @@ def prepare(
     session = WORK / f"{name}.sqlite"
     stamps = WORK / f"{name}.json"
     module = _digest([shard["module"]], settings["exclude-operators"])
-    tests = _digest(shard["tests"], pytest_args(shard), shard.get("disable-jit", False))
+    tests = tests_digest(shard)
     old = json.loads(stamps.read_text()) if stamps.exists() else {}
-    changed = False
     if not session.exists() or old.get("module") != module:
         session.unlink(missing_ok=True)
         config = write_config(name, shard, settings, settings["min-timeout"])
@@ -312,22 +446,23 @@ def prepare(
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
         old = {}
-    else:
-        changed = old.get("tests", tests) != tests or old.get("retest", False)
     skip_inert(session, shard["module"])
+    # results the session holds were run with the tests of its stamp
+    sync(name, shard, session, old.get("tests", tests))
     if not measure:
         stamps.write_text(json.dumps(dict(old, module=module)))
-        return WORK / f"{name}.toml", session, changed
+        return WORK / f"{name}.toml", session
     seconds = old.get("baseline") if old.get("tests") == tests else None
     if seconds is None or not coverage_map(name).exists():
         seconds = baseline(name, shard)
     timeout = max(settings["min-timeout"], settings["timeout-factor"] * seconds)
     config = write_config(name, shard, settings, timeout)
-    # "retest" until the survivors are tested again, should this run be stopped first
-    # keep the time spent and mutants run of earlier runs of this session
-    stamp = dict(old, module=module, tests=tests, retest=changed, baseline=seconds)
-    stamps.write_text(json.dumps(stamp))
-    return config, session, changed
+    stamps.write_text(json.dumps(dict(module=module, tests=tests, baseline=seconds)))
+    return config, session
+
+
+def tests_digest(shard: dict) -> str:
+    return _digest(shard["tests"], pytest_args(shard), shard.get("disable-jit", False))
 
 
 @contextlib.contextmanager
@@ -344,128 +479,115 @@ def _in_tree(env: dict):
         os.environ.update(saved)
 
 
-def _rerun(config: Path, session: Path, env: dict, pick, deadline: float, factor=1.0):
-    """Test again the mutants ``pick(item, result)`` chooses (in the tree), with ``factor``
-    times the shard's timeout; yield each job id once its new result is stored."""
+def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rechecked=False):
+    """Test again the mutants whose stored result ``pick(record)`` chooses (in the tree), with
+    ``factor`` times the shard's timeout; store each new result."""
     from cosmic_ray.config import load_config
     from cosmic_ray.mutating import mutate_and_test
     from cosmic_ray.work_db import WorkDB, use_db
 
     settings = load_config(str(config))
-    with _in_tree(env), use_db(str(session), WorkDB.Mode.open) as db:
-        for item in [i for i, r in db.completed_work_items if pick(i, r)]:
-            if time.monotonic() > deadline:
-                return
-            timeout = factor * settings.timeout
-            result = mutate_and_test(item.mutations, settings.test_command, timeout)
+    records = load_results(name)["results"]
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        items = list(db.work_items)
+    keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+    for item in [i for i in items if pick(records.get(keys[i.job_id]))]:
+        if time.monotonic() > deadline:
+            return
+        with _in_tree(shard_env(name, shard)):
+            result = mutate_and_test(
+                item.mutations, settings.test_command, factor * settings.timeout
+            )
+        with use_db(str(session), WorkDB.Mode.open) as db:
             db.set_result(item.job_id, result)
-            yield item.job_id
+        sync(name, shard, session, tests_digest(shard), {item.job_id}, rechecked)
 
 
-def _stamp(session: Path, **changes) -> dict:
-    """Update the shard's stamps file; return it."""
-    stamps = session.with_suffix(".json")
-    stamp = dict(json.loads(stamps.read_text()), **changes)
-    stamps.write_text(json.dumps(stamp))
-    return stamp
+def retest_survivors(name: str, shard: dict, config: Path, session: Path, deadline: float):
+    """Test again (first) the surviving mutants whose tests changed since they survived."""
+    equivalent = _equivalents()  # equivalent mutants survive any test: not worth a run
+    tests = tests_digest(shard)[:12]
+
+    def stale(record) -> bool:
+        return _stale(record, tests) and _key(shard["module"], record) not in equivalent
+
+    _rerun(name, shard, config, session, stale, deadline)
 
 
-def retest_survivors(config: Path, session: Path, env: dict, deadline: float) -> None:
-    """Test the surviving mutants again (first, in the tree) after their tests changed."""
-    from cosmic_ray.work_item import TestOutcome
-
-    # equivalent mutants survive any test: not worth a run
-    equivalent = _equivalents()
-
-    def alive(item, result) -> bool:
-        mutation = item.mutations[0]
-        row = {"module": str(mutation.module_path), "operator": mutation.operator_name}
-        return result.test_outcome == TestOutcome.SURVIVED and (
-            _key(dict(row, diff=result.diff)) not in equivalent
-        )
-
-    for _ in _rerun(config, session, env, alive, deadline):
-        pass
-    if time.monotonic() <= deadline:
-        _stamp(session, retest=False)
+def _stale(record: dict | None, tests: str) -> bool:
+    """Whether a stored survivor survived tests that have changed since."""
+    return record is not None and record["outcome"] == "survived" and record["tests"] != tests
 
 
-def recheck_timeouts(config: Path, session: Path, env: dict, deadline: float, factor: float):
+def recheck_timeouts(name, shard, config: Path, session: Path, deadline: float, factor: float):
     """Test again, with ``factor`` times the timeout, the mutants killed by a timeout only.
 
     A timeout counts as a kill (an endless loop), but the load of a shared machine can stretch
     a run: a kill is kept as a timeout only when the longer run times out too.
     """
-    done = set(json.loads(session.with_suffix(".json").read_text()).get("rechecked", []))
 
-    def timed_out(item, result) -> bool:
-        return result.output == "timeout" and item.job_id not in done
+    def unchecked(record) -> bool:
+        return record is not None and record["timeout"] and not record["rechecked"]
 
-    for job in _rerun(config, session, env, timed_out, deadline, factor):
-        done.add(job)
-        _stamp(session, rechecked=sorted(done))
+    _rerun(name, shard, config, session, unchecked, deadline, factor, rechecked=True)
 
 
 def check_selection(name: str, shard: dict, settings: dict, count: int, deadline: float):
     """Run ``count`` random mutants with the tests chosen by coverage and with all the shard's
-    tests; store both outcomes in ``WORK/<name>.selection.json`` (the report compares them)."""
+    tests; store both outcomes with the shard's results (the report compares them)."""
     import random
 
     from cosmic_ray.config import load_config
     from cosmic_ray.mutating import mutate_and_test
     from cosmic_ray.work_db import WorkDB, use_db
 
-    config, session, _ = prepare(name, shard, settings)
+    config, session = prepare(name, shard, settings)
     cr = load_config(str(config))
-    path = WORK / f"{name}.selection.json"
-    checks = json.loads(path.read_text()) if path.exists() else []
-    seen = {c["job"] for c in checks}
+    checks = load_results(name)["selection"]
+    seen = {c["key"] for c in checks}
     with use_db(str(session), WorkDB.Mode.open) as db:
-        items = [i for i in db.work_items if i.job_id not in seen]
         skipped = {i.job_id for i, r in db.completed_work_items if r.worker_outcome == "skipped"}
-    items = [i for i in items if i.job_id not in skipped]
+        items = list(db.work_items)
+    keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+    items = [i for i in items if i.job_id not in skipped and keys[i.job_id] not in seen]
     for item in random.Random(len(checks)).sample(items, min(count, len(items))):
         if time.monotonic() > deadline:
             break
-        check = {"job": item.job_id, "line": item.mutations[0].start_pos[0]}
+        check = {"key": keys[item.job_id], "line": item.mutations[0].start_pos[0]}
         check["operator"] = item.mutations[0].operator_name
         for select in ("1", "0"):
             with _in_tree(dict(shard_env(name, shard), BCI_MUTATION_SELECT=select)):
                 start = time.monotonic()
                 result = mutate_and_test(item.mutations, cr.test_command, cr.timeout)
             key = "selected" if select == "1" else "all"
-            check[key] = str(result.test_outcome)
+            check[key] = result.test_outcome.value
             check[f"{key}_timeout"] = result.output == "timeout"
             check[f"{key}_seconds"] = round(time.monotonic() - start, 1)
         with use_db(str(session), WorkDB.Mode.open) as db:
             db.set_result(item.job_id, result)  # all the tests: the stronger verdict
-        checks.append(check)
-        path.write_text(json.dumps(checks, indent=0))
+        data = sync(name, shard, session, tests_digest(shard), {item.job_id})
+        data["selection"].append(check)
+        save_results(name, data)
         print(f"{name}: {check}", flush=True)
 
 
 def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
-    """Test the shard's survivors again if its tests changed, then its pending mutants."""
-    config, session, changed = prepare(name, shard, settings)
-    env = shard_env(name, shard)
-    if changed:
-        print(f"{name}: its tests changed, testing the survivors again", flush=True)
-        retest_survivors(config, session, env, deadline)
-        refresh_tree()
+    """Test the survivors whose tests changed again, then the pending mutants."""
+    config, session = prepare(name, shard, settings)
+    print(f"{name}: testing again the survivors whose tests changed", flush=True)
+    retest_survivors(name, shard, config, session, deadline)
+    refresh_tree()
     left = deadline - time.monotonic()
     print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
-    before, start = _count_run(session), time.monotonic()
-    _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
-    stamp = json.loads(session.with_suffix(".json").read_text())
-    _stamp(
-        session,
-        seconds=stamp.get("seconds", 0.0) + time.monotonic() - start,
-        mutants=stamp.get("mutants", 0) + _count_run(session) - before,
-    )
-
-
-def _count_run(session: Path) -> int:
-    return sum(r["test"] is not None for r in _results(session))
+    before, start = len(load_results(name)["results"]), time.monotonic()
+    try:
+        env = shard_env(name, shard)
+        _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
+    finally:
+        data = sync(name, shard, session, tests_digest(shard))
+        data["seconds"] += time.monotonic() - start
+        data["mutants_run"] += len(data["results"]) - before
+        save_results(name, data)
 
 
 def run(names: list[str], minutes: float, recheck: float | None, check: int | None) -> None:
@@ -482,33 +604,20 @@ def run(names: list[str], minutes: float, recheck: float | None, check: int | No
             continue
         refresh_tree()
         start = time.monotonic()
-        with warm_server(name, shards[name]):
-            if check:
-                check_selection(name, shards[name], settings, check, deadline)
-            elif recheck:
-                config, session, _ = prepare(name, shards[name], settings)
-                env = shard_env(name, shards[name])
-                recheck_timeouts(config, session, env, deadline, recheck)
-            else:
-                run_shard(name, shards[name], settings, deadline)
-        session = WORK / f"{name}.sqlite"
-        spent = json.loads(session.with_suffix(".json").read_text()).get("machine", 0.0)
-        _stamp(session, machine=spent + time.monotonic() - start)
+        try:
+            with warm_server(name, shards[name]):
+                if check:
+                    check_selection(name, shards[name], settings, check, deadline)
+                elif recheck:
+                    config, session = prepare(name, shards[name], settings)
+                    recheck_timeouts(name, shards[name], config, session, deadline, recheck)
+                else:
+                    run_shard(name, shards[name], settings, deadline)
+        finally:
+            data = load_results(name)
+            data["machine"] += time.monotonic() - start
+            save_results(name, data)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
-
-
-def _results(session: Path) -> list[dict]:
-    with sqlite3.connect(session) as db:
-        rows = db.execute(
-            "SELECT m.job_id, m.module_path, m.operator_name, m.occurrence, m.start_pos_row, "
-            "m.definition_name, r.worker_outcome, r.test_outcome, r.diff, r.output = 'timeout' "
-            "FROM mutation_specs m LEFT JOIN work_results r ON m.job_id = r.job_id"
-        ).fetchall()
-    keys = (
-        "job", "module", "operator", "occurrence", "line", "definition", "worker", "test",
-        "diff", "timeout",
-    )  # fmt: skip
-    return [dict(zip(keys, row, strict=True)) for row in rows]
 
 
 def _equivalents() -> dict:
@@ -520,8 +629,8 @@ def _equivalents() -> dict:
     return {(e["module"], e["operator"], e["mutated"]): e["reason"] for e in entries}
 
 
-def _key(row: dict) -> tuple[str, str, str]:
-    return row["module"], row["operator"], _diff_line(row["diff"])
+def _key(module: str, record: dict) -> tuple[str, str, str]:
+    return module, record["operator"], record["mutated"]
 
 
 def _diff_line(diff: str | None) -> str:
@@ -535,92 +644,89 @@ def _diff_line(diff: str | None) -> str:
     return changed[0] if changed else ""
 
 
-def _uncovered(name: str, row: dict) -> bool:
-    """Whether no test executes the mutated line (the mutant survived without a test run)."""
-    from benchmarks.mutation_order import covering_tests
-
-    path = coverage_map(name)
-    if not path.exists():
-        return False
-    return covering_tests(json.loads(path.read_text()), [row["line"]]) == set()
-
-
-def _selection_checks() -> list[str]:
-    lines = []
-    for path in sorted(WORK.glob("*.selection.json")):
-        checks = json.loads(path.read_text())
-        same = sum(c["selected"] == c["all"] for c in checks)
-        fast = sum(c["selected_seconds"] for c in checks)
-        slow = sum(c["all_seconds"] for c in checks)
-        lines.append(
-            f"- `{path.name.split('.')[0]}`: {len(checks)} random mutants, {same} with the same "
-            f"outcome ({sum(c['all'] == 'killed' for c in checks)} killed by all the tests); "
-            f"{fast:.0f} s with the selected tests, {slow:.0f} s with all of them."
-        )
-        lines += [
-            f"  - differs: line {c['line']}, {c['operator']}: {c['selected']} with the "
-            f"selection, {c['all']} with all the tests"
-            for c in checks
-            if c["selected"] != c["all"]
-        ]
-    return lines or ["Not run."]
+def _selection_checks(name: str, checks: list[dict]) -> list[str]:
+    if not checks:
+        return []
+    same = sum(c["selected"] == c["all"] for c in checks)
+    fast = sum(c["selected_seconds"] for c in checks)
+    slow = sum(c["all_seconds"] for c in checks)
+    lines = [
+        f"- `{name}`: {len(checks)} random mutants, {same} with the same outcome "
+        f"({sum(c['all'] == 'killed' for c in checks)} killed by all the tests); "
+        f"{fast:.0f} s with the selected tests, {slow:.0f} s with all of them."
+    ]
+    return lines + [
+        f"  - differs: line {c['line']}, {c['operator']}: {c['selected']} with the "
+        f"selection, {c['all']} with all the tests"
+        for c in checks
+        if c["selected"] != c["all"]
+    ]
 
 
 def report() -> str:
+    """Write the report from the committed results alone (no session needed)."""
     settings = load_settings()
     equivalent = _equivalents()
     table = [
-        "| shard | module | mutants | run | killed | by timeout (rechecked) | survived "
-        "(no test runs the line) | equivalent | kill rate | s / mutant |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| shard | module | mutants | current | re-run needed | killed | by timeout (rechecked) "
+        "| survived (no test runs the line) | equivalent | kill rate | s / mutant |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    survivors, equivalents, machine = [], [], 0.0
+    survivors, equivalents, selection, machine = [], [], [], 0.0
     for name, shard in settings["shards"].items():
-        session = WORK / f"{name}.sqlite"
-        if not session.exists():
-            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | | |")
+        data = load_results(name)
+        machine += data["machine"]
+        if data["mutants"] is None:
+            table.append(f"| {name} | `{shard['module']}` | not run | | | | | | | | |")
             continue
+        scopes = {(n, d) for *_, n, d in _scopes((ROOT / shard["module"]).read_text())}
+        tests = tests_digest(shard)[:12]
         # incompetent: cosmic-ray could not build the mutant (not a test outcome)
-        rows = [
-            r for r in _results(session) if r["worker"] != "SKIPPED" and r["test"] != "INCOMPETENT"
-        ]
-        done = [r for r in rows if r["test"] is not None]
-        killed = [r for r in done if r["test"] == "KILLED"]
-        alive = [r for r in done if r["test"] == "SURVIVED"]
-        equiv = [r for r in alive if _key(r) in equivalent]
+        rows = {k: r for k, r in data["results"].items() if r["outcome"] != "incompetent"}
+        # an equivalent mutant survives any tests: not stale when they change
+        done = {
+            k: r
+            for k, r in rows.items()
+            if _current(k, scopes)
+            and not (_stale(r, tests) and _key(shard["module"], r) not in equivalent)
+        }
+        rerun = len(rows) - len(done)
+        killed = [r for r in done.values() if r["outcome"] == "killed"]
+        alive = [r for r in done.values() if r["outcome"] == "survived"]
+        equiv = [r for r in alive if _key(shard["module"], r) in equivalent]
         real = [r for r in alive if r not in equiv]
-        bare = [r for r in real if _uncovered(name, r)]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
-        stamps = WORK / f"{name}.json"
-        stamp = json.loads(stamps.read_text()) if stamps.exists() else {}
-        current = _digest([shard["module"]], settings["exclude-operators"])
-        if done and stamp.get("module") != current:
-            rate += " (stale: module changed since)"
         timeouts = [r for r in killed if r["timeout"]]
-        rechecked = sum(r["job"] in stamp.get("rechecked", []) for r in timeouts)
-        cost = f"{stamp['seconds'] / stamp['mutants']:.1f}" if stamp.get("mutants") else ""
-        machine += stamp.get("machine", 0.0)
+        rechecked = sum(r["rechecked"] for r in timeouts)
+        cost = f"{data['seconds'] / data['mutants_run']:.1f}" if data["mutants_run"] else ""
         table.append(
-            f"| {name} | `{shard['module']}` | {len(rows)} | {len(done)} | {len(killed)} | "
-            f"{len(timeouts)} ({rechecked}) | {len(real)} ({len(bare)}) | {len(equiv)} | "
-            f"{rate} | {cost} |"
+            f"| {name} | `{shard['module']}` | {data['mutants']} | {len(done)} | {rerun} | "
+            f"{len(killed)} | {len(timeouts)} ({rechecked}) | {len(real)} "
+            f"({sum(r['uncovered'] for r in real)}) | {len(equiv)} | {rate} | {cost} |"
         )
-        survivors += [(name, r, r in bare) for r in real]
-        equivalents += [(name, r, equivalent[_key(r)]) for r in equiv]
+        survivors += [(name, r) for r in real]
+        equivalents += [(name, r, equivalent[_key(shard["module"], r)]) for r in equiv]
+        selection += _selection_checks(name, data["selection"])
     lines = [
         "# Mutation testing of the core",
         "",
         "Command: `python benchmarks/mutation.py SHARD ... --minutes N` (cosmic-ray, local "
         "distributor: one test process at a time, pending mutants in random order; each mutant "
         "runs only the shard's tests that execute its line, found by a baseline run under "
-        "coverage.py; `--report` rewrites this file). Shards, their tests and the operator set "
-        "are in `pyproject.toml` (`[tool.cosmic-ray]`). "
-        "Kill rate = killed / (run − equivalent); a shard run only in part reports a random "
-        "sample of its mutants. *mutants* leaves out the skipped ones (message-only code, "
-        "`# pragma: no mutate`, excluded operators; docs/user_guide/testing.rst) and those "
-        "cosmic-ray could not build. *by timeout*: kills by the time limit alone, *rechecked*: "
-        "of those, how many timed out again with three times the limit "
+        "coverage.py; `--report` rewrites this file from the results alone). Each mutant's "
+        "outcome is kept in `benchmarks/results/mutation/SHARD.json`, keyed by the source of "
+        "the function (or statement) it mutates, so a run goes on where the last one stopped. "
+        "Shards, their tests and the operator set are in `pyproject.toml` "
+        "(`[tool.cosmic-ray]`). "
+        "*mutants* leaves out the skipped ones (message-only code, `# pragma: no mutate`, "
+        "excluded operators; docs/user_guide/testing.rst) and those cosmic-ray could not build, "
+        "as counted when the shard last ran. *current*: results whose function is unchanged "
+        "since (survivors: whose tests are unchanged too); *re-run needed*: stored results "
+        "whose function changed, or survivors whose tests changed. "
+        "Kill rate = killed / (current − equivalent); a shard run only in part reports a "
+        "random sample of its mutants. *by timeout*: kills by the time limit alone, "
+        "*rechecked*: of those, how many timed out again with three times the limit "
         "(`--recheck-timeouts 3`). "
         "*s / mutant*: wall-clock seconds per mutant of this machine's runs (tests in forks of "
         "a warm server, under the load of the machine at the time, 2 cores shared).",
@@ -635,7 +741,7 @@ def report() -> str:
         "Random mutants run twice, with the tests coverage selects and with all the shard's "
         "tests (`python benchmarks/mutation.py SHARD --check-selection 30`):",
         "",
-        *_selection_checks(),
+        *(selection or ["Not run."]),
         "",
         "## Surviving mutants",
         "",
@@ -646,9 +752,9 @@ def report() -> str:
             "|---|---|---|---|---|---|",
         ]
         lines += [
-            f"| {name} | {r['line']} | {r['definition'] or ''} | {r['operator']} | "
-            f"`{_diff_line(r['diff'])}` | {'none' if bare else 'some'} |"
-            for name, r, bare in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
+            f"| {name} | {r['line']} | {r['definition']} | {r['operator']} | "
+            f"`{r['mutated']}` | {'none' if r['uncovered'] else 'some'} |"
+            for name, r in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
         ]
     else:
         lines.append("None.")
@@ -659,7 +765,7 @@ def report() -> str:
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {name} | {r['line']} | {r['operator']} | `{_diff_line(r['diff'])}` | {why} |"
+            f"| {name} | {r['line']} | {r['operator']} | `{r['mutated']}` | {why} |"
             for name, r, why in sorted(equivalents, key=lambda x: (x[0], x[1]["line"]))
         ]
     else:
@@ -674,10 +780,10 @@ def list_shards() -> None:
     settings = load_settings()
     refresh_tree()
     for name, shard in settings["shards"].items():
-        _, session, _ = prepare(name, shard, settings, measure=False)
-        rows = [r for r in _results(session) if r["worker"] != "SKIPPED"]
-        done = sum(r["test"] is not None for r in rows)
-        print(f"{name:<16} {shard['module']:<44} {done}/{len(rows)} mutants run", flush=True)
+        prepare(name, shard, settings, measure=False)
+        data = load_results(name)
+        done = len(data["results"])
+        print(f"{name:<16} {shard['module']:<44} {done}/{data['mutants']} mutants run", flush=True)
 
 
 def main(argv=None) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 
 from acquisition import Player, StreamReceiver
 from acquisition.streams import describe_channels
+from bci_universum.markers import annotation_samples
 from bci_universum.online import OnlineDecoder
 
 from .feedback import FeedbackTrial, StreamDecoder, summarize
@@ -25,7 +26,7 @@ def feedback_periods(raw: mne.io.BaseRaw) -> list[tuple[str, int, int]]:
     the last ``cue/<class>`` before it.
     """
     periods, target, start = [], None, None
-    onsets = raw.time_as_index(raw.annotations.onset, use_rounding=True)
+    onsets = annotation_samples(raw)
     for onset, text in zip(onsets, raw.annotations.description, strict=True):
         kind, _, name = text.partition("/")
         if kind == "cue":

@@ -158,48 +158,81 @@ def _exp_single(values, bits) -> None:
         values[k] *= scale[k]
 
 
+@njit(cache=True, fastmath={"contract"})
+def _column_dots(x, XT, lo, out) -> None:
+    """``out[k] = x · XT[:, lo + k]`` in the precision of ``XT`` (numba; vectorised, never BLAS).
+
+    One pass over eight features at a time, each adding to the whole of ``out``: the loads of
+    every column are contiguous and the loop over ``k`` is vectorised without the horizontal
+    sums of a dot product per column (about twice the speed of :func:`row_dot` per column).
+    """
+    n = out.shape[0]
+    hi = lo + n
+    d = XT.shape[0]
+    out[:] = 0.0
+    f = 0
+    while f + 8 <= d:
+        a0, a1, a2, a3 = x[f], x[f + 1], x[f + 2], x[f + 3]
+        a4, a5, a6, a7 = x[f + 4], x[f + 5], x[f + 6], x[f + 7]
+        s0, s1, s2, s3 = XT[f, lo:hi], XT[f + 1, lo:hi], XT[f + 2, lo:hi], XT[f + 3, lo:hi]
+        s4, s5, s6, s7 = XT[f + 4, lo:hi], XT[f + 5, lo:hi], XT[f + 6, lo:hi], XT[f + 7, lo:hi]
+        for k in range(n):
+            out[k] += ((a0 * s0[k] + a1 * s1[k]) + (a2 * s2[k] + a3 * s3[k])) + (
+                (a4 * s4[k] + a5 * s5[k]) + (a6 * s6[k] + a7 * s7[k])
+            )
+        f += 8
+    while f < d:
+        a0 = x[f]
+        s0 = XT[f, lo:hi]
+        for k in range(n):
+            out[k] += a0 * s0[k]
+        f += 1
+
+
 @njit(cache=True)
 def kernel_row(
-    point: int,
-    X: np.ndarray,
+    x: np.ndarray,
+    x_sq: float,
+    XT: np.ndarray,
     sq_norms: np.ndarray,
+    lo: int,
+    own: int,
     kernel_code: int,
     gamma: float,
     degree: float,
     coef0: float,
-    targets: np.ndarray,
     out: np.ndarray,
 ) -> None:
-    """Write ``k(X[point], X[targets[k]])`` into ``out[k]`` for every ``k`` (numba).
+    """Write ``k(x, XT[:, lo + k])`` into ``out[k]`` for ``k < out.size`` (numba).
 
-    ``sq_norms`` holds the squared row norms of ``X`` (:func:`squared_norms`; used by "rbf");
-    ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed". The dot products are
-    loops in the calling thread, not BLAS calls, so the cost of a row does not depend on the
-    BLAS thread pool; they are formed first and turned into kernel values in a second loop,
-    which the compiler vectorises. Values equal :func:`kernel_matrix` to rounding; with a
-    float32 ``X`` (single-precision rows of a solver's float32 cache; "rbf" only, on centred
-    data, with ``sq_norms`` from the float64 data, exponentials by :func:`_exp_single`) to
-    about 1e-7.
+    The points are the *columns* of ``XT`` (the solvers keep them transposed, in the order of
+    their kernel cache, so that a row over a range of columns streams through memory);
+    ``sq_norms[c]`` is the squared norm of column ``c`` and ``x_sq`` that of ``x`` (used by
+    "rbf"); ``kernel_code`` is one of :data:`KERNEL_CODES` except "precomputed". The dot
+    products are loops in the calling thread (:func:`_column_dots`), not BLAS calls, so the
+    cost of a row does not depend on the BLAS thread pool; they are turned into kernel values
+    in a second loop, which the compiler vectorises. Values equal :func:`kernel_matrix` to
+    rounding; with a float32 ``XT`` (single-precision rows of a solver's float32 cache;
+    "rbf" only, on centred data, squared distances in float32 when ``sq_norms`` is float32,
+    exponentials by :func:`_exp_single`) to about 1e-7. ``own`` is the entry of ``x`` itself
+    (or −1): an RBF entry set to exactly 1, as on the diagonal.
     """
-    x = X[point]
-    x_sq = sq_norms[point]
-    n = targets.shape[0]
-    for k in range(n):
-        out[k] = row_dot(x, X[targets[k]])
-    if kernel_code == 1 and X.itemsize == 4:
+    n = out.shape[0]
+    _column_dots(x, XT, lo, out)
+    if kernel_code == 1 and XT.itemsize == 4:
+        # single precision throughout (twice the lanes) when sq_norms is float32
+        x_sq32, zero, gamma32 = np.float32(x_sq), np.float32(0.0), np.float32(gamma)
         for k in range(n):
-            d2 = x_sq + sq_norms[targets[k]] - 2.0 * out[k]
-            out[k] = -gamma * (d2 if d2 > 0.0 else 0.0)
+            d2 = x_sq32 + sq_norms[lo + k] - (out[k] + out[k])
+            out[k] = -gamma32 * max(d2, zero)
         _exp_single(out, np.empty(n, dtype=np.int32))
     else:
         for k in range(n):
             out[k] = _kernel_value(
-                out[k], x_sq, sq_norms[targets[k]], kernel_code, gamma, degree, coef0
+                out[k], x_sq, sq_norms[lo + k], kernel_code, gamma, degree, coef0
             )
-    if kernel_code == 1:
-        for k in range(n):
-            if targets[k] == point:
-                out[k] = 1.0
+    if kernel_code == 1 and 0 <= own < n:
+        out[own] = 1.0
 
 
 def kernel_vector(

@@ -21,10 +21,12 @@ Algorithm
   ``G_t = y_t F[index_t] + p_t``: both copies of a universum trial share one update and one
   kernel row.
 * Kernel rows are computed per *point* in numba loops (never BLAS calls, so the speed does not
-  depend on the BLAS thread pool) and kept in a least-recently-used cache of ``cache_size``
-  megabytes, restricted to the active set as in libsvm: the points of active variables are
-  moved to the front of the point order when shrinking has cut them by a tenth, rows cover
-  only that prefix (so more of them fit) and are extended when the active set grows. RBF rows
+  depend on the BLAS thread pool) from a transposed copy of the points kept in the point
+  order, so that a row streams through memory, and kept in a least-recently-used cache of
+  ``cache_size`` megabytes, restricted to the active set as in libsvm: the points of active
+  variables are moved to the front of the point order when shrinking has cut them by a
+  tenth, rows cover only that prefix (so more of them fit) and are extended when the active
+  set grows. RBF rows
   are float32 when a float64 row per point does not fit and ``tol ≥ 1e-4`` (libsvm's choice;
   see :func:`_kernel_points`). With ``kernel="precomputed"`` (and for callables, whose Gram
   matrix is computed first) rows are read from the matrix.
@@ -60,11 +62,13 @@ _SINGLE_MIN_TOL = 1e-4  # float32 rows only from this stopping tolerance on
 
 
 @njit(cache=True)
-def _fill(point, targets, out, kc):
-    """``out[k] = k(point, targets[k])`` for a built-in kernel."""
-    X, sq = kc[:2]
-    kcode, gamma, degree, coef0 = kc[11:]
-    kernel_row(point, X, sq, kcode, gamma, degree, coef0, targets, out)
+def _fill(point, lo, out, kc):
+    """``out[k] = k(point, order[lo + k])`` for a built-in kernel, from the transposed points
+    kept in the point order (``kc[15]``, with their squared norms ``kc[16]``)."""
+    X, sq, pos = kc[0], kc[1], kc[6]
+    kcode, gamma, degree, coef0 = kc[11:15]
+    own = pos[point] - lo
+    kernel_row(X[point], sq[point], kc[15], kc[16], lo, own, kcode, gamma, degree, coef0, out)
 
 
 @njit(cache=True)
@@ -88,7 +92,8 @@ def _get_row(point, length, kc):
     from ``K`` when precomputed.
 
     ``kc`` packs the kernel state ``(X, sq_norms, K, rows, links, order, pos, state, scratch,
-    layout_of, layouts, kernel_code, gamma, degree, coef0)``. As in libsvm's cache,
+    layout_of, layouts, kernel_code, gamma, degree, coef0, XT, sqT)``, where ``XT[:, k]`` is
+    point ``order[k]`` and ``sqT[k]`` its squared norm. As in libsvm's cache,
     ``rows[a]`` holds the row of point ``a`` over a prefix of the point order, an empty array
     when not cached; a shorter row is extended by the missing entries only. The order changes
     when the active points are moved to its front (:func:`_relayout`): a row keeps the number
@@ -128,7 +133,7 @@ def _get_row(point, length, kc):
     else:
         new = np.empty(length, dtype=row.dtype)
         new[:have] = row
-    _fill(point, order[have:length], new[have:length], kc)
+    _fill(point, have, new[have:length], kc)
     rows[point] = new
     layout_of[point] = state[3]
     state[1] += new.shape[0]
@@ -169,8 +174,8 @@ def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget):
     layouts = List()
     layouts.append(order.copy())
     kc = (X, sq, K, rows, links, order, order.copy(), state, np.empty(n_points))
-    kc = (*kc, np.zeros(n_points, dtype=np.int64), layouts)
-    return (*kc, kcode, gamma, degree, coef0), diag
+    kc = (*kc, np.zeros(n_points, dtype=np.int64), layouts, kcode, gamma, degree, coef0)
+    return (*kc, np.ascontiguousarray(X.T), sq.copy()), diag
 
 
 @njit(cache=True)
@@ -317,7 +322,7 @@ def _update_f_bar(v, Fbar, i, old, row, kc):
     for k in range(have):
         Fbar[order[k]] += coef * row[k]
     if have < n_points:
-        _fill(index[i], order[have:], rest[have:], kc)
+        _fill(index[i], have, rest[have:], kc)
         for k in range(have, n_points):
             Fbar[order[k]] += coef * rest[k]
 
@@ -480,9 +485,14 @@ def _relayout(index, n_active, kc):
         if not mark[order[k]]:
             new_order[c] = order[k]
             c += 1
+    X, sq, XT, sqT = kc[0], kc[1], kc[15], kc[16]
     for k in range(m_old):
         order[k] = new_order[k]
         pos[new_order[k]] = k
+        sqT[k] = sq[new_order[k]]
+    for f in range(XT.shape[0]):
+        for k in range(m_old):
+            XT[f, k] = X[new_order[k], f]
     layouts.append(pos.copy())
     state[3] += 1
     state[0] = m_new
@@ -558,7 +568,7 @@ def _kernel_points(points: np.ndarray, kcode: int, cache_size: float, tol: float
         return np.empty((0, 1)), np.empty(0), np.empty(0), entries
     X = np.ascontiguousarray(points - points.mean(axis=0)) if rbf else points
     sq = squared_norms(X)
-    return (X.astype(np.float32) if single else X), sq, np.empty(0, dtype=dtype), entries
+    return X.astype(dtype), sq.astype(dtype), np.empty(0, dtype=dtype), entries
 
 
 def smo_solve(

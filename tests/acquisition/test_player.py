@@ -2,6 +2,7 @@
 
 import importlib
 import time
+from datetime import datetime, timezone
 from uuid import uuid4
 
 import mne
@@ -63,18 +64,22 @@ def expected_samples(raw):
     return (raw.get_data().T * scale).astype(np.float32)
 
 
+def annotation_events(raw):
+    """``(sample of the data, description)`` of each annotation, by MNE's own event count."""
+    events, codes = mne.events_from_annotations(raw, regexp=None, verbose=False)
+    names = {code: description for description, code in codes.items()}
+    return [(int(sample) - raw.first_samp, names[code]) for sample, _, code in events]
+
+
 def check_replay(raw, player, data, stamps, markers, marker_stamps):
     """Samples equal the file's; every marker sits on the stamp of its annotation's sample."""
     n = raw.n_times
     np.testing.assert_array_equal(data[:n, : len(raw.ch_names)], expected_samples(raw))
     sfreq = raw.info["sfreq"]
-    samples = raw.time_as_index(
-        raw.annotations.onset, use_rounding=True, origin=raw.annotations.orig_time
-    )
-    texts = [map_marker(d, player.marker_map) for d in raw.annotations.description]
-    keep = [k for k, t in enumerate(texts) if t is not None]
-    assert markers == [texts[k] for k in keep]
-    assert np.all(np.abs(marker_stamps - stamps[samples[keep]]) < 1 / sfreq)
+    events = [(s, map_marker(d, player.marker_map)) for s, d in annotation_events(raw)]
+    samples = np.array([s for s, t in events if t is not None])
+    assert markers == [t for _, t in events if t is not None]
+    assert np.all(np.abs(marker_stamps - stamps[samples]) < 1 / sfreq)
 
 
 def _fif(tmp_path, n_times=1000, sfreq=250.0):
@@ -266,19 +271,9 @@ def check_recorded(raw, player, back):
     scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
     # The recorder stores SI units in single precision: equal within float32 eps.
     np.testing.assert_allclose(data * scale, expected_samples(raw), rtol=3e-7, atol=1e-30)
-    sfreq = raw.info["sfreq"]
-    onsets = raw.annotations.onset - (raw.first_time if raw.annotations.orig_time else 0.0)
-    texts = [map_marker(d, player.marker_map) for d in raw.annotations.description]
-    expected = sorted(
-        (s, t) for s, t in zip(np.round(onsets * sfreq).astype(int), texts, strict=True) if t
-    )
-    recorded = sorted(
-        zip(
-            np.round((back.annotations.onset - back.first_time) * sfreq).astype(int),
-            back.annotations.description,
-            strict=True,
-        )
-    )
+    mapped = [(s, map_marker(d, player.marker_map)) for s, d in annotation_events(raw)]
+    expected = sorted((s, t) for s, t in mapped if t)
+    recorded = sorted(annotation_events(back))
     assert [t for _, t in recorded] == [t for _, t in expected]
     assert max(abs(a - b) for (a, _), (b, _) in zip(recorded, expected, strict=True)) <= 1
 
@@ -329,6 +324,32 @@ def test_replay_file_and_record_it_back(tmp_path, fmt, suffix, module):
     )
     check_recorded(source, player, back)
     assert list(back.annotations.description) == list(raw.annotations.description)
+
+
+@pytest.mark.lsl
+@pytest.mark.parametrize("meas_date", [None, datetime(2026, 1, 1, tzinfo=timezone.utc)])
+def test_a_cropped_recording_replays_its_markers_at_their_samples(tmp_path, meas_date):
+    """A FIF saved from a crop starts at first_samp > 0, and MNE's onsets count from time 0
+    with or without a measurement date: each marker still goes out on its sample."""
+    info = mne.create_info(["C3", "C4"], 200.0, "eeg")
+    rng = np.random.default_rng(8)
+    raw = mne.io.RawArray(rng.standard_normal((2, 2000)) * 2e-5, info, verbose=False)
+    raw.set_meas_date(meas_date)
+    raw.set_annotations(
+        mne.Annotations([3.0, 4.5, 7.25], 0.0, ["cue/left", "cue/right", "trial/end"])
+    )
+    fname = tmp_path / "cropped_raw.fif"
+    raw.crop(2.0, None).save(fname, verbose=False)
+    source = read_recording(fname)
+    assert source.first_samp == 400
+    assert annotation_events(source) == [
+        (200, "cue/left"),
+        (500, "cue/right"),
+        (1050, "trial/end"),
+    ]
+    player, back = record_back(fname, source, tmp_path / "rec", chunk_size=16)
+    check_recorded(source, player, back)
+    assert list(back.annotations.description) == ["cue/left", "cue/right", "trial/end"]
 
 
 @pytest.mark.lsl

@@ -1,4 +1,5 @@
 import dataclasses
+import inspect
 
 import numpy as np
 import pytest
@@ -13,10 +14,12 @@ from bci_universum.classifiers import UniversumLogisticRegression
 from bci_universum.features import Recentring, TangentSpace
 from bci_universum.features.tangent_space import regularized_covariances
 from bci_universum.online import (
+    Decision,
     OnlineDecoder,
     causal_filter,
     decision_indices,
     design_bandpass,
+    filter_raw,
     offline_decisions,
     replay,
 )
@@ -225,7 +228,9 @@ def test_warm_up_runs_the_documented_number_of_updates(pipeline):
         ({"sfreq": 0}, "sfreq must be positive, got 0"),
         ({"n_channels": 0}, "n_channels"),
         ({"window": -1}, "window"),
+        ({"window": 0}, "window must be positive"),
         ({"update_rate": 1000}, "update_rate"),
+        ({"update_rate": 0}, "update_rate must lie in"),
         ({"smoothing": 1.0}, "smoothing"),
         ({"smoothing": -0.5}, "smoothing must lie in \\[0, 1\\), got -0.5"),
         ({"band": (30, 8)}, "low < high"),
@@ -242,6 +247,8 @@ def test_bad_chunks(pipeline):
     dec = OnlineDecoder(pipeline, SFREQ, N_CH)
     with pytest.raises(ValueError, match="shape"):
         dec.push(np.zeros((10, N_CH + 1)))
+    with pytest.raises(ValueError, match="chunk must have shape"):
+        dec.push(np.zeros(10))
     with pytest.raises(ValueError, match="timestamps"):
         dec.push(np.zeros((10, N_CH)), np.zeros(9))
     assert dec.push(np.zeros((0, N_CH))) == [] and dec.n_samples_seen == 0
@@ -408,6 +415,9 @@ def test_causal_filter_chunks_match_scipy_and_notch_removes_mains():
     # any frequency strictly inside (0, Nyquist), below 1 Hz too: zero gain there
     _, h = signal.sosfreqz(design_notch(sfreq, 0.5), worN=[0.5], fs=sfreq)
     assert abs(h[0]) < 1e-6
+    # and above a third of the sampling rate, up to Nyquist
+    b, a = signal.iirnotch(100.0, 30.0, fs=sfreq)
+    np.testing.assert_allclose(design_notch(sfreq, 100.0), signal.tf2sos(b, a), rtol=1e-12)
 
 
 def test_band_edges_are_validated_and_none_means_no_filter():
@@ -596,3 +606,197 @@ def test_from_model_takes_the_window_band_and_order_of_the_model(pipeline):
     np.testing.assert_allclose(dec.sos, reference, rtol=1e-12)
     shorter = OnlineDecoder.from_model((pipeline, meta), names, SFREQ, window=0.4)
     assert shorter.window_len == round(0.4 * SFREQ)
+
+
+def test_from_model_defaults_to_the_decoders_update_rate(pipeline):
+    from bci_universum.model_io import ModelMetadata
+
+    names = [f"EEG{k}" for k in range(N_CH)]
+    meta = ModelMetadata(names, SFREQ, (8.0, 30.0), (0.5, 1.5), [0, 1])
+    default = inspect.signature(OnlineDecoder).parameters["update_rate"].default
+    dec = OnlineDecoder.from_model((pipeline, meta), names, SFREQ)
+    assert dec.hop == round(SFREQ / default)
+
+
+def test_a_single_channel_stream_is_decoded():
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((40, 1, 250))
+    y = np.repeat([0, 1], 20)
+    X[y == 1] *= 2.0
+    one = make_pipeline(FunctionTransformer(_log_var), LinearDiscriminantAnalysis()).fit(X, y)
+    dec = OnlineDecoder(one, SFREQ, 1, window=1.0, band=(8, 30))
+    data = rng.standard_normal((700, 1))
+    online = dec.push(data)
+    idx, values = offline_decisions(dec, data)
+    assert [d.sample_index for d in online] == idx.tolist() and idx.size > 0
+    np.testing.assert_allclose([d.value for d in online], values, rtol=0, atol=1e-9)
+
+
+def test_a_recording_shorter_than_a_window_has_no_decision(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0)
+    data = _stream(dec.window_len - 1)
+    idx, values = offline_decisions(dec, data)
+    assert idx.shape == values.shape == (0,)
+    assert dec.push(data) == []
+
+
+def test_a_withheld_decision_built_by_hand_is_the_decoders_binary_one(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    withheld = dec.push(np.full((dec.window_len, N_CH), np.nan))[-1]
+    assert not withheld.valid
+    by_hand = Decision(withheld.sample_index, withheld.timestamp, np.nan, np.nan, False)
+    np.testing.assert_array_equal(by_hand.values, withheld.values)
+
+
+def test_the_current_window_is_read_only(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    dec.push(_stream(dec.window_len))
+    with pytest.raises(ValueError, match="read-only"):
+        dec.current_window()[0, 0] = 1.0
+
+
+def test_filter_raw_equals_scipy_with_non_finite_samples_zeroed_and_kept():
+    import mne
+
+    data = _stream(1000).T
+    data[3, 200] = np.nan
+    raw = mne.io.RawArray(data, mne.create_info(N_CH, SFREQ, "eeg"), verbose="error")
+    sos = signal.butter(4, [8.0, 30.0], btype="bandpass", fs=SFREQ, output="sos")
+    expected = signal.sosfilt(sos, np.nan_to_num(data, nan=0.0), axis=1)
+    expected[3, 200] = np.nan
+    np.testing.assert_allclose(filter_raw(raw, (8.0, 30.0)).get_data(), expected, atol=1e-12)
+    np.testing.assert_array_equal(filter_raw(raw, None).get_data(), data)
+
+
+def test_replay_in_chunks_of_one_sample_equals_offline(pipeline):
+    data = _stream(400)
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5, update_rate=25)
+    idx, values = replay(dec, data, chunk_size=1)
+    ref_idx, ref_values = offline_decisions(dec, data)
+    assert idx.tolist() == ref_idx.tolist() and idx.size > 0
+    np.testing.assert_allclose(values, ref_values, rtol=0, atol=1e-9)
+
+
+class _TwoScores(LinearDiscriminantAnalysis):
+    """A binary LDA giving two decision values per trial (a score per class)."""
+
+    def decision_function(self, X):
+        d = super().decision_function(X)
+        return np.stack([-d, d], axis=-1)
+
+
+def test_replay_of_a_two_valued_pipeline_keeps_both_values():
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((40, N_CH, 125))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 2.0
+    two = make_pipeline(FunctionTransformer(_log_var), _TwoScores()).fit(X, y)
+    dec = OnlineDecoder(two, SFREQ, N_CH, window=0.5, band=None)
+    assert dec.n_values == 2
+    data = _stream(500)
+    idx, values = replay(dec, data)
+    ref_idx, ref_values = offline_decisions(dec, data)
+    assert idx.tolist() == ref_idx.tolist() and ref_values.shape == (idx.size, 2)
+    np.testing.assert_allclose(values, ref_values, rtol=0, atol=1e-9)
+
+
+def test_a_cascade_of_seven_sections_equals_scipy():
+    from bci_universum.online import CausalFilter
+
+    sos = signal.butter(7, [8.0, 30.0], btype="bandpass", fs=SFREQ, output="sos")
+    assert sos.shape == (7, 6)
+    x = _stream(1500)
+    filt = CausalFilter(sos, N_CH)
+    out = np.vstack([filt.push(c)[0] for c in np.array_split(x, [5, 400, 401])])
+    np.testing.assert_allclose(out, signal.sosfilt(sos, x, axis=0), rtol=0, atol=1e-10)
+
+
+class _Scores(LinearDiscriminantAnalysis):
+    """LDA on log-variances whose decision values are ``factor`` times LDA's."""
+
+    def __init__(self, factor=1.0, lean_error=0.0):
+        super().__init__()
+        self.factor = factor
+        self.lean_error = lean_error
+
+    def decision_function(self, X):
+        return self.factor * super().decision_function(X)
+
+    def decision_trial(self, x):
+        """The one-window path, off by ``lean_error`` (a lean path's round-off)."""
+        return np.atleast_1d(self.decision_function(x[np.newaxis])) + self.lean_error
+
+
+def _fit_scores(estimator, n_times=125):
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((40, N_CH, n_times))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 2.0
+    return make_pipeline(FunctionTransformer(_log_var), estimator).fit(X, y)
+
+
+def test_labels_follow_predict_for_a_zero_decision_and_a_three_step_pipeline():
+    zero = _fit_scores(_Scores(factor=0.0))
+    dec = OnlineDecoder(zero, SFREQ, N_CH, window=0.5, band=None)
+    data = _stream(dec.window_len)
+    (decision,) = dec.push(data)
+    assert decision.value == 0.0
+    assert decision.label == zero.predict(data.T[np.newaxis])[0] == 0
+    three = make_pipeline(FunctionTransformer(_log_var), FunctionTransformer(), _Scores())
+    three.fit(*_windows_and_labels())
+    dec = OnlineDecoder(three, SFREQ, N_CH, window=0.5, band=None)
+    labels = [d.label for d in dec.push(_stream(1000))]
+    windows = np.stack([w for w in _windows(_stream(1000), dec)])
+    assert labels == three.predict(windows).tolist() and len(set(labels)) == 2
+
+
+def _windows_and_labels():
+    rng = np.random.default_rng(8)
+    X = rng.standard_normal((40, N_CH, 125))
+    y = np.repeat([0, 1], 20)
+    X[y == 1, 0] *= 1.2
+    return X, y
+
+
+def _windows(data, dec):
+    return [data[i - dec.window_len + 1 : i + 1].T for i in decision_indices(
+        data.shape[0], dec.window_len, dec.hop)]  # fmt: skip
+
+
+def test_a_lean_path_within_round_off_passes_the_check_for_small_decisions():
+    # decisions of order 1e-4: the check's tolerance is 1e-8 absolute below 1, not relative
+    small = _fit_scores(_Scores(factor=1e-4, lean_error=5e-9))
+    OnlineDecoder(small, SFREQ, N_CH, window=0.5, band=None)
+    off = _fit_scores(_Scores(factor=1e-4, lean_error=5e-8))
+    with pytest.raises(RuntimeError, match="disagrees"):
+        OnlineDecoder(off, SFREQ, N_CH, window=0.5, band=None)
+
+
+class _RestOffset(LinearDiscriminantAnalysis):
+    """A bare estimator on raw windows that adapts: decisions minus the last rest's value."""
+
+    def fit(self, X, y):
+        self.offset_ = 0.0
+        return super().fit(_log_var(X), y)
+
+    def decision_function(self, X):
+        return super().decision_function(_log_var(X)) - self.offset_
+
+    def update(self, x):
+        self.offset_ = float(super().decision_function(_log_var(x[np.newaxis]))[0])
+
+
+def test_a_bare_adaptive_estimator_adapts_from_the_first_full_window():
+    bare = _RestOffset().fit(*_windows_and_labels())
+    dec = OnlineDecoder(bare, SFREQ, N_CH, window=0.5, band=None)
+    data = _stream(600)
+    first = dec.window_len - 1
+    idx, values = replay(dec, data, rest_ends=[first])
+    assert dec.pipeline is not bare and bare.offset_ == 0.0
+    window = data[: dec.window_len].T
+    assert dec.pipeline.offset_ == bare.decision_function(window[np.newaxis])[0]
+    # by hand: the first window's decision, then the adapted copy on the later windows
+    expected = bare.decision_function(np.stack(_windows(data, dec)))
+    expected[1:] -= dec.pipeline.offset_
+    assert idx.tolist() == decision_indices(600, dec.window_len, dec.hop).tolist()
+    np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)

@@ -38,6 +38,16 @@ def test_feedback_periods_pair_each_feedback_with_its_cue_and_trial_end():
     assert feedback_periods(_raw_with([(1.0, "cue/left"), (2.0, "feedback/start")])) == []
 
 
+def test_feedback_periods_of_a_cropped_recording_count_from_its_first_sample():
+    """A recording saved from a crop (first_samp > 0): the periods of the uncropped one,
+    less the samples cut, as the replay numbers its decisions from the first sample."""
+    raw = _raw_with([(3.0, "cue/left"), (4.0, "feedback/start"), (6.0, "trial/end")])
+    cropped = raw.copy().crop(1.5, None)
+    assert cropped.first_samp == 150
+    assert feedback_periods(raw) == [("left", 400, 600)]
+    assert feedback_periods(cropped) == [("left", 250, 450)]
+
+
 def test_feedback_periods_of_the_example_online_run_are_its_sessions_trials():
     """The shipped online run's periods are the feedback trials its session recorded: their
     targets, and the samples of their feedback onsets and trial ends (LSL times of the results

@@ -78,11 +78,11 @@ def test_kernels_equal_closed_forms_and_sklearn(kernel):
     # the numba row of the solvers, one point against all, and the diagonal
     X = np.ascontiguousarray(np.vstack([A, B]))
     full = _closed_form(kernel, X, X, **args)
-    every = np.arange(len(X))
+    XT, sq = np.ascontiguousarray(X.T), squared_norms(X)
     row = np.empty(len(X))
     for point in (0, 8, len(X) - 1):
         code = KERNEL_CODES[kernel]
-        kernel_row(point, X, squared_norms(X), code, 0.3, 2.0, 0.7, every, row)
+        kernel_row(X[point], sq[point], XT, sq, 0, point, code, 0.3, 2.0, 0.7, row)
         np.testing.assert_allclose(row, full[point], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(kernel_diagonal(X, kernel, **args), np.diag(full), rtol=1e-12)
 
@@ -141,26 +141,33 @@ def test_gamma_as_scikit_learn_resolves_it():
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
-def test_kernel_row_equals_kernel_matrix(kernel):
-    """The solvers' rows (numba loops, any subset of targets) equal the kernel matrix; RBF rows
-    from centred float32 points (the float32 cache) to 1e-6 of the kernel's scale."""
+@pytest.mark.parametrize("d", [16, 13])
+def test_kernel_row_equals_kernel_matrix(kernel, d):
+    """The solvers' rows (numba loops over a range of transposed points kept in any order;
+    features in blocks of eight and a remainder) equal the kernel matrix; RBF rows from centred
+    float32 points (the float32 cache) to 1e-6 of the kernel's scale."""
     rng = np.random.default_rng(1)
-    X = rng.standard_normal((40, 16)) + 3.0
+    X = rng.standard_normal((40, d)) + 3.0
     args = {"gamma": 0.05, "degree": 3, "coef0": 0.5}
     K = kernel_matrix(X, kernel=kernel, **args)
     code = KERNEL_CODES[kernel]
-    targets = np.array([39, 7, 0, 21, 3])  # any order, the point itself included
-    out = np.full(6, np.nan)
-    kernel_row(7, X, squared_norms(X), code, 0.05, 3.0, 0.5, targets, out)
-    np.testing.assert_allclose(out[:5], K[7, targets], rtol=1e-12)
-    assert np.isnan(out[5])  # entry k is target k's: nothing past the targets is written
+    order = rng.permutation(40)  # the cache's point order
+    XT, sq = np.ascontiguousarray(X[order].T), squared_norms(X[order])
+    lo, own = 5, int(np.flatnonzero(order == 7)[0])
+    assert lo <= own < lo + 30  # the point itself among the columns of the row
+    out = np.full(31, np.nan)
+    kernel_row(X[7], sq[own], XT, sq, lo, own - lo, code, 0.05, 3.0, 0.5, out[:30])
+    np.testing.assert_allclose(out[:30], K[7, order[lo : lo + 30]], rtol=1e-12)
+    assert np.isnan(out[30])  # entry k is column lo + k's: nothing past the row is written
     if kernel == "rbf":
+        assert out[own - lo] == 1.0
         Xc = X - X.mean(axis=0)
         out32 = np.empty(40, dtype=np.float32)
-        all_points = np.arange(40)
-        kernel_row(7, Xc.astype(np.float32), squared_norms(Xc), code, 0.05, 3.0, 0.5,
-                   all_points, out32)  # fmt: skip
-        np.testing.assert_allclose(out32, K[7], atol=1e-6)
+        XT32 = np.ascontiguousarray(Xc.T.astype(np.float32))
+        for sq_c in (squared_norms(Xc), squared_norms(Xc).astype(np.float32)):
+            kernel_row(Xc[7].astype(np.float32), sq_c[7], XT32, sq_c, 0, 7, code, 0.05, 3.0,
+                       0.5, out32)  # fmt: skip
+            np.testing.assert_allclose(out32, K[7], atol=1e-6)
 
 
 def test_single_precision_exponential_is_within_an_ulp_of_numpy():

@@ -1,0 +1,58 @@
+"""The incremental rule of benchmarks/mutation.py: a mutant's result is keyed by its function."""
+
+from types import SimpleNamespace
+
+from benchmarks.mutation import _current, _mutant_keys, _scopes
+
+SOURCE = """import numpy as np
+
+LIMIT = 3
+
+
+def clip(x):
+    return min(x, LIMIT)
+
+
+class Model:
+    scale = 2
+
+    def fit(self, x):
+        return x * self.scale + 1
+"""
+
+
+def _items(source: str, spots: list[tuple[str, str]]) -> list:
+    """One fake cosmic-ray work item per (code fragment, operator), at the fragment's position."""
+    lines = source.splitlines()
+    items = []
+    for job, (fragment, operator) in enumerate(spots):
+        row = next(i for i, line in enumerate(lines, 1) if fragment in line)
+        spec = SimpleNamespace(start_pos=(row, 0), operator_name=operator, occurrence=job)
+        items.append(SimpleNamespace(job_id=str(job), mutations=[spec]))
+    return items
+
+
+SPOTS = [("min(x", "Number"), ("return x *", "Mul_Div"), ("return x *", "Number"),
+         ("return x *", "Number"), ("scale = 2", "Number")]  # fmt: skip
+
+
+def test_a_key_outlives_changes_outside_its_function():
+    keys = _mutant_keys(_items(SOURCE, SPOTS), SOURCE)
+    assert len(set(keys.values())) == len(SPOTS)
+    assert keys["2"].startswith("Model.fit:") and keys["2"].endswith(":Number:0")
+    assert keys["3"].endswith(":Number:1")
+    # lines move and another function changes: Model.fit's and the class attribute's keys stay
+    changed = SOURCE.replace("import numpy as np", "import numpy as np\nimport os\n")
+    changed = changed.replace("min(x, LIMIT)", "max(x, LIMIT)")
+    again = _mutant_keys(_items(changed, [("max(x", "Number"), *SPOTS[1:]]), changed)
+    assert [again[j] for j in "1234"] == [keys[j] for j in "1234"]
+    assert again["0"] != keys["0"]
+    scopes = {(n, d) for *_, n, d in _scopes(changed)}
+    assert [_current(keys[j], scopes) for j in "01234"] == [False, True, True, True, True]
+
+
+def test_a_key_changes_with_its_function():
+    keys = _mutant_keys(_items(SOURCE, SPOTS), SOURCE)
+    changed = SOURCE.replace("+ 1", "+ 2")
+    scopes = {(n, d) for *_, n, d in _scopes(changed)}
+    assert [_current(keys[j], scopes) for j in "01234"] == [True, False, False, False, True]
