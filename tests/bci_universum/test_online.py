@@ -767,9 +767,22 @@ def test_a_lean_path_within_round_off_passes_the_check_for_small_decisions():
     # decisions of order 1e-4: the check's tolerance is 1e-8 absolute below 1, not relative
     small = _fit_scores(_Scores(factor=1e-4, lean_error=5e-9))
     OnlineDecoder(small, SFREQ, N_CH, window=0.5, band=None)
-    off = _fit_scores(_Scores(factor=1e-4, lean_error=5e-8))
+    off = _fit_scores(_Scores(factor=1e-4, lean_error=1.5e-8))
     with pytest.raises(RuntimeError, match="disagrees"):
         OnlineDecoder(off, SFREQ, N_CH, window=0.5, band=None)
+
+
+def test_the_lean_path_check_is_relative_for_large_decisions():
+    large = _fit_scores(_Scores(factor=1e4))
+    window = np.random.default_rng(0).standard_normal((1, N_CH, 125))
+    scale = np.abs(large.decision_function(window)).max()
+    assert scale > 100
+    # off by a hundredth of the tolerance 1e-8 * scale: accepted; by twice it: refused
+    large[-1].lean_error = 1e-10 * scale
+    OnlineDecoder(large, SFREQ, N_CH, window=0.5, band=None)
+    large[-1].lean_error = 2e-8 * scale
+    with pytest.raises(RuntimeError, match="disagrees"):
+        OnlineDecoder(large, SFREQ, N_CH, window=0.5, band=None)
 
 
 class _RestOffset(LinearDiscriminantAnalysis):
@@ -881,3 +894,12 @@ def test_labels_of_a_binary_ecoc_pipeline_follow_predict():
     labels = [d.label for d in dec.push(data)]
     assert labels == ecoc.predict(np.stack(_windows(data, dec))).tolist()
     assert len(set(labels)) == 2
+
+
+def test_rest_ends_must_be_integers_with_a_full_window_before_each(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    data = _stream(600)
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(dec, data, rest_ends=[200.0])
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(dec, data, rest_ends=[dec.window_len - 2])
