@@ -402,14 +402,18 @@ def _test_line(c: dict, alpha: float) -> str:
             f"{100 * c['mean_difference'] + 0.0:+.2f} | {c['p']:.4f}{mark} |")  # fmt: skip
 
 
-def report(rows: list[dict], command: str) -> str:
-    """The Markdown results page."""
+def report(rows: list[dict], command: str, reruns: tuple[str, ...] = ()) -> str:
+    """The Markdown results page; ``reruns``: the lines listing the cells merged in."""
     tests = paired_tests(rows)
     moon = moonshot_tests(rows)
     declared = [c for c in tests if c["declared"]]
     alpha = 0.05 / N_DECLARED
     out = ["# Decoder study: universum pipelines against pyRiemann TS + LR", "",
            f"Command: `{command}`", "",
+           *(["Rows: those of the committed results CSV (`--merge`) from that "
+              "command, except these cells, rerun with the command beside them and merged in "
+              "(the other cells keep the rows of their original run):", "",
+              *reruns, ""] if reruns else []),
            "ROC-AUC (two classes, decision values), every model selected by the one training "
            "path with the shipped grid (`DEFAULT_GRID`, inner 5-fold, balanced accuracy). "
            f"Declared before the study: the project's best universum pipeline is "
@@ -778,15 +782,7 @@ def main(argv=None) -> None:
     failed = [f for path in sorted(cache.glob("*/*/failed.json"))
               for f in json.loads(path.read_text())]  # fmt: skip
     text = (
-        report(rows, command)
-        + (
-            f"\nMerged: the rows of `{args.merge}` (from `{command}`), except these cells, "
-            "rerun and merged in with the command beside them (`--merge`):\n\n"
-            + "\n".join(reruns)
-            + "\n"
-            if args.merge
-            else ""
-        )
+        report(rows, command, tuple(reruns))
         + "".join(
             f"\nFailed: {f['subject']} {f['protocol']} {f['pipeline']} "
             f"({', '.join(f['universa'])}): {f['error'][:300]}\n"

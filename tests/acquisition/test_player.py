@@ -271,11 +271,8 @@ def check_recorded(raw, player, back):
     scale = np.array([1e6 if t == "eeg" else 1.0 for t in raw.get_channel_types()])
     # The recorder stores SI units in single precision: equal within float32 eps.
     np.testing.assert_allclose(data * scale, expected_samples(raw), rtol=3e-7, atol=1e-30)
-    expected = sorted(
-        (s, t)
-        for s, t in ((s, map_marker(d, player.marker_map)) for s, d in annotation_events(raw))
-        if t
-    )
+    mapped = [(s, map_marker(d, player.marker_map)) for s, d in annotation_events(raw)]
+    expected = sorted((s, t) for s, t in mapped if t)
     recorded = sorted(annotation_events(back))
     assert [t for _, t in recorded] == [t for _, t in expected]
     assert max(abs(a - b) for (a, _), (b, _) in zip(recorded, expected, strict=True)) <= 1

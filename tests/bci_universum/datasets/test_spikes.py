@@ -89,7 +89,13 @@ def test_real_recording(data_dir, monkeypatch):
     w = load_m1_reaching()
     raw = loadmat(data_dir / M1_FILE)
     n = len(w.sector)
-    assert w.counts.shape == (n, 171, 10) and 400 <= n <= 800
+    # the non-overlapping 10-bin windows of the file whose mean hand speed is ≥ 0.05
+    vel, time = raw["handVel"][:2], raw["time"].ravel()
+    starts = [
+        s for s in range(0, time.size - 9, 10) if np.hypot(*vel[:, s : s + 10].mean(1)) >= 0.05
+    ]
+    assert n == len(starts) and w.counts.shape == (n, 171, 10)
+    np.testing.assert_array_equal(w.start_time, time[starts])
     # every sector is represented, none dominates
     per_sector = np.bincount(w.sector, minlength=8)
     assert per_sector.min() >= 0.5 * per_sector.max()
