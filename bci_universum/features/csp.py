@@ -124,6 +124,20 @@ def scatter_covariance(
     return C * (n_samples / max(n_samples - 1, 1))
 
 
+def scatter_full_rank(S: np.ndarray, n_samples: int) -> bool:
+    """Whether the scatter ``S = DDᵀ`` of data ``D`` proves :func:`principal_subspace` full.
+
+    The computed ``S`` differs from ``DDᵀ`` by at most ``N · eps · trace(S)`` in norm (``N``
+    samples summed) and ``eigvalsh`` adds ``n_channels · eps · λ_max``. A smallest eigenvalue
+    above twice that bounds ``s_min² / s_max² > N · eps``: ``s_min`` lies orders of magnitude
+    above the ``"auto"`` tolerance ``n_channels · s_max · eps``, so the QR of ``D`` is not
+    needed. False means "not proven" (``principal_subspace`` decides).
+    """
+    d = np.linalg.eigvalsh(S)
+    tol = (n_samples * np.trace(S) + S.shape[0] * d[-1]) * np.finfo(float).eps
+    return bool(d[0] > 2 * tol)
+
+
 _RANK_MESSAGE = (
     "CSP: the {what} covariance is not positive definite (rank-deficient data, e.g. average "
     "reference, flat, duplicated or interpolated channels); use rank='auto'."
@@ -425,7 +439,8 @@ class CSP(EpochsTransformer):
         and ``"shrinkage"`` are functions of the sum of the trials' scatter matrices
         ``X_i X_iᵀ`` (the trials are concatenated, not demeaned), and the log-variance of a
         filter ``w`` is ``log(wᵀX_iX_iᵀw / n_times)``, so each trial's scatter is computed
-        once for all folds. For a fold's principal subspace (:func:`principal_subspace`),
+        once for all folds. A fold's principal subspace (:func:`principal_subspace`) is all
+        channels when the fold's summed scatter proves it (:func:`scatter_full_rank`); else
         the R factors of the trials' QR decompositions, computed once, are stacked (TSQR: the
         same ``R`` as the QR of the fold's concatenated trials). Other covariance estimators and
         ``transform_into="filtered"`` fit each fold as ``fit`` does.
@@ -458,15 +473,20 @@ class CSP(EpochsTransformer):
         universum = universum_mask(y, self.universum_label)
         n_times, C = X.shape[2], X.shape[1]
         scatters = X @ X.transpose(0, 2, 1)
-        r_factors = None if self.rank == "full" else np.linalg.qr(X.transpose(0, 2, 1), mode="r")
+        r_factors = None  # the trials' QR, once a fold's subspace needs it
         out = []
         for train, valid in folds:
             csp = clone(self)
             lab = train[~universum[train]]
             y_lab, classes = y[lab], np.unique(y[lab])
-            restr = (
-                None if r_factors is None else _row_space(r_factors[lab].reshape(-1, C), self.rank)
-            )
+            restr = None
+            if self.rank != "full" and not (
+                self.rank == "auto"
+                and scatter_full_rank(scatters[lab].sum(axis=0), lab.size * n_times)
+            ):
+                if r_factors is None:
+                    r_factors = np.linalg.qr(X.transpose(0, 2, 1), mode="r")
+                restr = _row_space(r_factors[lab].reshape(-1, C), self.rank)
             uni = train[universum[train]]
             covs = np.stack(
                 [csp._scatter_cov(scatters[lab[y_lab == c]], n_times, restr) for c in classes]

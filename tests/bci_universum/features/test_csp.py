@@ -22,6 +22,7 @@ from bci_universum.features.csp import (
     epochs_covariance,
     principal_subspace,
     scatter_covariance,
+    scatter_full_rank,
 )
 
 mne.set_log_level("error")
@@ -593,29 +594,29 @@ def test_scatter_covariance_equals_epochs_covariance(binary, cov_est):
 
 
 @pytest.mark.parametrize(
-    "params",
+    ("params", "deficient"),
     [
-        {"universum_weight": 0.5},
-        {"cov_est": "shrinkage", "shrinkage": 0.2, "log": False, "relative_power": True},
-        {"norm_trace": True, "rank": 6, "component_order": "alternate"},
-        {"multiclass": "ovr", "universum_weight": 1.0},
-        {"rank": "full"},
-        {"cov_est": "oas"},  # not a function of the scatter: fitted per fold
-        {"transform_into": "filtered"},
+        ({"universum_weight": 0.5}, True),  # the subspace from the trials' R factors
+        ({"universum_weight": 0.5}, False),  # full rank proven by the scatter
+        ({"cov_est": "shrinkage", "shrinkage": 0.2, "log": False, "relative_power": True}, True),
+        ({"norm_trace": True, "rank": 6, "component_order": "alternate"}, True),
+        ({"multiclass": "ovr", "universum_weight": 1.0}, True),
+        ({"rank": "full"}, False),
+        ({"cov_est": "oas"}, True),  # not a function of the scatter: fitted per fold
+        ({"transform_into": "filtered"}, True),
     ],
 )
-def test_fold_features_equal_a_fit_per_fold(params):
+def test_fold_features_equal_a_fit_per_fold(params, deficient):
     """The shared per-trial scatters and R factors give each fold's fit_transform/transform,
-    on rank-deficient data with universum trials."""
+    with universum trials, on full-rank and rank-deficient data."""
     rng = np.random.default_rng(4)
     multi = params.get("multiclass") == "ovr"
     gains = [(2.0, 0.5, 1), (0.5, 2.0, 1)] + ([(1, 1, 2.5)] if multi else [])
     X, y, _ = _mixture(rng, 24, gains)
     X_u = _mixture(rng, 20, [(1.0, 1.0, 1.0)])[0]
-    X = _rank_deficient(np.concatenate([X, X_u]))
+    X = np.concatenate([X, X_u])
+    X = _rank_deficient(X) if deficient else X
     y = np.concatenate([y, np.full(20, UNIVERSUM)])
-    if params.get("rank") == "full":
-        X = X[:, :8]  # full rank
     csp = CSP(2, **params)
     folds = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
     shared = csp.fold_features(X, y, folds)
@@ -624,3 +625,17 @@ def test_fold_features_equal_a_fit_per_fold(params):
         ref = clone(csp)
         np.testing.assert_allclose(F_fit, ref.fit_transform(X[train], y[train]), rtol=1e-9)
         np.testing.assert_allclose(F_valid, ref.transform(X[valid]), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("weak", "proven"), [(1.0, True), (1e-4, True), (1e-7, False), (0.0, False)]
+)
+def test_scatter_full_rank_is_a_certificate_for_principal_subspace(binary, weak, proven):
+    """A channel scaled by ``weak``: the scatter proves full rank only where the data's SVD
+    (principal_subspace) is full; 1e-7 is full rank but not provable from the scatter."""
+    X, _, _ = binary
+    X = X.copy()
+    X[:, 0] = weak * np.random.default_rng(2).normal(size=X[:, 0].shape) * X.std()
+    S = np.einsum("nct,ndt->cd", X, X)
+    assert scatter_full_rank(S, X.shape[0] * X.shape[2]) is proven
+    assert (principal_subspace(X) is None) == (weak > 0)
