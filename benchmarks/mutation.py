@@ -166,15 +166,15 @@ def shard_env(name: str, shard: dict) -> dict:
     return env
 
 
-def _digest(paths, *extra) -> str:
+def _digest(paths, *extra, root: Path = ROOT) -> str:
     h = hashlib.sha256(repr(extra).encode())
     for path in paths:
         for file in (
-            sorted(Path(ROOT, path).rglob("*.py"))
-            if Path(ROOT, path).is_dir()
-            else [Path(ROOT, path)]
+            sorted(Path(root, path).rglob("*.py"))
+            if Path(root, path).is_dir()
+            else [Path(root, path)]
         ):
-            h.update(str(file.relative_to(ROOT)).encode() + file.read_bytes())
+            h.update(str(file.relative_to(root)).encode() + file.read_bytes())
     return h.hexdigest()
 
 
@@ -404,7 +404,7 @@ def sync(name: str, shard: dict, session: Path, tests: str, fresh=(), rechecked=
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = list(db.work_items)
         done = {i.job_id: r for i, r in db.completed_work_items}
-        keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+        keys = _mutant_keys(items, session_source(name).read_text())
         for item in items:
             key, result = keys[item.job_id], done.get(item.job_id)
             if result is not None and result.worker_outcome == WorkerOutcome.SKIPPED:
@@ -436,8 +436,8 @@ def prepare(name: str, shard: dict, settings: dict, measure: bool = True) -> tup
     """
     session = WORK / f"{name}.sqlite"
     stamps = WORK / f"{name}.json"
-    module = _digest([shard["module"]], settings["exclude-operators"])
-    tests = tests_digest(shard)
+    module = _digest([shard["module"]], settings["exclude-operators"], root=TREE)
+    tests = tests_digest(shard, TREE)
     old = json.loads(stamps.read_text()) if stamps.exists() else {}
     if not session.exists() or old.get("module") != module:
         session.unlink(missing_ok=True)
@@ -446,6 +446,8 @@ def prepare(name: str, shard: dict, settings: dict, measure: bool = True) -> tup
         _cosmic("cr-filter-operators", str(session), str(config))
         _cosmic("cr-filter-pragma", str(session))
         old = {}
+    if old.get("module") != module or not session_source(name).exists():
+        shutil.copy2(TREE / shard["module"], session_source(name))
     skip_inert(session, shard["module"])
     # results the session holds were run with the tests of its stamp
     sync(name, shard, session, old.get("tests", tests))
@@ -461,8 +463,15 @@ def prepare(name: str, shard: dict, settings: dict, measure: bool = True) -> tup
     return config, session
 
 
-def tests_digest(shard: dict) -> str:
-    return _digest(shard["tests"], pytest_args(shard), shard.get("disable-jit", False))
+def session_source(name: str) -> Path:
+    """The module's pristine source the shard's session was made from."""
+    return WORK / f"{name}.source.py"
+
+
+def tests_digest(shard: dict, root: Path = ROOT) -> str:
+    """Digest of the shard's tests: in the scratch tree, that of the tests the mutants ran."""
+    extra = (pytest_args(shard), shard.get("disable-jit", False))
+    return _digest(shard["tests"], *extra, root=root)
 
 
 @contextlib.contextmanager
@@ -490,7 +499,7 @@ def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rech
     records = load_results(name)["results"]
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = list(db.work_items)
-    keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+    keys = _mutant_keys(items, session_source(name).read_text())
     for item in [i for i in items if pick(records.get(keys[i.job_id]))]:
         if time.monotonic() > deadline:
             return
@@ -500,13 +509,13 @@ def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rech
             )
         with use_db(str(session), WorkDB.Mode.open) as db:
             db.set_result(item.job_id, result)
-        sync(name, shard, session, tests_digest(shard), {item.job_id}, rechecked)
+        sync(name, shard, session, tests_digest(shard, TREE), {item.job_id}, rechecked)
 
 
 def retest_survivors(name: str, shard: dict, config: Path, session: Path, deadline: float):
     """Test again (first) the surviving mutants whose tests changed since they survived."""
     equivalent = _equivalents()  # equivalent mutants survive any test: not worth a run
-    tests = tests_digest(shard)[:12]
+    tests = tests_digest(shard, TREE)[:12]
 
     def stale(record) -> bool:
         return _stale(record, tests) and _key(shard["module"], record) not in equivalent
@@ -548,7 +557,7 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
     with use_db(str(session), WorkDB.Mode.open) as db:
         skipped = {i.job_id for i, r in db.completed_work_items if r.worker_outcome == "skipped"}
         items = list(db.work_items)
-    keys = _mutant_keys(items, (ROOT / shard["module"]).read_text())
+    keys = _mutant_keys(items, session_source(name).read_text())
     items = [i for i in items if i.job_id not in skipped and keys[i.job_id] not in seen]
     for item in random.Random(len(checks)).sample(items, min(count, len(items))):
         if time.monotonic() > deadline:
@@ -565,7 +574,7 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
             check[f"{key}_seconds"] = round(time.monotonic() - start, 1)
         with use_db(str(session), WorkDB.Mode.open) as db:
             db.set_result(item.job_id, result)  # all the tests: the stronger verdict
-        data = sync(name, shard, session, tests_digest(shard), {item.job_id})
+        data = sync(name, shard, session, tests_digest(shard, TREE), {item.job_id})
         data["selection"].append(check)
         save_results(name, data)
         print(f"{name}: {check}", flush=True)
@@ -576,7 +585,9 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
     config, session = prepare(name, shard, settings)
     print(f"{name}: testing again the survivors whose tests changed", flush=True)
     retest_survivors(name, shard, config, session, deadline)
-    refresh_tree()
+    # undo a mutant left by an interrupted retest (not a refresh: the tests must stay those
+    # of the coverage map and of the digest the results are stored with)
+    shutil.copy2(session_source(name), TREE / shard["module"])
     left = deadline - time.monotonic()
     print(f"{name}: running pending mutants for at most {left / 60:.1f} min", flush=True)
     before, start = len(load_results(name)["results"]), time.monotonic()
@@ -584,7 +595,7 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
         env = shard_env(name, shard)
         _cosmic("cosmic-ray", "exec", str(config), str(session), timeout=max(left, 1), env=env)
     finally:
-        data = sync(name, shard, session, tests_digest(shard))
+        data = sync(name, shard, session, tests_digest(shard, TREE))
         data["seconds"] += time.monotonic() - start
         data["mutants_run"] += len(data["results"]) - before
         save_results(name, data)

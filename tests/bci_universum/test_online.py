@@ -6,7 +6,7 @@ import pytest
 from pyriemann.geometry.geodesic import geodesic_riemann
 from scipy import signal
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from bci_universum import UNIVERSUM_STR
@@ -767,9 +767,22 @@ def test_a_lean_path_within_round_off_passes_the_check_for_small_decisions():
     # decisions of order 1e-4: the check's tolerance is 1e-8 absolute below 1, not relative
     small = _fit_scores(_Scores(factor=1e-4, lean_error=5e-9))
     OnlineDecoder(small, SFREQ, N_CH, window=0.5, band=None)
-    off = _fit_scores(_Scores(factor=1e-4, lean_error=5e-8))
+    off = _fit_scores(_Scores(factor=1e-4, lean_error=1.5e-8))
     with pytest.raises(RuntimeError, match="disagrees"):
         OnlineDecoder(off, SFREQ, N_CH, window=0.5, band=None)
+
+
+def test_the_lean_path_check_is_relative_for_large_decisions():
+    large = _fit_scores(_Scores(factor=1e4))
+    window = np.random.default_rng(0).standard_normal((1, N_CH, 125))
+    scale = np.abs(large.decision_function(window)).max()
+    assert scale > 100
+    # off by a hundredth of the tolerance 1e-8 * scale: accepted; by twice it: refused
+    large[-1].lean_error = 1e-10 * scale
+    OnlineDecoder(large, SFREQ, N_CH, window=0.5, band=None)
+    large[-1].lean_error = 2e-8 * scale
+    with pytest.raises(RuntimeError, match="disagrees"):
+        OnlineDecoder(large, SFREQ, N_CH, window=0.5, band=None)
 
 
 class _RestOffset(LinearDiscriminantAnalysis):
@@ -800,3 +813,93 @@ def test_a_bare_adaptive_estimator_adapts_from_the_first_full_window():
     expected[1:] -= dec.pipeline.offset_
     assert idx.tolist() == decision_indices(600, dec.window_len, dec.hop).tolist()
     np.testing.assert_allclose(values, expected, rtol=0, atol=1e-9)
+
+
+def test_a_decision_every_sample_at_update_rate_equal_to_sfreq(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.2, update_rate=SFREQ)
+    data = _stream(200)
+    online = dec.push(data)
+    assert [d.sample_index for d in online] == list(range(dec.window_len - 1, 200))
+
+
+def test_a_passthrough_step_does_not_stop_adaptation():
+    X, y = _windows_and_labels()
+    bare = _RestOffset().fit(X, y)
+    piped = Pipeline([("skip", "passthrough"), ("clf", _RestOffset())]).fit(X, y)
+    data = _stream(600)
+    rest = [200, 400]
+    expected, got = (
+        replay(OnlineDecoder(est, SFREQ, N_CH, window=0.5, band=None), data, rest_ends=rest)[1]
+        for est in (bare, piped)
+    )
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
+
+
+def test_options_of_from_model_and_replay_are_keyword_only(pipeline):
+    from bci_universum.model_io import ModelMetadata
+
+    names = [f"EEG{k}" for k in range(N_CH)]
+    meta = ModelMetadata(names, SFREQ, (8.0, 30.0), (0.5, 1.5), [0, 1])
+    with pytest.raises(TypeError):
+        OnlineDecoder.from_model((pipeline, meta), names, SFREQ, 10.0)
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    with pytest.raises(TypeError):
+        replay(dec, _stream(300), 7)
+
+
+def test_causal_filter_of_fewer_samples_than_channels_equals_scipy():
+    sos = design_bandpass(SFREQ, (8.0, 30.0))
+    x = _stream(3)
+    np.testing.assert_allclose(causal_filter(x, sos), signal.sosfilt(sos, x, axis=0), atol=1e-12)
+
+
+def test_non_finite_samples_enter_the_filter_as_zeros():
+    from bci_universum.online import CausalFilter
+
+    sos = design_bandpass(SFREQ, (8.0, 30.0))
+    x = _stream(300)
+    x[[10, 11], 2] = [np.nan, np.inf]
+    out, bad = CausalFilter(sos, N_CH).push(x)
+    assert np.flatnonzero(bad).tolist() == [10, 11]
+    expected = signal.sosfilt(sos, np.where(np.isfinite(x), x, 0.0), axis=0)
+    np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12)
+
+
+def test_decisions_of_one_sample_windows_start_at_the_first_sample():
+    # window_len - 1 + k * hop, k = 0, 1, ...
+    assert decision_indices(10, 1, 3).tolist() == [0, 3, 6, 9]
+    assert decision_indices(10, 1, 3, start=4).tolist() == [6, 9]
+
+
+def test_replay_indices_count_from_the_first_sample_it_is_given(pipeline):
+    data = _stream(900)
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    dec.push(data[:300])
+    idx, values = replay(dec, data[300:])
+    ref_idx, ref_values = offline_decisions(dec, data)
+    later = ref_idx >= 300
+    assert idx.tolist() == (ref_idx[later] - 300).tolist()
+    np.testing.assert_allclose(values, ref_values[later], rtol=0, atol=1e-9)
+
+
+def test_labels_of_a_binary_ecoc_pipeline_follow_predict():
+    # one-vs-one codes the second class -1: its one score must be read with that sign
+    from bci_universum.classifiers import ECOCUniversumClassifier
+
+    X, y = _windows_and_labels()
+    ecoc = make_pipeline(FunctionTransformer(_log_var), ECOCUniversumClassifier()).fit(X, y)
+    assert ecoc[-1].code_book_[1, 0] == -1
+    dec = OnlineDecoder(ecoc, SFREQ, N_CH, window=0.5, band=None)
+    data = _stream(1000)
+    labels = [d.label for d in dec.push(data)]
+    assert labels == ecoc.predict(np.stack(_windows(data, dec))).tolist()
+    assert len(set(labels)) == 2
+
+
+def test_rest_ends_must_be_integers_with_a_full_window_before_each(pipeline):
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=0.5)
+    data = _stream(600)
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(dec, data, rest_ends=[200.0])
+    with pytest.raises(ValueError, match="rest_ends must be sample indices"):
+        replay(dec, data, rest_ends=[dec.window_len - 2])

@@ -137,6 +137,13 @@ def test_sklearn_contract_and_pipeline(est):
         (TrialPreprocessing(100.0, tmin=np.inf), r"'tmin' parameter .* range \(-inf, inf\)"),
         (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
         (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
+        # one sample before the epochs start
+        (
+            TrialPreprocessing(
+                100.0, tmin=0.0, window=(-0.01, 0.5), h_freq=None, resample_sfreq=None
+            ),
+            "not inside the epochs",
+        ),
         (TrialPreprocessing(100.0, window="late"), "window must be"),
         # 4 ms at 100 Hz rounds to no sample at all
         (TrialPreprocessing(100.0, window=(0.0, 0.004), resample_sfreq=None), "not inside"),
