@@ -567,3 +567,19 @@ def test_flat_channels_with_fitted_shrinkage_match_mne_on_the_connected_channels
     ref = mne.decoding.CSP(4, reg=cov_est, log=True).fit(X, y)
     np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
     np.testing.assert_allclose(ours.transform(X_flat), ref.transform(X), atol=1e-8)
+
+
+def test_positive_definite_check_compares_the_smallest_with_the_largest_eigenvalue():
+    from bci_universum.features.csp import _check_positive_definite
+
+    # eigenvalues 1e-11, 1e-2, 1: below 1e-10 of the largest, though not of the middle one
+    with pytest.raises(ValueError, match="summed class"):
+        _check_positive_definite(np.diag([1e-11, 1e-2, 1.0]), "summed class")
+    _check_positive_definite(np.diag([2e-10, 1e-2, 1.0]), "summed class")
+
+
+def test_csp_declares_that_it_needs_labels():
+    # scikit-learn's tools (meta-estimators, estimator checks) read this tag to pass y
+    from sklearn.utils import get_tags
+
+    assert get_tags(CSP()).target_tags.required
