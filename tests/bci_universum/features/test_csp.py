@@ -639,3 +639,19 @@ def test_scatter_full_rank_is_a_certificate_for_principal_subspace(binary, weak,
     S = np.einsum("nct,ndt->cd", X, X)
     assert scatter_full_rank(S, X.shape[0] * X.shape[2]) is proven
     assert (principal_subspace(X) is None) == (weak > 0)
+
+
+def test_positive_definite_check_compares_the_smallest_with_the_largest_eigenvalue():
+    from bci_universum.features.csp import _check_positive_definite
+
+    # eigenvalues 1e-11, 1e-2, 1: below 1e-10 of the largest, though not of the middle one
+    with pytest.raises(ValueError, match="summed class"):
+        _check_positive_definite(np.diag([1e-11, 1e-2, 1.0]), "summed class")
+    _check_positive_definite(np.diag([2e-10, 1e-2, 1.0]), "summed class")
+
+
+def test_csp_declares_that_it_needs_labels():
+    # scikit-learn's tools (meta-estimators, estimator checks) read this tag to pass y
+    from sklearn.utils import get_tags
+
+    assert get_tags(CSP()).target_tags.required
