@@ -109,6 +109,25 @@ def _final_step_search(estimator, param_grid):
     return builder, estimator[:-1], estimator.steps[-1][1], prefix
 
 
+def _shared_fold_features(features: Pipeline, X, y, folds) -> list | None:
+    """Inner-fold features from a last feature step with ``fold_features`` (CSP), or None.
+
+    The steps before it must be trial-wise (``_trialwise``: a window, a band-pass, a channel
+    pick), so that applying them once to all trials equals applying them per fold.
+    """
+    *leading, (_, last) = features.steps
+    if not hasattr(last, "fold_features"):
+        return None
+    if not all(
+        step in (None, "passthrough") or getattr(step, "_trialwise", False) for _, step in leading
+    ):
+        return None
+    for _, step in leading:
+        if step not in (None, "passthrough"):
+            X = clone(step).fit_transform(X, y)
+    return clone(last).fold_features(X, y, folds)
+
+
 def select_and_fit(
     estimator, param_grid: Mapping, X, y, cv, n_jobs: int = 1, return_scores: bool = False
 ) -> tuple:
@@ -120,7 +139,9 @@ def select_and_fit(
     per inner fold instead of once per grid point: the thesis grid has 48 points, and the
     Infomax ICA of U_nm or of the thesis pipeline dominates the cost. A final step with
     ``fit_grid`` (the universum-indifferent LDA and logistic regression) then fits all grid
-    points of an inner fold in one call, sharing their factorisations.
+    points of an inner fold in one call, sharing their factorisations, and a last feature step
+    with ``fold_features`` (CSP) after trial-wise steps computes its per-trial statistics once
+    for all inner folds.
 
     Parameters
     ----------
@@ -168,13 +189,19 @@ def select_and_fit(
     local = [{key[len(prefix) :]: value for key, value in c.items()} for c in candidates]
     scores = np.empty((len(candidates), cv.get_n_splits()))
     label = getattr(final, "universum_label", None)
-    for f, (train, valid) in enumerate(cv.split(X, y)):
-        X_fit, y_fit = X[train], y[train]
-        if builder is not None:
-            X_fit, y_fit = clone(builder).build(X_fit, y_fit)
-        steps = clone(features)
-        F_fit = steps.fit_transform(X_fit, y_fit)
-        F_valid = steps.transform(X[valid])
+    folds = list(cv.split(X, y))
+    shared = None if builder is not None else _shared_fold_features(features, X, y, folds)
+    for f, (train, valid) in enumerate(folds):
+        y_fit = y[train]
+        if shared is not None:
+            F_fit, F_valid = shared[f]
+        else:
+            X_fit = X[train]
+            if builder is not None:
+                X_fit, y_fit = clone(builder).build(X_fit, y_fit)
+            steps = clone(features)
+            F_fit = steps.fit_transform(X_fit, y_fit)
+            F_valid = steps.transform(X[valid])
         # A classifier with ``fit_grid`` fits every grid point at once, sharing the work.
         if hasattr(final, "fit_grid"):
             models = final.fit_grid(F_fit, y_fit, local)

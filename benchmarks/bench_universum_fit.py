@@ -124,7 +124,8 @@ def main(argv=None) -> None:
         "Seconds of one fit (inner model selection over the study's `DEFAULT_GRID` and refit) "
         "on the same within-session fold, fits interleaved fold by fold. Compared with: the "
         "study's plain fit (`csp_lda` has no parameter, so it does no inner selection: the "
-        "universum fit's 5 inner folds cost at least 6 CSP fits against its one), and the "
+        "universum fit's 5 inner folds share their trials' CSP statistics, computed once, and its "
+        "refit is a second CSP fit), and the "
         f"same pipeline and selection on the labelled trials only ({SAME}).",
         "",
         *table(rows),

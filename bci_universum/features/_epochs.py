@@ -119,12 +119,17 @@ class EpochsTransformer(TransformerMixin, BaseEstimator):
         Minimum number of time samples per trial.
     _requires_fit, _supervised : bool
         scikit-learn tags: whether ``transform`` needs ``fit``, whether ``fit`` needs ``y``.
+    _trialwise : bool
+        ``fit`` learns nothing from the trials' values (at most their shape) and ``transform``
+        maps each trial on its own: model selection may apply the step once to all trials
+        instead of once per inner fold (:func:`bci_universum.training.select_and_fit`).
     """
 
     _fitted_attribute: ClassVar[str] = "n_features_in_"
     _min_times: ClassVar[int] = 1
     _requires_fit: ClassVar[bool] = True
     _supervised: ClassVar[bool] = False
+    _trialwise: ClassVar[bool] = False
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

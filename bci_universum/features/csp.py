@@ -41,10 +41,18 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from sklearn.covariance import OAS, EmpiricalCovariance, LedoitWolf, ShrunkCovariance
+from sklearn.base import clone
+from sklearn.covariance import (
+    OAS,
+    EmpiricalCovariance,
+    LedoitWolf,
+    ShrunkCovariance,
+    shrunk_covariance,
+)
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._constraints import NON_NEGATIVE
+from .._universum import universum_mask
 from ..solvers.joint_diag import joint_diagonalize
 from ._epochs import EpochsTransformer, labelled_epochs
 
@@ -88,6 +96,48 @@ def epochs_covariance(X: np.ndarray, cov_est: str = "empirical", shrinkage: floa
     return est.fit(data).covariance_ * (n / max(n - 1, 1))
 
 
+def scatter_covariance(
+    S: np.ndarray, n_samples: int, cov_est: str = "empirical", shrinkage: float = 0.1
+) -> np.ndarray:
+    """:func:`epochs_covariance` from the scatter matrix ``DDᵀ`` of the concatenated epochs.
+
+    Parameters
+    ----------
+    S : ndarray of shape (n_channels, n_channels)
+        ``Σ_i X_i X_iᵀ`` over the epochs ``X_i`` (not demeaned).
+    n_samples : int
+        Number of time samples ``N`` summed in ``S``.
+    cov_est : {"empirical", "shrinkage"}
+        The estimators that are functions of ``S`` alone (not OAS or Ledoit-Wolf).
+    shrinkage : float in [0, 1]
+        Shrinkage for ``"shrinkage"``.
+
+    Returns
+    -------
+    cov : ndarray of shape (n_channels, n_channels)
+    """
+    if cov_est not in ("empirical", "shrinkage"):
+        raise ValueError(f"cov_est must be 'empirical' or 'shrinkage', got {cov_est!r}.")
+    C = S / n_samples
+    if cov_est == "shrinkage":
+        C = shrunk_covariance(C, shrinkage)
+    return C * (n_samples / max(n_samples - 1, 1))
+
+
+def scatter_full_rank(S: np.ndarray, n_samples: int) -> bool:
+    """Whether the scatter ``S = DDᵀ`` of data ``D`` proves :func:`principal_subspace` full.
+
+    The computed ``S`` differs from ``DDᵀ`` by at most ``N · eps · trace(S)`` in norm (``N``
+    samples summed) and ``eigvalsh`` adds ``n_channels · eps · λ_max``. A smallest eigenvalue
+    above twice that bounds ``s_min² / s_max² > N · eps``: ``s_min`` lies orders of magnitude
+    above the ``"auto"`` tolerance ``n_channels · s_max · eps``, so the QR of ``D`` is not
+    needed. False means "not proven" (``principal_subspace`` decides).
+    """
+    d = np.linalg.eigvalsh(S)
+    tol = (n_samples * np.trace(S) + S.shape[0] * d[-1]) * np.finfo(float).eps
+    return bool(d[0] > 2 * tol)
+
+
 _RANK_MESSAGE = (
     "CSP: the {what} covariance is not positive definite (rank-deficient data, e.g. average "
     "reference, flat, duplicated or interpolated channels); use rank='auto'."
@@ -103,11 +153,20 @@ def principal_subspace(X: np.ndarray, rank: str | int = "auto") -> np.ndarray | 
     the data, not from its covariance, whose null eigenvalues are only resolved to
     ``eps · λ_max``. Returns ``None`` when the basis would be all channels.
     """
-    # The data D (channels × samples) = Rᵀ Qᵀ: D and Rᵀ (channels × channels) share their left
-    # singular vectors and singular values, and Householder QR is backward stable, so this is
-    # the SVD of D to working precision without computing its (channels × samples) right
-    # singular vectors (6× faster on a calibration run).
-    R = np.linalg.qr(X.transpose(0, 2, 1).reshape(-1, X.shape[1]), mode="r")
+    return _row_space(X.transpose(0, 2, 1).reshape(-1, X.shape[1]), rank)
+
+
+def _row_space(D: np.ndarray, rank: str | int) -> np.ndarray | None:
+    """:func:`principal_subspace` of the data whose samples are the rows of ``D``.
+
+    ``D`` may also be the stacked R factors of the trials' QR decompositions: their QR is a QR
+    of the concatenated trials (TSQR), hence the same ``R`` up to the signs of its rows.
+    """
+    # The data Dᵀ (channels × samples) = Rᵀ Qᵀ: Dᵀ and Rᵀ (channels × channels) share their
+    # left singular vectors and singular values, and Householder QR is backward stable, so
+    # this is the SVD of the data to working precision without computing its (channels ×
+    # samples) right singular vectors (6× faster on a calibration run).
+    R = np.linalg.qr(D, mode="r")
     U, s, _ = np.linalg.svd(R.T, full_matrices=False)
     if rank == "auto":
         rank = int(np.sum(s > s.size * s[0] * np.finfo(float).eps))
@@ -299,14 +358,28 @@ class CSP(EpochsTransformer):
         """
         self._validate_params()
         X_lab, y_lab, X_u, classes = labelled_epochs(self, X, y, self.universum_label)
-        n_channels = X_lab.shape[1]
+        self._check_channels(X_lab.shape[1])
+        restr = None if self.rank == "full" else principal_subspace(X_lab, self.rank)
+        # Covariances are estimated in the subspace, so shrinkage targets trace/rank there.
+        X_fit, X_u = (X_lab, X_u) if restr is None else (restr @ X_lab, restr @ X_u)
+        covs = np.stack([self._cov(X_fit[y_lab == c]) for c in classes])
+        C_U = self._cov(X_u) if self.universum_weight > 0 and X_u.shape[0] else None
+        self._solve(covs, C_U, X_u.shape[0], y_lab, classes, restr, X_lab.shape[1])
+        power = self._power(X_lab)
+        self.mean_ = power.mean(axis=0)
+        self.std_ = power.std(axis=0)
+        return self
+
+    def _check_channels(self, n_channels: int) -> None:
         if self.n_components > n_channels:
             raise ValueError(
                 f"n_components={self.n_components} exceeds the number of channels ({n_channels})."
             )
         if self.rank not in RANKS and self.rank > n_channels:
             raise ValueError(f"rank={self.rank} exceeds the number of channels ({n_channels}).")
-        restr = None if self.rank == "full" else principal_subspace(X_lab, self.rank)
+
+    def _solve(self, covs, C_U, n_universum, y_lab, classes, restr, n_channels) -> None:
+        """Filters from the class (and universum) covariances in the subspace ``restr``."""
         rank = n_channels if restr is None else restr.shape[0]
         if self.n_components > rank:
             raise ValueError(
@@ -315,7 +388,7 @@ class CSP(EpochsTransformer):
                 "rank of the labelled trials: flat or duplicated channels?)."
             )
         weight = float(self.universum_weight)
-        if weight > 0 and X_u.shape[0] == 0:
+        if weight > 0 and n_universum == 0:
             raise ValueError(
                 f"universum_weight={weight} needs universum trials in y (label "
                 f"{self.universum_label if self.universum_label is not None else -2!r} or "
@@ -330,10 +403,6 @@ class CSP(EpochsTransformer):
             if weight > 0:
                 raise ValueError("universum_weight > 0 is supported for two classes or 'ovr'.")
 
-        # Covariances are estimated in the subspace, so shrinkage targets trace/rank there.
-        X_fit, X_u = (X_lab, X_u) if restr is None else (restr @ X_lab, restr @ X_u)
-        covs = np.stack([self._cov(X_fit[y_lab == c]) for c in classes])
-        C_U = self._cov(X_u) if weight > 0 else None
         C_mean = covs.mean(axis=0)
         if not multi:
             filters, evals = _contrast_gev(covs[0], covs[1], C_U, weight, self.component_order)
@@ -361,10 +430,92 @@ class CSP(EpochsTransformer):
         self.eigenvalues_ = evals
         self.rank_ = rank
         self._n_out = n_out
-        power = self._power(X_lab)
-        self.mean_ = power.mean(axis=0)
-        self.std_ = power.std(axis=0)
-        return self
+
+    def fold_features(self, X, y, folds) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Features of inner cross-validation folds, sharing the per-trial work between folds.
+
+        Equal to rounding to ``[(c.fit_transform(X[t], y[t]), c.transform(X[v])) for t, v in
+        folds]`` with ``c = clone(self)`` each time: the class covariances of ``"empirical"``
+        and ``"shrinkage"`` are functions of the sum of the trials' scatter matrices
+        ``X_i X_iᵀ`` (the trials are concatenated, not demeaned), and the log-variance of a
+        filter ``w`` is ``log(wᵀX_iX_iᵀw / n_times)``, so each trial's scatter is computed
+        once for all folds. A fold's principal subspace (:func:`principal_subspace`) is all
+        channels when the fold's summed scatter proves it (:func:`scatter_full_rank`); else
+        the R factors of the trials' QR decompositions, computed once, are stacked (TSQR: the
+        same ``R`` as the QR of the fold's concatenated trials). Other covariance estimators and
+        ``transform_into="filtered"`` fit each fold as ``fit`` does.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_trials, n_channels, n_times)
+            Epochs, labelled and universum trials.
+        y : array-like of shape (n_trials,)
+            Labels; universum trials carry the sentinel.
+        folds : iterable of (train, valid)
+            Indices into ``X`` (as a cross-validator's ``split``).
+
+        Returns
+        -------
+        features : list of (ndarray, ndarray)
+            Per fold, the features of ``X[train]`` and of ``X[valid]``.
+        """
+        if self.cov_est not in ("empirical", "shrinkage") or self.transform_into != "log_var":
+            out = []
+            for train, valid in folds:
+                csp = clone(self)
+                out.append((csp.fit_transform(X[train], y[train]), csp.transform(X[valid])))
+            return out
+        self._validate_params()
+        labelled_epochs(self, X, y, self.universum_label)  # the errors of fit, once
+        X = np.asarray(X, dtype=float)
+        y = np.asarray(y)
+        self._check_channels(X.shape[1])
+        universum = universum_mask(y, self.universum_label)
+        n_times, C = X.shape[2], X.shape[1]
+        scatters = X @ X.transpose(0, 2, 1)
+        r_factors = None  # the trials' QR, once a fold's subspace needs it
+        out = []
+        for train, valid in folds:
+            csp = clone(self)
+            lab = train[~universum[train]]
+            y_lab, classes = y[lab], np.unique(y[lab])
+            restr = None
+            if self.rank != "full" and not (
+                self.rank == "auto"
+                and scatter_full_rank(scatters[lab].sum(axis=0), lab.size * n_times)
+            ):
+                if r_factors is None:
+                    r_factors = np.linalg.qr(X.transpose(0, 2, 1), mode="r")
+                restr = _row_space(r_factors[lab].reshape(-1, C), self.rank)
+            uni = train[universum[train]]
+            covs = np.stack(
+                [csp._scatter_cov(scatters[lab[y_lab == c]], n_times, restr) for c in classes]
+            )
+            C_U = (
+                csp._scatter_cov(scatters[uni], n_times, restr)
+                if self.universum_weight > 0 and uni.size
+                else None
+            )
+            csp._solve(covs, C_U, uni.size, y_lab, classes, restr, C)
+            W = csp.filters_[: csp._n_out]
+            power = np.einsum("kc,ncd,kd->nk", W, scatters, W) / n_times
+            if csp.relative_power:
+                power /= power.sum(axis=-1, keepdims=True)
+            if csp.log:
+                features = np.log(power)
+            else:
+                pl = power[lab]
+                features = (power - pl.mean(axis=0)) / pl.std(axis=0)
+            out.append((features[train], features[valid]))
+        return out
+
+    def _scatter_cov(self, scatters, n_times, restr):
+        """``_cov`` of the trials whose scatter matrices are ``scatters``, in ``restr``."""
+        S = scatters.sum(axis=0)
+        if restr is not None:
+            S = restr @ S @ restr.T
+        C = scatter_covariance(S, scatters.shape[0] * n_times, self.cov_est, self.shrinkage)
+        return C / np.trace(C) if self.norm_trace else C
 
     def _fit_ajd(self, covs, C_mean, priors):
         _check_positive_definite(C_mean, "mean class")

@@ -67,6 +67,7 @@ class BandPass(EpochsTransformer):
         self.method = method
 
     _requires_fit = False
+    _trialwise = True
     _parameter_constraints: ClassVar[dict] = {
         "sfreq": [POSITIVE],
         "l_freq": [None, Real],
@@ -181,6 +182,7 @@ class TrialPreprocessing(EpochsTransformer):
         self.detrend = detrend
 
     _fitted_attribute = "n_times_out_"
+    _trialwise = True
     _parameter_constraints: ClassVar[dict] = {
         "sfreq": [POSITIVE],
         "tmin": [FINITE],
@@ -287,6 +289,7 @@ class ChannelPicker(EpochsTransformer):
         self.picks = picks
 
     _requires_fit = False
+    _trialwise = True
 
     def fit(self, X, y=None):
         """Check that every pick is a channel of ``X``.

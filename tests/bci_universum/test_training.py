@@ -8,6 +8,7 @@ from sklearn.model_selection import GridSearchCV, ParameterGrid
 from bci_universum.datasets import load_recordings
 from bci_universum.evaluation import CrossGroup, plan_jobs, with_universum
 from bci_universum.evaluation.jobs import fit_job
+from bci_universum.features import CSP
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.online import OnlineDecoder
 from bci_universum.pipelines import make_pipeline, pipeline_factory
@@ -67,6 +68,21 @@ def test_grid_fitted_classifiers_select_as_grid_search(name, params):
         reference.best_estimator_.decision_function(epochs.X),
         rtol=1e-9,
     )
+
+
+def test_csp_inner_folds_share_their_trial_statistics(monkeypatch):
+    """csp_ulda's inner folds take CSP.fold_features after the trial-wise window: CSP is
+    fitted once (the refit), not once per inner fold; the scores equal GridSearchCV's
+    (test_grid_fitted_classifiers_select_as_grid_search)."""
+    epochs = make_epochs(effect=0.25, seed=5)
+    estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, n_components=2)
+    grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
+    fits = []
+    fit = CSP.fit
+    monkeypatch.setattr(CSP, "fit", lambda self, X, y: fits.append(len(X)) or fit(self, X, y))
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    select_and_fit(estimator, grid, epochs.X, epochs.y, cv)
+    assert fits == [len(epochs.X)]
 
 
 def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():

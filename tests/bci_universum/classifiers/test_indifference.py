@@ -197,6 +197,15 @@ def test_lr_fit_grid_matches_scipy_at_every_grid_point(penalty):
     assert models[-1].n_iter_ < cold.fit(*_with_universum(X, y, Z)).n_iter_
 
 
+def _lda_reference(X, y, Z, weights, shrinkage):
+    """scikit-learn's LDA and the direction (Σ_W + c Σ_U)⁻¹Δμ for each weight c, with Σ_W the
+    LDA's covariance, solved densely."""
+    sk = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage, store_covariance=True)
+    S_W = sk.fit(X, y).covariance_
+    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
+    return sk, [np.linalg.solve(S_W + c * np.cov(Z.T, bias=True), diff) for c in weights]
+
+
 @pytest.mark.parametrize("shrinkage", ["auto", 0.3, None])
 def test_lda_fit_grid_is_a_direct_solve_per_weight(shrinkage):
     """One factorisation for the grid = (Σ_W + c Σ_U)⁻¹Δμ solved directly for each c, with
@@ -206,11 +215,8 @@ def test_lda_fit_grid_is_a_direct_solve_per_weight(shrinkage):
     models = UniversumLDA(shrinkage=shrinkage).fit_grid(
         *_with_universum(X, y, Z), [{"C_universum": c} for c in weights]
     )
-    sk = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage, store_covariance=True)
-    S_W = sk.fit(X, y).covariance_
-    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
-    for model, c in zip(models, weights, strict=True):
-        w = np.linalg.solve(S_W + c * np.cov(Z.T, bias=True), diff)
+    sk, directions = _lda_reference(X, y, Z, weights, shrinkage)
+    for model, c, w in zip(models, weights, directions, strict=True):
         np.testing.assert_allclose(model.coef_[0], w, rtol=1e-9, atol=1e-12)
         alone = UniversumLDA(C_universum=c, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
         np.testing.assert_allclose(model.decision_function(X), alone.decision_function(X))
@@ -247,11 +253,8 @@ def test_lda_more_features_than_trials_is_a_direct_solve_per_weight(shrinkage):
     models = UniversumLDA(shrinkage=shrinkage).fit_grid(
         *_with_universum(X, y, Z), [{"C_universum": c} for c in weights]
     )
-    sk = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage, store_covariance=True)
-    S_W = sk.fit(X, y).covariance_
-    diff = X[y == 1].mean(0) - X[y == -1].mean(0)
-    for model, c in zip(models, weights, strict=True):
-        w = np.linalg.solve(S_W + c * np.cov(Z.T, bias=True), diff)
+    sk, directions = _lda_reference(X, y, Z, weights, shrinkage)
+    for model, w in zip(models, directions, strict=True):
         np.testing.assert_allclose(model.coef_[0], w, rtol=1e-8, atol=1e-10 * np.abs(w).max())
     np.testing.assert_allclose(models[0].coef_, sk.coef_, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(models[0].intercept_, sk.intercept_, rtol=1e-8)

@@ -16,7 +16,14 @@ from sklearn.pipeline import make_pipeline
 from bci_universum import UNIVERSUM
 from bci_universum.features import CSP
 from bci_universum.features._metrics import amari_index
-from bci_universum.features.csp import _mutual_info, epochs_covariance, principal_subspace
+from bci_universum.features.csp import (
+    _mutual_info,
+    _row_space,
+    epochs_covariance,
+    principal_subspace,
+    scatter_covariance,
+    scatter_full_rank,
+)
 
 mne.set_log_level("error")
 
@@ -507,10 +514,12 @@ def test_rank_deficient_data_match_mne_csp(binary, cov_est, reg):
 
 
 @pytest.mark.parametrize("weak", [1e-3, 1e-12, 0.0])
-def test_principal_subspace_equals_the_data_svd(binary, weak):
+@pytest.mark.parametrize("tsqr", [False, True])
+def test_principal_subspace_equals_the_data_svd(binary, weak, tsqr):
     """The rank and basis equal scipy's SVD of the concatenated trials (MNE's ``"auto"``
     tolerance on its singular values), including a direction 1e-12 weaker than the others,
-    which the covariance's eigenvalues could not resolve."""
+    which the covariance's eigenvalues could not resolve; also from the stacked R factors of
+    the trials' QR (TSQR, as ``CSP.fold_features``)."""
     X, _, _ = binary
     X_def = _rank_deficient(X)
     noise = np.random.default_rng(0).normal(size=X_def[:, -2].shape) * X.std()
@@ -519,7 +528,11 @@ def test_principal_subspace_equals_the_data_svd(binary, weak):
     U, s, _ = scipy.linalg.svd(D, full_matrices=False)
     rank = int(np.sum(s > s.size * s[0] * np.finfo(float).eps))
     assert rank == X.shape[1] + (weak > 0)
-    basis = principal_subspace(X_def)
+    if tsqr:
+        R = np.linalg.qr(X_def.transpose(0, 2, 1), mode="r")
+        basis = _row_space(R.reshape(-1, X_def.shape[1]), "auto")
+    else:
+        basis = principal_subspace(X_def)
     assert basis.shape == (rank, X_def.shape[1])
     np.testing.assert_allclose(np.abs(np.sum(basis * U[:, :rank].T, axis=1)), 1.0, atol=1e-6)
 
@@ -567,6 +580,65 @@ def test_flat_channels_with_fitted_shrinkage_match_mne_on_the_connected_channels
     ref = mne.decoding.CSP(4, reg=cov_est, log=True).fit(X, y)
     np.testing.assert_allclose(ours.eigenvalues_, ref.evals_, atol=1e-8)
     np.testing.assert_allclose(ours.transform(X_flat), ref.transform(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("cov_est", ["empirical", "shrinkage"])
+def test_scatter_covariance_equals_epochs_covariance(binary, cov_est):
+    X, _, _ = binary
+    S = np.einsum("nct,ndt->cd", X, X)
+    np.testing.assert_allclose(
+        scatter_covariance(S, X.shape[0] * X.shape[2], cov_est, 0.3),
+        epochs_covariance(X, cov_est, 0.3),
+        rtol=1e-12,
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "deficient"),
+    [
+        ({"universum_weight": 0.5}, True),  # the subspace from the trials' R factors
+        ({"universum_weight": 0.5}, False),  # full rank proven by the scatter
+        ({"cov_est": "shrinkage", "shrinkage": 0.2, "log": False, "relative_power": True}, True),
+        ({"norm_trace": True, "rank": 6, "component_order": "alternate"}, True),
+        ({"multiclass": "ovr", "universum_weight": 1.0}, True),
+        ({"rank": "full"}, False),
+        ({"cov_est": "oas"}, True),  # not a function of the scatter: fitted per fold
+        ({"transform_into": "filtered"}, True),
+    ],
+)
+def test_fold_features_equal_a_fit_per_fold(params, deficient):
+    """The shared per-trial scatters and R factors give each fold's fit_transform/transform,
+    with universum trials, on full-rank and rank-deficient data."""
+    rng = np.random.default_rng(4)
+    multi = params.get("multiclass") == "ovr"
+    gains = [(2.0, 0.5, 1), (0.5, 2.0, 1)] + ([(1, 1, 2.5)] if multi else [])
+    X, y, _ = _mixture(rng, 24, gains)
+    X_u = _mixture(rng, 20, [(1.0, 1.0, 1.0)])[0]
+    X = np.concatenate([X, X_u])
+    X = _rank_deficient(X) if deficient else X
+    y = np.concatenate([y, np.full(20, UNIVERSUM)])
+    csp = CSP(2, **params)
+    folds = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
+    shared = csp.fold_features(X, y, folds)
+    assert len(shared) == len(folds)
+    for (F_fit, F_valid), (train, valid) in zip(shared, folds, strict=True):
+        ref = clone(csp)
+        np.testing.assert_allclose(F_fit, ref.fit_transform(X[train], y[train]), rtol=1e-9)
+        np.testing.assert_allclose(F_valid, ref.transform(X[valid]), rtol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("weak", "proven"), [(1.0, True), (1e-4, True), (1e-7, False), (0.0, False)]
+)
+def test_scatter_full_rank_is_a_certificate_for_principal_subspace(binary, weak, proven):
+    """A channel scaled by ``weak``: the scatter proves full rank only where the data's SVD
+    (principal_subspace) is full; 1e-7 is full rank but not provable from the scatter."""
+    X, _, _ = binary
+    X = X.copy()
+    X[:, 0] = weak * np.random.default_rng(2).normal(size=X[:, 0].shape) * X.std()
+    S = np.einsum("nct,ndt->cd", X, X)
+    assert scatter_full_rank(S, X.shape[0] * X.shape[2]) is proven
+    assert (principal_subspace(X) is None) == (weak > 0)
 
 
 def test_positive_definite_check_compares_the_smallest_with_the_largest_eigenvalue():
