@@ -655,3 +655,18 @@ def test_csp_declares_that_it_needs_labels():
     from sklearn.utils import get_tags
 
     assert get_tags(CSP()).target_tags.required
+
+
+def test_principal_subspace_rank_is_mnes_when_the_second_direction_is_weak():
+    # singular values ~1, ~1e-6 and round-off: MNE's tolerance is relative to the largest
+    from mne.rank import estimate_rank
+
+    from bci_universum.features.csp import principal_subspace
+
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 20, 100))
+    X = np.stack([a, 1e-6 * b, a], axis=1)
+    data = X.transpose(1, 0, 2).reshape(3, -1)
+    expected = estimate_rank(data, tol="auto")
+    assert expected == 2
+    assert principal_subspace(X, "auto").shape == (expected, 3)
