@@ -42,7 +42,6 @@ import numpy as np
 import scipy.linalg
 from scipy.special import expit
 from sklearn.base import clone
-from sklearn.covariance import empirical_covariance, ledoit_wolf, shrunk_covariance
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -420,24 +419,11 @@ class UniversumLDA(_LinearDecision):
         self.shrinkage = shrinkage
         self.universum_label = universum_label
 
-    def _covariance(self, X: np.ndarray) -> np.ndarray:
-        """One class's covariance, shrunk as scikit-learn's LDA does (``_cov``)."""
-        if self.shrinkage is None:
-            return empirical_covariance(X)
-        if self.shrinkage == "auto":
-            scale = X.std(axis=0)
-            scale[scale == 0] = 1.0
-            cov = ledoit_wolf((X - X.mean(axis=0)) / scale)[0]
-            return scale[:, None] * cov * scale[None, :]
-        return shrunk_covariance(empirical_covariance(X), self.shrinkage)
-
-    def _low_rank_scatter(self, groups, priors) -> tuple | None:
-        """``Σ_W = diag(δ) + V Vᵀ`` without forming it: each shrunk class covariance is its
-        centred trials' scatter plus a diagonal (``shrinkage="auto"``: Ledoit–Wolf on the
-        standardised trials, scaled back; a float: the fixed intensity). ``None`` when
-        ``δ`` is not safely positive (no shrinkage, zero shrinkage intensity)."""
-        if self.shrinkage is None:
-            return None
+    def _scatter_parts(self, groups, priors) -> tuple[np.ndarray, np.ndarray]:
+        """``Σ_W = diag(δ) + V Vᵀ``, the class-prior-weighted shrunk class covariances as
+        scikit-learn's LDA computes them (``_cov``): each is its centred trials' scatter plus
+        a diagonal (``shrinkage="auto"``: Ledoit–Wolf on the standardised trials, scaled
+        back; a float: the fixed intensity; ``None``: no diagonal)."""
         delta, parts = np.zeros(groups[0].shape[1]), []
         for p, g in zip(priors, groups, strict=True):
             centred = g - g.mean(axis=0)
@@ -447,10 +433,17 @@ class UniversumLDA(_LinearDecision):
                 alpha, mu = _ledoit_wolf_gram(centred / scale)
                 delta = delta + p * alpha * mu * scale**2
             else:
-                alpha = self.shrinkage
+                alpha = self.shrinkage or 0.0
                 delta = delta + p * alpha * np.sum(centred**2) / centred.size
             parts.append(np.sqrt(p * (1.0 - alpha) / len(g)) * centred)
-        V = np.concatenate(parts).T
+        return delta, np.concatenate(parts).T
+
+    def _low_rank_scatter(self, groups, priors) -> tuple | None:
+        """:meth:`_scatter_parts` without forming ``Σ_W``; ``None`` when ``δ`` is not safely
+        positive (no shrinkage, zero shrinkage intensity)."""
+        if self.shrinkage is None:
+            return None
+        delta, V = self._scatter_parts(groups, priors)
         if np.min(delta) <= 1e-10 * np.max(delta + np.sum(V**2, axis=1)):
             return None
         return delta, V
@@ -474,9 +467,9 @@ class UniversumLDA(_LinearDecision):
             if low_rank is not None:
                 directions = _low_rank_directions(*low_rank, U, diff, weights)
             else:
-                scatter = sum(
-                    p * same[0]._covariance(g) for p, g in zip(priors, groups, strict=True)
-                )
+                delta, V = same[0]._scatter_parts(groups, priors)
+                scatter = V @ V.T
+                scatter.flat[:: len(delta) + 1] += delta
                 directions = _universum_directions(scatter, U, diff, weights)
             for m, w in zip(same, directions, strict=True):
                 m.priors_, m.means_ = priors, means
@@ -489,13 +482,14 @@ class UniversumLDA(_LinearDecision):
 
 def _ledoit_wolf_gram(Z: np.ndarray) -> tuple[float, float]:
     """``sklearn.covariance.ledoit_wolf_shrinkage`` of the centred rows ``Z`` and the target's
-    scale ``μ = trace(ZᵀZ / n) / d``, from the trials' Gram matrix (``‖ZᵀZ‖_F = ‖ZZᵀ‖_F``):
-    ``O(n²d)`` instead of ``O(nd²)`` with ``n ≪ d``."""
+    scale ``μ = trace(ZᵀZ / n) / d``, from the smaller of the Gram matrices (``‖ZᵀZ‖_F =
+    ‖ZZᵀ‖_F``): ``O(n d min(n, d))``, without scikit-learn's input checks (called per class
+    on every inner fold)."""
     n, d = Z.shape
     squares = Z**2
     trace = squares.sum() / n
     mu = trace / d
-    delta_ = np.sum((Z @ Z.T) ** 2) / n**2
+    delta_ = np.sum((Z.T @ Z if n > d else Z @ Z.T) ** 2) / n**2
     beta_ = np.sum(squares.sum(axis=1) ** 2)  # the sum of the entries of (Z²)ᵀ Z²
     beta = (beta_ / n - delta_) / (d * n)
     delta = (delta_ - 2.0 * mu * trace + d * mu**2) / d
