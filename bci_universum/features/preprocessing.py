@@ -66,7 +66,6 @@ class BandPass(EpochsTransformer):
         self.h_freq = h_freq
         self.method = method
 
-    _requires_fit = False
     _trialwise = True
     _parameter_constraints: ClassVar[dict] = {
         "sfreq": [POSITIVE],
@@ -288,7 +287,6 @@ class ChannelPicker(EpochsTransformer):
     def __init__(self, picks):
         self.picks = picks
 
-    _requires_fit = False
     _trialwise = True
 
     def fit(self, X, y=None):
