@@ -234,3 +234,39 @@ def test_channel_picker_selects_and_reorders():
             ChannelPicker(picks).fit(X)
     with pytest.raises(ValueError, match="4 channels"):
         picker.transform(X[:, :3])
+
+
+@pytest.mark.parametrize(
+    "step",
+    [
+        BandPass(100.0, 8.0, 30.0),
+        TrialPreprocessing(100.0, window=(0.2, 1.2), h_freq=None, resample_sfreq=None),
+        ChannelPicker([2, 0, 1]),
+    ],
+    ids=lambda s: type(s).__name__,
+)
+def test_trialwise_steps_let_model_selection_share_the_csp_work(step):
+    """A trial-wise step gives each trial the same output whatever trials it was fitted on,
+    so model selection applies it once and CSP computes its per-trial statistics once for
+    all inner folds (``fold_features``), with the features of a fit per fold."""
+    from sklearn.pipeline import Pipeline
+
+    from bci_universum.features import CSP
+    from bci_universum.training import _shared_fold_features
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(24, 3, 150))
+    y = np.array([0, 1] * 10 + [UNIVERSUM] * 4)
+    folds = [(np.arange(0, 16), np.arange(16, 24)), (np.arange(8, 24), np.arange(0, 8))]
+    for train, _ in folds:
+        np.testing.assert_array_equal(
+            clone(step).fit(X[train], y[train]).transform(X[:5]),
+            clone(step).fit(X, y).transform(X[:5]),
+        )
+    features = Pipeline([("step", step), ("csp", CSP(2))])
+    shared = _shared_fold_features(features, X, y, folds)
+    assert shared is not None
+    for (train, valid), (F_fit, F_valid) in zip(folds, shared, strict=True):
+        fitted = clone(features).fit(X[train], y[train])
+        np.testing.assert_allclose(F_fit, fitted.transform(X[train]), rtol=1e-9)
+        np.testing.assert_allclose(F_valid, fitted.transform(X[valid]), rtol=1e-9)
