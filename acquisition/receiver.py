@@ -62,7 +62,7 @@ class StreamReceiver(InletThread):
     ----------
     name, source_id, stype : str | None
         Which stream: its name, source_id and/or type (at least one).
-    bufsize : float
+    bufsize : float, default=30.0
         Length of the ring buffer in seconds.
     timeout : float
         Seconds to wait for the stream to appear and answer when starting.
@@ -85,8 +85,8 @@ class StreamReceiver(InletThread):
         machine's clock), ``"dejitter"``, ``"monotonize"``, ``"threadsafe"`` or ``"all"``.
         liblsl's dejitter smooths timestamp gaps away, so with ``"dejitter"`` dropped samples
         are detected only through a counter channel.
-    max_buflen : int
-        Seconds of data liblsl itself buffers for this inlet.
+    max_buflen : int, default=360
+        Seconds of data liblsl itself buffers for this inlet (liblsl's own default).
     max_chunk : int
         Largest number of samples pulled at once (the thread loops until the inlet is empty).
 

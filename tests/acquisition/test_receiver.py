@@ -1,3 +1,4 @@
+import inspect
 import time
 from uuid import uuid4
 
@@ -188,6 +189,24 @@ def test_forward_counter_jump_is_a_restart_when_its_origin_follows_the_last_samp
     del outlet
 
 
+def test_counter_that_does_not_advance_is_a_restart():
+    """Counter 0..29 then 29..38, stamped as if the source went on: only a forward jump is
+    judged by the clock; a counter that does not advance restarted (its samples 0..28 were
+    missed), it is never a gap (of -1 samples)."""
+    sfreq = 100.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        last = pylsl.local_clock() - 1.0  # stamp of the first counter 29
+        outlet.push_chunk(counter_chunk(0, 30, 1), last)
+        outlet.push_chunk(counter_chunk(29, 10, 1), last + 10 / sfreq)
+        wait_until(lambda: receiver.n_samples == 40, what="both chunks")
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("counter_reset", 29)]
+        assert "went from 29 to 29" in receiver.events[0].detail
+    del outlet
+
+
 @pytest.mark.parametrize(("flags", "n_gaps"), [(("clocksync",), 1), ("all", 0)])
 def test_timestamp_gaps_without_counter(flags, n_gaps):
     """Raw timestamps show the gap; liblsl's dejitter smooths it away (documented)."""
@@ -267,6 +286,7 @@ def test_silence_raises_after_the_timeout_and_clears_when_data_flows():
         _, stamps = receiver.get_window()
         wait_until(lambda: receiver.silent, what="silence")
         assert receiver.events[0].time - stamps[-1] >= 0.2  # noticed only after the timeout
+        assert receiver.events[0].n_samples == 0  # not applicable to a silence
         with pytest.raises(StreamSilenceError, match="sent nothing"):
             receiver.get_window()
         outlet.push_chunk(counter_chunk(10, 10, 1))
@@ -276,6 +296,58 @@ def test_silence_raises_after_the_timeout_and_clears_when_data_flows():
         assert [e.kind for e in receiver.events] == ["silence", "resumed"]
         resumed = receiver.events[1]
         assert resumed.n_samples == 0 and resumed.time == receiver.get_window()[1][10]
+    del outlet
+
+
+def test_silence_is_reported_only_when_longer_than_the_timeout():
+    """``silent`` means silent for *longer than* ``silence_timeout``: not at exactly it."""
+    receiver = StreamReceiver("x", silence_timeout=0.5)
+    receiver._last_arrival = 100.0
+    receiver._check_silence(100.5)  # 100.5 - 100.0 == 0.5 exactly in binary floating point
+    assert not receiver.silent and receiver.events == []
+    later = np.nextafter(100.5, np.inf)
+    receiver._check_silence(later)
+    assert receiver.silent
+    assert [(e.kind, e.time, e.n_samples) for e in receiver.events] == [("silence", later, 0)]
+
+
+def test_pull_returns_the_number_of_samples_pulled():
+    """InletThread's contract for ``_pull``: the count, 0 on an empty inlet (which ends the
+    drain of the inlet at stop)."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = _receiver(info, max_chunk=4)
+    receiver._on_connect(info)
+    inlet = pylsl.StreamInlet(info)
+    try:
+        inlet.open_stream(5.0)
+        assert outlet.wait_for_consumers(5.0)
+        assert receiver._pull(inlet, 0.0) == 0
+        outlet.push_chunk(counter_chunk(0, 10, 1))
+        counts = []
+        deadline = time.monotonic() + 10.0
+        while sum(counts) < 10 and time.monotonic() < deadline:
+            counts.append(receiver._pull(inlet, 1.0))
+        assert sum(counts) == receiver.n_samples == 10
+        assert max(counts) <= 4  # at most max_chunk at once
+        assert receiver._pull(inlet, 0.0) == 0
+    finally:
+        inlet.close_stream()
+        del inlet
+    del outlet
+
+
+def test_default_buffer_lengths_are_the_documented_ones():
+    """``bufsize`` defaults to 30 s of the stream, ``max_buflen`` to liblsl's own default."""
+    liblsl_default = inspect.signature(pylsl.StreamInlet).parameters["max_buflen"].default
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert receiver.max_buflen == liblsl_default
+        data, _ = receiver.get_window(30.0)  # 3000 samples: the whole buffer
+        assert data.shape == (2, 0)
+        with pytest.raises(ValueError, match="longer than the 30 s buffer"):
+            receiver.get_window(30.01)  # 3001 samples
     del outlet
 
 
@@ -355,6 +427,9 @@ def test_string_and_irregular_streams_are_rejected():
         ({}, "Select the stream"),
         ({"name": "x", "timeout": 0}, "timeout"),
         ({"name": "x", "bufsize": -1}, "bufsize"),
+        ({"name": "x", "bufsize": 0}, "bufsize"),
+        ({"name": "x", "gap_tolerance": 0}, "gap_tolerance"),
+        ({"name": "x", "gap_tolerance": -0.5}, "gap_tolerance"),
         ({"name": "x", "silence_timeout": 0}, "silence_timeout"),
         ({"name": "x", "processing_flags": ["clocksink"]}, "Unknown processing flag"),
         ({"name": "x", "max_chunk": 0}, "max_chunk"),
