@@ -113,7 +113,13 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     load_start = os.getloadavg()[0]
     rows = [r for s in args.subjects for r in time_subject(s, args.folds)]
-    command = "python benchmarks/bench_universum_fit.py --subjects " + " ".join(args.subjects)
+    threads = [f"{v}={os.environ[v]} " for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+               if v in os.environ]  # fmt: skip
+    command = (
+        "".join(threads)
+        + "python benchmarks/bench_universum_fit.py --subjects "
+        + " ".join(args.subjects)
+    )
     text = [
         "# Per-fold cost of the universum fits",
         "",
@@ -124,8 +130,8 @@ def main(argv=None) -> None:
         "Seconds of one fit (inner model selection over the study's `DEFAULT_GRID` and refit) "
         "on the same within-session fold, fits interleaved fold by fold. Compared with: the "
         "study's plain fit (`csp_lda` has no parameter, so it does no inner selection: the "
-        "universum fit's 5 inner folds share their trials' CSP statistics, computed once, and its "
-        "refit is a second CSP fit), and the "
+        "universum fit's 5 inner folds and its refit share their trials' CSP statistics, "
+        "computed once, and the refit fits only the LDA on the shared features), and the "
         f"same pipeline and selection on the labelled trials only ({SAME}).",
         "",
         *table(rows),
