@@ -109,23 +109,38 @@ def _final_step_search(estimator, param_grid):
     return builder, estimator[:-1], estimator.steps[-1][1], prefix
 
 
-def _shared_fold_features(features: Pipeline, X, y, folds) -> list | None:
-    """Inner-fold features from a last feature step with ``fold_features`` (CSP), or None.
+def _shared_feature_fits(features: Pipeline, X, y, folds) -> tuple | None:
+    """Feature steps whose last one has ``fit_transform_folds`` (CSP), fitted on ``X, y``
+    sharing its per-trial work with the inner folds; None for other steps.
 
     The steps before it must be trial-wise (``_trialwise``: a window, a band-pass, a channel
     pick), so that applying them once to all trials equals applying them per fold.
+
+    Returns
+    -------
+    steps : list of (str, estimator)
+        The feature steps, fitted on ``X, y``.
+    features : ndarray
+        Their output for ``X``.
+    fold_features : list of (ndarray, ndarray)
+        Per inner fold, the features of its training and validation trials.
     """
-    *leading, (_, last) = features.steps
-    if not hasattr(last, "fold_features"):
+    *leading, (name, last) = features.steps
+    if not hasattr(last, "fit_transform_folds"):
         return None
     if not all(
         step in (None, "passthrough") or getattr(step, "_trialwise", False) for _, step in leading
     ):
         return None
-    for _, step in leading:
+    steps = []
+    for step_name, step in leading:
         if step not in (None, "passthrough"):
-            X = clone(step).fit_transform(X, y)
-    return clone(last).fold_features(X, y, folds)
+            step = clone(step)
+            X = step.fit_transform(X, y)
+        steps.append((step_name, step))
+    last = clone(last)
+    F, fold_features = last.fit_transform_folds(X, y, folds)
+    return [*steps, (name, last)], F, fold_features
 
 
 def select_and_fit(
@@ -140,8 +155,9 @@ def select_and_fit(
     Infomax ICA of U_nm or of the thesis pipeline dominates the cost. A final step with
     ``fit_grid`` (the universum-indifferent LDA and logistic regression) then fits all grid
     points of an inner fold in one call, sharing their factorisations, and a last feature step
-    with ``fold_features`` (CSP) after trial-wise steps computes its per-trial statistics once
-    for all inner folds.
+    with ``fit_transform_folds`` (CSP) after trial-wise steps computes its per-trial
+    statistics once for all inner folds and the refit (whose feature steps are then already
+    fitted: only the final step is refitted).
 
     Parameters
     ----------
@@ -190,11 +206,11 @@ def select_and_fit(
     scores = np.empty((len(candidates), cv.get_n_splits()))
     label = getattr(final, "universum_label", None)
     folds = list(cv.split(X, y))
-    shared = None if builder is not None else _shared_fold_features(features, X, y, folds)
+    shared = None if builder is not None else _shared_feature_fits(features, X, y, folds)
     for f, (train, valid) in enumerate(folds):
         y_fit = y[train]
         if shared is not None:
-            F_fit, F_valid = shared[f]
+            F_fit, F_valid = shared[2][f]
         else:
             X_fit = X[train]
             if builder is not None:
@@ -210,7 +226,12 @@ def select_and_fit(
         F_valid, y_valid, _ = drop_universum(F_valid, y[valid], universum_label=label)
         scores[:, f] = [_balanced_accuracy(y_valid, model.predict(F_valid)) for model in models]
     best = candidates[int(np.argmax(scores.mean(axis=1)))]
-    model = clone(estimator).set_params(**best).fit(X, y)
+    model = clone(estimator).set_params(**best)
+    if shared is None:
+        model.fit(X, y)
+    else:
+        steps, F, _ = shared
+        model.set_params(**dict(steps))[-1].fit(F, y)
     return (model, best, (candidates, scores)) if return_scores else (model, best)
 
 

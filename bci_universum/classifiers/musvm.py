@@ -244,9 +244,8 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64, order="C")
         if self.kernel == "precomputed":
             K = X[:, self.support_]
-        elif self.support_.size == 0:
-            K = np.zeros((X.shape[0], 0))
         else:
+            # never empty: the first pass moves every labelled trial (its margin violation is 1)
             K = kernel_matrix(
                 X, self.support_vectors_, self.kernel, self.gamma_, self.degree, self.coef0
             )

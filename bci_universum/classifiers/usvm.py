@@ -146,6 +146,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         Dual objective ``½αᵀQα + pᵀα`` at the solution (minimisation form).
     gamma_ : float
         The numeric kernel width used.
+    solver_ : {"smo", "dcd", "ipm"}
+        The solver that ran (with ``solver="auto"``: SMO, or for the linear kernel the choice
+        of :func:`~bci_universum.solvers.linear_solver` by the dual's size).
     n_features_in_ : int
 
     Notes
@@ -321,11 +324,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         self.dual_coef_ = coef_lab[sv][None, :]
         self.universum_support_ = pos[m + usv]
         self.universum_dual_coef_ = beta[usv][None, :]
-        n_features = 0 if precomputed else points.shape[1]
-        self.support_vectors_ = points[sv] if not precomputed else np.empty((0, n_features))
-        self.universum_support_vectors_ = (
-            points[m + usv] if not precomputed else np.empty((0, n_features))
-        )
+        # like sklearn.svm.SVC, no vectors (shape (0, 0)) with a precomputed kernel
+        self.support_vectors_ = np.empty((0, 0)) if precomputed else points[sv]
+        self.universum_support_vectors_ = np.empty((0, 0)) if precomputed else points[m + usv]
         self.n_support_ = np.array([np.sum(y_signed[sv] < 0), np.sum(y_signed[sv] > 0)])
         self.intercept_ = np.array([result.intercept])
         self.n_iter_ = result.n_iter

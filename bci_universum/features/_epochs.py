@@ -13,7 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._universum import split_universum
+from .._universum import universum_mask
 
 
 def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray:
@@ -66,6 +66,39 @@ def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray
     return X
 
 
+def check_labelled_epochs(estimator, X, y, universum_label=None, *, min_classes: int = 2):
+    """Validate epochs and labels, and find the universum trials (without copying them).
+
+    Parameters are those of :func:`labelled_epochs`.
+
+    Returns
+    -------
+    X : ndarray of shape (n_trials, n_channels, n_times), float64, finite
+    y : ndarray of shape (n_trials,)
+    universum : ndarray of bool, shape (n_trials,)
+        The universum trials.
+    classes : ndarray
+        The labelled classes.
+    """
+    X = check_epochs(estimator, X, reset=True)
+    if y is None:
+        raise ValueError(f"{type(estimator).__name__} is supervised: y is required.")
+    y = np.asarray(y)
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"y must have shape ({X.shape[0]},) to match the {X.shape[0]} trials of X, "
+            f"got shape {y.shape}."
+        )
+    universum = universum_mask(y, universum_label)
+    classes = np.unique(y[~universum])
+    if classes.size < min_classes:
+        raise ValueError(
+            f"{type(estimator).__name__} needs at least {min_classes} labelled classes "
+            f"besides the universum trials, got {classes.size} ({classes.tolist()})."
+        )
+    return X, y, universum, classes
+
+
 def labelled_epochs(estimator, X, y, universum_label=None, *, min_classes: int = 2):
     """Validate epochs and labels and split off the universum trials.
 
@@ -86,23 +119,10 @@ def labelled_epochs(estimator, X, y, universum_label=None, *, min_classes: int =
     -------
     X_labelled, y_labelled, X_universum, classes : ndarray
     """
-    X = check_epochs(estimator, X, reset=True)
-    if y is None:
-        raise ValueError(f"{type(estimator).__name__} is supervised: y is required.")
-    y = np.asarray(y)
-    if y.ndim != 1 or y.shape[0] != X.shape[0]:
-        raise ValueError(
-            f"y must have shape ({X.shape[0]},) to match the {X.shape[0]} trials of X, "
-            f"got shape {y.shape}."
-        )
-    X_lab, y_lab, X_u = split_universum(X, y, universum_label)
-    classes = np.unique(y_lab)
-    if classes.size < min_classes:
-        raise ValueError(
-            f"{type(estimator).__name__} needs at least {min_classes} labelled classes "
-            f"besides the universum trials, got {classes.size} ({classes.tolist()})."
-        )
-    return X_lab, y_lab, X_u, classes
+    X, y, universum, classes = check_labelled_epochs(
+        estimator, X, y, universum_label, min_classes=min_classes
+    )
+    return X[~universum], y[~universum], X[universum], classes
 
 
 class EpochsTransformer(TransformerMixin, BaseEstimator):

@@ -36,6 +36,7 @@ is full rank.
 
 from __future__ import annotations
 
+from functools import cache
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -52,9 +53,8 @@ from sklearn.covariance import (
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._constraints import NON_NEGATIVE
-from .._universum import universum_mask
 from ..solvers.joint_diag import joint_diagonalize
-from ._epochs import EpochsTransformer, labelled_epochs
+from ._epochs import EpochsTransformer, check_labelled_epochs, labelled_epochs
 
 COV_ESTIMATORS = ("empirical", "shrinkage", "oas", "ledoit_wolf")
 COMPONENT_ORDERS = ("mutual_info", "alternate", "eigenvalue")
@@ -378,8 +378,11 @@ class CSP(EpochsTransformer):
         if self.rank not in RANKS and self.rank > n_channels:
             raise ValueError(f"rank={self.rank} exceeds the number of channels ({n_channels}).")
 
-    def _solve(self, covs, C_U, n_universum, y_lab, classes, restr, n_channels) -> None:
-        """Filters from the class (and universum) covariances in the subspace ``restr``."""
+    def _solve(
+        self, covs, C_U, n_universum, y_lab, classes, restr, n_channels, patterns=True
+    ) -> None:
+        """Filters from the class (and universum) covariances in the subspace ``restr``; the
+        patterns too unless ``patterns`` is False."""
         rank = n_channels if restr is None else restr.shape[0]
         if self.n_components > rank:
             raise ValueError(
@@ -420,30 +423,33 @@ class CSP(EpochsTransformer):
             priors = np.array([np.mean(y_lab == c) for c in classes])
             filters, evals = self._fit_ajd(covs, C_mean, priors)
             n_out = self.n_components
-        patterns = _haufe_patterns(filters, C_mean)
+        if patterns:
+            self.patterns_ = _haufe_patterns(filters, C_mean)
+            if restr is not None:
+                self.patterns_ = self.patterns_ @ restr
         if restr is not None:
-            filters, patterns = filters @ restr, patterns @ restr
+            filters = filters @ restr
 
         self.classes_ = classes
         self.filters_ = filters
-        self.patterns_ = patterns
         self.eigenvalues_ = evals
         self.rank_ = rank
         self._n_out = n_out
 
-    def fold_features(self, X, y, folds) -> list[tuple[np.ndarray, np.ndarray]]:
-        """Features of inner cross-validation folds, sharing the per-trial work between folds.
+    def fit_transform_folds(self, X, y, folds) -> tuple[np.ndarray, list]:
+        """``fit_transform(X, y)`` and the features of inner cross-validation folds, sharing
+        the per-trial work between the folds and the fit on all trials.
 
-        Equal to rounding to ``[(c.fit_transform(X[t], y[t]), c.transform(X[v])) for t, v in
-        folds]`` with ``c = clone(self)`` each time: the class covariances of ``"empirical"``
-        and ``"shrinkage"`` are functions of the sum of the trials' scatter matrices
-        ``X_i X_iᵀ`` (the trials are concatenated, not demeaned), and the log-variance of a
-        filter ``w`` is ``log(wᵀX_iX_iᵀw / n_times)``, so each trial's scatter is computed
-        once for all folds. A fold's principal subspace (:func:`principal_subspace`) is all
-        channels when the fold's summed scatter proves it (:func:`scatter_full_rank`); else
+        Equal to rounding to ``self.fit_transform(X, y)`` and ``[(c.fit_transform(X[t],
+        y[t]), c.transform(X[v])) for t, v in folds]`` with ``c = clone(self)`` each time: the
+        class covariances of ``"empirical"`` and ``"shrinkage"`` are functions of the sum of
+        the trials' scatter matrices ``X_i X_iᵀ`` (the trials are concatenated, not demeaned),
+        and the power of a filter ``w`` is ``wᵀX_iX_iᵀw / n_times``, so each trial's scatter
+        is computed once for all fits. A fit's principal subspace (:func:`principal_subspace`)
+        is all channels when its summed scatter proves it (:func:`scatter_full_rank`); else
         the R factors of the trials' QR decompositions, computed once, are stacked (TSQR: the
-        same ``R`` as the QR of the fold's concatenated trials). Other covariance estimators and
-        ``transform_into="filtered"`` fit each fold as ``fit`` does.
+        same ``R`` as the QR of the concatenated trials). Other covariance estimators and
+        ``transform_into="filtered"`` fit each fold and all trials as ``fit`` does.
 
         Parameters
         ----------
@@ -456,65 +462,78 @@ class CSP(EpochsTransformer):
 
         Returns
         -------
-        features : list of (ndarray, ndarray)
-            Per fold, the features of ``X[train]`` and of ``X[valid]``.
+        features : ndarray
+            ``transform(X)`` of this CSP, fitted on all of ``X, y``.
+        fold_features : list of (ndarray, ndarray)
+            Per fold, the features of ``X[train]`` and of ``X[valid]`` of a CSP fitted on
+            ``X[train]``.
         """
         if self.cov_est not in ("empirical", "shrinkage") or self.transform_into != "log_var":
             out = []
             for train, valid in folds:
                 csp = clone(self)
                 out.append((csp.fit_transform(X[train], y[train]), csp.transform(X[valid])))
-            return out
+            return self.fit_transform(X, y), out
         self._validate_params()
-        labelled_epochs(self, X, y, self.universum_label)  # the errors of fit, once
-        X = np.asarray(X, dtype=float)
-        y = np.asarray(y)
+        X, y, universum, _ = check_labelled_epochs(self, X, y, self.universum_label)
         self._check_channels(X.shape[1])
-        universum = universum_mask(y, self.universum_label)
-        n_times, C = X.shape[2], X.shape[1]
         scatters = X @ X.transpose(0, 2, 1)
-        r_factors = None  # the trials' QR, once a fold's subspace needs it
+        # the trials' QR, once a fit's subspace needs it
+        r_factors = cache(lambda: np.linalg.qr(X.transpose(0, 2, 1), mode="r"))
+        stats = (scatters, X.shape[2], y, universum, r_factors)
+        fold = clone(self)  # refitted on each fold, without patterns (only features are used)
         out = []
         for train, valid in folds:
-            csp = clone(self)
-            lab = train[~universum[train]]
-            y_lab, classes = y[lab], np.unique(y[lab])
-            restr = None
-            if self.rank != "full" and not (
-                self.rank == "auto"
-                and scatter_full_rank(scatters[lab].sum(axis=0), lab.size * n_times)
-            ):
-                if r_factors is None:
-                    r_factors = np.linalg.qr(X.transpose(0, 2, 1), mode="r")
-                restr = _row_space(r_factors[lab].reshape(-1, C), self.rank)
-            uni = train[universum[train]]
-            covs = np.stack(
-                [csp._scatter_cov(scatters[lab[y_lab == c]], n_times, restr) for c in classes]
-            )
-            C_U = (
-                csp._scatter_cov(scatters[uni], n_times, restr)
-                if self.universum_weight > 0 and uni.size
-                else None
-            )
-            csp._solve(covs, C_U, uni.size, y_lab, classes, restr, C)
-            W = csp.filters_[: csp._n_out]
-            power = np.einsum("kc,ncd,kd->nk", W, scatters, W) / n_times
-            if csp.relative_power:
-                power /= power.sum(axis=-1, keepdims=True)
-            if csp.log:
-                features = np.log(power)
-            else:
-                pl = power[lab]
-                features = (power - pl.mean(axis=0)) / pl.std(axis=0)
+            features = fold._fit_scatters(stats, train, patterns=False)
             out.append((features[train], features[valid]))
-        return out
+        return self._fit_scatters(stats, np.arange(X.shape[0]), patterns=True), out
 
-    def _scatter_cov(self, scatters, n_times, restr):
-        """``_cov`` of the trials whose scatter matrices are ``scatters``, in ``restr``."""
-        S = scatters.sum(axis=0)
+    def _fit_scatters(self, stats, train, patterns: bool) -> np.ndarray:
+        """Fit on the trials ``train``, from ``stats``: all trials' scatter matrices, their
+        number of samples, labels, universum mask and QR R factors (a cached callable), as
+        :meth:`fit_transform_folds` computes them; return the features of all trials."""
+        scatters, n_times, y, universum, r_factors = stats
+        lab, uni = train[~universum[train]], train[universum[train]]
+        y_lab = y[lab]
+        classes = np.unique(y_lab)
+        n_trials, n_channels = scatters.shape[:2]
+        groups = [lab[y_lab == c] for c in classes] + [uni]
+        # the summed scatter of each class and of the universum, in one product
+        member = np.zeros((len(groups), n_trials))
+        for g, trials in enumerate(groups):
+            member[g, trials] = 1.0
+        sums = (member @ scatters.reshape(n_trials, -1)).reshape(-1, n_channels, n_channels)
+        restr = None
+        if self.rank != "full" and not (
+            self.rank == "auto" and scatter_full_rank(sums[:-1].sum(axis=0), lab.size * n_times)
+        ):
+            restr = _row_space(r_factors()[lab].reshape(-1, n_channels), self.rank)
+        covs = np.stack(
+            [
+                self._scatter_cov(sums[k], groups[k].size * n_times, restr)
+                for k in range(classes.size)
+            ]
+        )
+        C_U = (
+            self._scatter_cov(sums[-1], uni.size * n_times, restr)
+            if self.universum_weight > 0 and uni.size
+            else None
+        )
+        self._solve(covs, C_U, uni.size, y_lab, classes, restr, n_channels, patterns)
+        W = self.filters_[: self._n_out]
+        # wᵀ(X_i X_iᵀ)w for every trial and filter, as batched products (einsum's three-operand
+        # loop costs ten times more)
+        power = self._relative(np.sum((scatters @ W.T) * W.T, axis=1) / n_times)
+        self.mean_ = power[lab].mean(axis=0)
+        self.std_ = power[lab].std(axis=0)
+        return self._power_features(power)
+
+    def _scatter_cov(self, S, n_samples, restr):
+        """``_cov`` of the trials whose summed scatter is ``S`` (``n_samples`` time samples),
+        in ``restr``."""
         if restr is not None:
             S = restr @ S @ restr.T
-        C = scatter_covariance(S, scatters.shape[0] * n_times, self.cov_est, self.shrinkage)
+        C = scatter_covariance(S, n_samples, self.cov_est, self.shrinkage)
         return C / np.trace(C) if self.norm_trace else C
 
     def _fit_ajd(self, covs, C_mean, priors):
@@ -531,19 +550,24 @@ class CSP(EpochsTransformer):
         return self.filters_[: self._n_out] @ X
 
     def _power(self, X):
-        power = np.mean(self._filtered(X) ** 2, axis=-1)
+        return self._relative(np.mean(self._filtered(X) ** 2, axis=-1))
+
+    def _relative(self, power):
         if self.relative_power:
             power /= power.sum(axis=-1, keepdims=True)
         return power
+
+    def _power_features(self, power):
+        """``"log_var"`` features from the components' power."""
+        if self.log:
+            return np.log(power)
+        return (power - self.mean_) / self.std_
 
     def _features(self, X):
         """The output of ``transform`` for ``X`` of shape (..., n_channels, n_times), finite."""
         if self.transform_into == "filtered":
             return self._filtered(X)
-        power = self._power(X)
-        if self.log:
-            return np.log(power)
-        return (power - self.mean_) / self.std_
+        return self._power_features(self._power(X))
 
     def transform(self, X):
         """Apply the filters to all trials (labelled and universum).

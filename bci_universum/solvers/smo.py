@@ -23,7 +23,9 @@ Algorithm
   there, while on small degenerate problems it saves updates.
 * The gradient is kept per *point*, ``F = Σ_j y_j α_j k(·, x_index[j])``, with
   ``G_t = y_t F[index_t] + p_t``: both copies of a universum trial share one update and one
-  kernel row.
+  kernel row. ``F`` is stored in the point order of the cache (below), so that the update by
+  two rows is a contiguous loop; the working-set selection reads it through each variable's
+  position and is branch-free (see :func:`_select`).
 * Kernel rows are computed per *point* in numba loops (never BLAS calls, so the speed does not
   depend on the BLAS thread pool) from a transposed copy of the points kept in the point
   order, so that a row streams through memory, and kept in a least-recently-used cache of
@@ -160,6 +162,12 @@ def _in_low(t, y, alpha, upper):
 
 
 @njit(cache=True)
+def _sides(t, y, alpha, upper):
+    """Bit 1: variable ``t`` is in ``I_up``; bit 2: in ``I_low``."""
+    return np.uint8(_in_up(t, y, alpha, upper) + 2 * _in_low(t, y, alpha, upper))
+
+
+@njit(cache=True)
 def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget):
     """The packed kernel state of :func:`_get_row` (nothing cached) and the kernel diagonal."""
     n_points = X.shape[0] if kcode != _PRECOMPUTED else K.shape[0]
@@ -210,12 +218,14 @@ def _smo_core(
     trial are updated at once. ``Fbar`` is the part of ``F`` from variables at their upper
     bound (libsvm's ``G_bar``). As in libsvm, variables are permuted so that the active ones
     form a prefix (``perm`` maps back), and points so that theirs form a prefix of the point
-    order (the cache's columns); ``F`` is kept up to date on that prefix only.
+    order (the cache's columns); ``F`` is kept up to date on that prefix only. ``F`` and
+    ``Fbar`` are indexed by position in the point order (``F[k]`` is the value at point
+    ``order[k]``; variable ``t`` reads position ``vpos[t]``), and move with it.
     """
     n = y.shape[0]
     kc, diag = _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget)
     n_points = diag.shape[0]
-    order, pos, state = kc[5], kc[6], kc[7]
+    pos, state = kc[6], kc[7]
     F = np.zeros(n_points)
     Fbar = np.zeros(n_points)
     if kcode == 0:
@@ -239,12 +249,19 @@ def _smo_core(
                 c = y[j] * alpha[j]
                 cbar = y[j] * upper[j] if alpha[j] >= upper[j] else 0.0
                 for k in range(n_points):
-                    F[order[k]] += c * row[k]
-                    Fbar[order[k]] += cbar * row[k]
-    # working copies, permuted as variables are set aside
+                    F[k] += c * row[k]
+                    Fbar[k] += cbar * row[k]
+    # working copies, permuted as variables are set aside; the selection reads the last four
+    # only (contiguous and compact): vpos[t] = pos[index[t]], qd[t] = diag[index[t]],
+    # yp[t] = y[t]·p[t] and side[t] (see _sides)
     v = (y.copy(), p.copy(), upper.copy(), index.copy(), alpha.copy(), np.arange(n))
-    y, p, upper, index, alpha_w, perm = v
+    side = np.empty(n, dtype=np.uint8)
+    for t in range(n):
+        side[t] = _sides(t, y, alpha, upper)
+    v = (*v, pos[index].astype(np.int32), diag[index], y * p, side)
+    y, p, upper, index, alpha_w, perm, vpos, qd, _, side = v
     n_active = n
+    scratch = (np.empty(n), np.empty(n))
     unshrunk = False
     counter = min(n, 1000) + 1
     n_iter = 0
@@ -255,11 +272,11 @@ def _smo_core(
             if counter == 0:
                 counter = min(n, 1000)
                 n_active, unshrunk = _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc)
-        i, j, stop = _select(v, F, diag, n_active, equality, tol, kc)
+        i, j, stop = _select(v, F, n_active, equality, tol, kc, scratch)
         if stop:
             if n_active < n:
                 n_active = _unshrink(v, F, Fbar, n_active, kc)
-                i, j, stop = _select(v, F, diag, n_active, equality, tol, kc)
+                i, j, stop = _select(v, F, n_active, equality, tol, kc, scratch)
                 counter = 1
             if stop:
                 converged = True
@@ -268,15 +285,15 @@ def _smo_core(
         m = state[0]
         row_i = _get_row(index[i], m, kc)
         old_i = alpha_w[i]
-        G_i = y[i] * F[index[i]] + p[i]
+        G_i = y[i] * F[vpos[i]] + p[i]
         c_j = 0.0
         row_j = row_i
         if equality:
             row_j = _get_row(index[j], m, kc)
             old_j = alpha_w[j]
-            G_j = y[j] * F[index[j]] + p[j]
+            G_j = y[j] * F[vpos[j]] + p[j]
             # move t ≥ 0 along y_i e_i − y_j e_j, exact line search clipped to the box
-            curv = diag[index[i]] + diag[index[j]] - 2.0 * row_i[pos[index[j]]]
+            curv = qd[i] + qd[j] - 2.0 * row_i[vpos[j]]
             if curv <= 0.0:
                 curv = _TAU
             lim_i = upper[i] - old_i if y[i] > 0 else old_i
@@ -289,12 +306,14 @@ def _smo_core(
             if step == lim_j:
                 alpha_w[j] = 0.0 if y[j] > 0 else upper[j]
             c_j = y[j] * (alpha_w[j] - old_j)
+            side[j] = _sides(j, y, alpha_w, upper)
         else:
-            qd = diag[index[i]] if diag[index[i]] > 0.0 else _TAU
-            alpha_w[i] = min(max(old_i - G_i / qd, 0.0), upper[i])
+            qd_i = qd[i] if qd[i] > 0.0 else _TAU
+            alpha_w[i] = min(max(old_i - G_i / qd_i, 0.0), upper[i])
         c_i = y[i] * (alpha_w[i] - old_i)
+        side[i] = _sides(i, y, alpha_w, upper)
         for k in range(m):
-            F[order[k]] += c_i * row_i[k] + c_j * row_j[k]
+            F[k] += c_i * row_i[k] + c_j * row_j[k]
         if equality:
             _update_f_bar(v, Fbar, j, old_j, row_j, kc)
         _update_f_bar(v, Fbar, i, old_i, row_i, kc)
@@ -303,7 +322,7 @@ def _smo_core(
     G = np.empty(n)
     for t in range(n):
         alpha[perm[t]] = alpha_w[t]
-        G[perm[t]] = y[t] * F[index[t]] + p[t]
+        G[perm[t]] = y[t] * F[vpos[t]] + p[t]
     return G, n_iter, converged
 
 
@@ -319,23 +338,31 @@ def _update_f_bar(v, Fbar, i, old, row, kc):
     is_up = alpha[i] >= upper[i]
     if was_up == is_up:
         return
-    order, rest = kc[5], kc[8]
+    rest = kc[8]
     coef = (1.0 if is_up else -1.0) * upper[i] * y[i]
     have = row.shape[0]
     n_points = Fbar.shape[0]
     for k in range(have):
-        Fbar[order[k]] += coef * row[k]
+        Fbar[k] += coef * row[k]
     if have < n_points:
         _fill(index[i], have, rest[have:], kc)
         for k in range(have, n_points):
-            Fbar[order[k]] += coef * rest[k]
+            Fbar[k] += coef * rest[k]
 
 
-@njit(cache=True)
-def _select(v, F, diag, n_active, equality, tol, kc):
+@njit(cache=True, fastmath={"nnan"})
+def _select(v, F, n_active, equality, tol, kc, scratch):
     """Working set among the first ``n_active`` variables: ``(i, j, stop)``; ``j = −1``
-    without the equality."""
-    y, p, upper, index, alpha = v[:5]
+    without the equality.
+
+    With the equality, each pass is branch-free (a value per variable into the scratch arrays
+    ``u``, ``w``, masked by ``±inf``, and a reduction) and reads compact arrays (``side``
+    rather than ``y``, ``alpha`` and ``upper``): unpredictable branches made it several times
+    slower, and it streams through every active variable. The index is then the last one
+    reaching the extreme, as in a scan that keeps ties.
+    """
+    y, p, upper, index, alpha, _, vpos, qd, yp, side = v
+    u, w = scratch
     if not equality:
         best = -1.0
         i = -1
@@ -343,7 +370,7 @@ def _select(v, F, diag, n_active, equality, tol, kc):
         for t in range(n_active):
             if upper[t] <= 0.0:
                 continue
-            g = y[t] * F[index[t]] + p[t]
+            g = y[t] * F[vpos[t]] + p[t]
             if alpha[t] <= 0.0:
                 pg = min(g, 0.0)
             elif alpha[t] >= upper[t]:
@@ -353,67 +380,71 @@ def _select(v, F, diag, n_active, equality, tol, kc):
             if pg == 0.0:
                 continue
             viol = max(viol, abs(pg))
-            qd = diag[index[t]] if diag[index[t]] > 0.0 else _TAU
-            d = min(max(alpha[t] - g / qd, 0.0), upper[t]) - alpha[t]
-            gain = -(g * d + 0.5 * qd * d * d)
+            qd_t = qd[t] if qd[t] > 0.0 else _TAU
+            d = min(max(alpha[t] - g / qd_t, 0.0), upper[t]) - alpha[t]
+            gain = -(g * d + 0.5 * qd_t * d * d)
             if gain > best:
                 best = gain
                 i = t
         return i, -1, viol < tol or i < 0
+    # i: the maximum of −y_tG_t over I_up
     g_max = -np.inf
-    i = -1
     for t in range(n_active):
-        if _in_up(t, y, alpha, upper):
-            val = -F[index[t]] - y[t] * p[t]
-            if val >= g_max:
-                g_max = val
-                i = t
-    if i < 0:
+        u[t] = -F[vpos[t]] - yp[t]
+        g_max = max(g_max, u[t] if side[t] & 1 else -np.inf)
+    if g_max == -np.inf:
         return -1, -1, True
+    i = n_active - 1
+    while u[i] != g_max or not side[i] & 1:
+        i -= 1
     row_i = _get_row(index[i], kc[7][0], kc)
-    pos = kc[6]
-    d_i = diag[index[i]]
+    d_i = qd[i]
+    # j: the largest second-order decrease with i among the violating pairs of I_low
     g_max2 = -np.inf
     best = np.inf
-    j = -1
     for t in range(n_active):
-        if _in_low(t, y, alpha, upper):
-            val = F[index[t]] + y[t] * p[t]
-            if val > g_max2:
-                g_max2 = val
-            b = g_max + val
-            if b > 0.0:
-                a = index[t]
-                curv = d_i + diag[a] - 2.0 * row_i[pos[a]]
-                if curv <= 0.0:
-                    curv = _TAU
-                obj = -b * b / curv
-                if obj <= best:
-                    best = obj
-                    j = t
-    return i, j, g_max + g_max2 < tol or j < 0
+        low = side[t] & 2 != 0
+        val = -u[t]  # F[vpos[t]] + yp[t], exactly
+        g_max2 = max(g_max2, val if low else -np.inf)
+        b = g_max + val
+        curv = d_i + qd[t] - 2.0 * row_i[vpos[t]]
+        curv = curv if curv > 0.0 else _TAU
+        obj = -b * b / curv
+        w[t] = obj if low & (b > 0.0) else np.inf
+        best = min(best, w[t])
+    if best == np.inf:
+        return i, -1, True
+    j = n_active - 1
+    while w[j] != best:
+        j -= 1
+    return i, j, g_max + g_max2 < tol
 
 
 @njit(cache=True)
 def _swap(v, a, b):
     """Exchange variables ``a`` and ``b`` in every working array."""
-    y, p, upper, index, alpha, perm = v
+    y, p, upper, index, alpha, perm, vpos, qd, yp, side = v
     y[a], y[b] = y[b], y[a]
     p[a], p[b] = p[b], p[a]
     upper[a], upper[b] = upper[b], upper[a]
     index[a], index[b] = index[b], index[a]
     alpha[a], alpha[b] = alpha[b], alpha[a]
     perm[a], perm[b] = perm[b], perm[a]
+    vpos[a], vpos[b] = vpos[b], vpos[a]
+    qd[a], qd[b] = qd[b], qd[a]
+    yp[a], yp[b] = yp[b], yp[a]
+    side[a], side[b] = side[b], side[a]
 
 
 @njit(cache=True)
 def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
     """Set aside bounded variables that cannot enter a working set; return the new active size."""
-    y, p, upper, index, alpha = v[:5]
+    y, p, upper, _, alpha = v[:5]
     g1 = -np.inf  # equality: max_{I_up} −yG; otherwise max |projected gradient|
     g2 = -np.inf  # equality: max_{I_low} yG
+    vpos = v[6]
     for t in range(n_active):
-        G_t = y[t] * F[index[t]] + p[t]
+        G_t = y[t] * F[vpos[t]] + p[t]
         if equality:
             if _in_up(t, y, alpha, upper):
                 g1 = max(g1, -y[t] * G_t)
@@ -434,7 +465,7 @@ def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
             n_active = _unshrink(v, F, Fbar, n_active, kc)
     t = 0
     while t < n_active:
-        G_t = y[t] * F[index[t]] + p[t]
+        G_t = y[t] * F[vpos[t]] + p[t]
         out = False
         at_up = alpha[t] >= upper[t]
         at_low = alpha[t] <= 0.0
@@ -452,7 +483,7 @@ def _shrink(v, F, Fbar, n_active, unshrunk, equality, tol, kc):
             _swap(v, t, n_active)
         else:
             t += 1
-    _relayout(index, n_active, kc)
+    _relayout(v, F, Fbar, n_active, kc)
     return n_active, unshrunk
 
 
@@ -464,7 +495,7 @@ def _every_row_fits(kc):
 
 
 @njit(cache=True)
-def _relayout(index, n_active, kc):
+def _relayout(v, F, Fbar, n_active, kc):
     """Move the points of the first ``n_active`` variables to the front of the point order.
 
     Done once they are at most ``_RELAYOUT`` of the current prefix (libsvm swaps the cache's
@@ -472,8 +503,10 @@ def _relayout(index, n_active, kc):
     only when next used. Rows computed from then on cover the shorter prefix, so the cache
     holds more of them; longer rows keep their entries (a full row of a free point is what
     rebuilding the gradient needs). Never when every full row fits in the cache (or the
-    kernel is precomputed): carrying rows over would then cost more than it saves.
+    kernel is precomputed): carrying rows over would then cost more than it saves. ``F``,
+    ``Fbar`` and the variables' positions ``vpos`` follow the new order.
     """
+    index, vpos = v[3], v[6]
     order, pos, state, layouts = kc[5], kc[6], kc[7], kc[10]
     if _every_row_fits(kc):
         return
@@ -497,10 +530,16 @@ def _relayout(index, n_active, kc):
             new_order[c] = order[k]
             c += 1
     X, sq, XT, sqT = kc[0], kc[1], kc[15], kc[16]
+    F_old, Fbar_old = F[:m_old].copy(), Fbar[:m_old].copy()
+    for k in range(m_old):
+        F[k] = F_old[pos[new_order[k]]]
+        Fbar[k] = Fbar_old[pos[new_order[k]]]
     for k in range(m_old):
         order[k] = new_order[k]
         pos[new_order[k]] = k
         sqT[k] = sq[new_order[k]]
+    for t in range(index.shape[0]):
+        vpos[t] = pos[index[t]]
     for f in range(XT.shape[0]):
         for k in range(m_old):
             XT[f, k] = X[new_order[k], f]
@@ -517,24 +556,23 @@ def _unshrink(v, F, Fbar, n_active, kc):
     ones are set aside), so their points lie in the prefix; their rows are extended to every
     point (libsvm's ``reconstruct_gradient``). Returns the new active size (all variables).
     """
-    y, _, upper, index, alpha = v[:5]
+    y, _, upper, _, alpha, _, vpos = v[:7]
     n = y.shape[0]
     order, state = kc[5], kc[7]
     n_points = F.shape[0]
     m = state[0]
     if m < n_points:
-        free = np.zeros(n_points)  # Σ over free variables of y_j α_j, per point
+        free = np.zeros(n_points)  # Σ over free variables of y_j α_j, per point position
         for f in range(n_active):
             if 0.0 < alpha[f] < upper[f]:
-                free[index[f]] += y[f] * alpha[f]
+                free[vpos[f]] += y[f] * alpha[f]
         for k in range(m, n_points):
-            F[order[k]] = Fbar[order[k]]
+            F[k] = Fbar[k]
         for kb in range(m):
-            b = order[kb]
-            if free[b] != 0.0:
-                row = _get_row(b, n_points, kc)
+            if free[kb] != 0.0:
+                row = _get_row(order[kb], n_points, kc)
                 for k in range(m, n_points):
-                    F[order[k]] += free[b] * row[k]
+                    F[k] += free[kb] * row[k]
         state[0] = n_points
     return n
 

@@ -68,21 +68,31 @@ def test_grid_fitted_classifiers_select_as_grid_search(name, params):
         reference.best_estimator_.decision_function(epochs.X),
         rtol=1e-9,
     )
+    np.testing.assert_array_equal(
+        model.predict(epochs.X), reference.best_estimator_.predict(epochs.X)
+    )
 
 
-def test_csp_inner_folds_share_their_trial_statistics(monkeypatch):
-    """csp_ulda's inner folds take CSP.fold_features after the trial-wise window: CSP is
-    fitted once (the refit), not once per inner fold; the scores equal GridSearchCV's
-    (test_grid_fitted_classifiers_select_as_grid_search)."""
+def test_csp_inner_folds_and_refit_share_their_trial_statistics(monkeypatch):
+    """csp_ulda's inner folds and refit take CSP.fit_transform_folds after the trial-wise
+    window: CSP's per-trial statistics are computed once (``fit`` is never called), the refit
+    fits only the final step on the shared features; the scores, selection and refitted
+    model equal GridSearchCV's (test_grid_fitted_classifiers_select_as_grid_search)."""
     epochs = make_epochs(effect=0.25, seed=5)
     estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, n_components=2)
     grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
-    fits = []
-    fit = CSP.fit
-    monkeypatch.setattr(CSP, "fit", lambda self, X, y: fits.append(len(X)) or fit(self, X, y))
+    calls = []
+    fit, shared = CSP.fit, CSP.fit_transform_folds
+    monkeypatch.setattr(CSP, "fit", lambda self, X, y: calls.append("fit") or fit(self, X, y))
+    monkeypatch.setattr(
+        CSP,
+        "fit_transform_folds",
+        lambda self, X, y, folds: calls.append(len(X)) or shared(self, X, y, folds),
+    )
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
-    select_and_fit(estimator, grid, epochs.X, epochs.y, cv)
-    assert fits == [len(epochs.X)]
+    model, _ = select_and_fit(estimator, grid, epochs.X, epochs.y, cv)
+    assert calls == [len(epochs.X)]
+    assert model.named_steps["csp"] is not estimator.named_steps["csp"]
 
 
 def test_select_and_fit_returns_the_grid_scores_of_a_feature_step_search():

@@ -363,9 +363,15 @@ def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
         section, field = key.split(".")
         argv += ["--set", f"{key}={getattr(getattr(config, section), field)!r}"]
     argv += ["--set", "paradigm.trials_per_class=4", "--set", "timeline.pause=[1.0, 1.5]"]
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=0
-    )
+    # A shell starts background jobs with SIGINT ignored and the child would inherit that;
+    # Ctrl-C comes from a terminal, where SIGINT has its default action: give the child that.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=0
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signum)

@@ -149,3 +149,38 @@ def test_kernel_machines_decide_through_the_shared_expansion(cls, kernel):
     np.testing.assert_allclose(scores, expected, atol=tol)
     np.testing.assert_allclose([clf.decision_trial(r) for r in rows], scores, atol=1e-10)
     assert cls.decision_trial is BaseKernelUniversumClassifier.decision_trial
+
+
+def test_expansions_of_zero_and_one_point_against_their_closed_form():
+    """A prior with margin ≥ 1 on every trial leaves nothing to learn: the expansion is empty
+    and ``f = λ·f₀``. Let one trial fall inside the margin (``y₀ f₀(x₀) = m < 1``) and the rbf
+    machine without offset has one support vector, ``α₀ = min(C, (1 − m) / k(x₀, x₀))``,
+    ``f(x) = λ·f₀(x) + α₀ y₀ k(x₀, x)`` (the dual of the hinge term alone, with the other
+    trials kept outside the margin by their prior)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((12, 2))
+    y = np.repeat([0, 1], 6)
+    sign = 2.0 * y - 1.0
+    X_test = rng.standard_normal((5, 2))
+    f0_test = rng.standard_normal(5)
+
+    def fit(f0):
+        clf = BiasedSVC(prior="last_column", kernel="rbf", gamma=1.0, C=2.0, fit_intercept=False)
+        return clf.fit(np.column_stack([X, f0]), y)
+
+    def decisions(clf):
+        rows = np.column_stack([X_test, f0_test])
+        return clf.decision_function(rows), [clf.decision_trial(r) for r in rows]
+
+    empty = fit(3.0 * sign)
+    assert empty.support_.size == 0
+    for scores in decisions(empty):
+        np.testing.assert_array_equal(scores, f0_test)
+
+    f0 = 3.0 * sign
+    f0[0] = -0.5  # y₀ = −1: margin m = 0.5, α₀ = 0.5 (k(x₀, x₀) = 1)
+    single = fit(f0)
+    np.testing.assert_array_equal(single.support_, [0])
+    expected = f0_test - 0.5 * np.exp(-np.sum((X_test - X[0]) ** 2, axis=1))
+    for scores in decisions(single):
+        np.testing.assert_allclose(scores, expected, atol=1e-6)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from cvxopt import matrix, solvers
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -318,3 +319,28 @@ def test_formulation_18_versus_motivating_primal_2(L):
         assert gap <= 1e-5 * np.abs(W2).max()
     else:
         assert gap >= 1e-3 * np.abs(W2).max()
+
+
+def test_one_support_vector_against_the_closed_form():
+    """Two trials on a line, ``x₀ = (1, 0)`` of class 0 and ``x₁ = (−4, 0)`` of class 1: with
+    ``w₁ = −w₀`` the margin constraint of ``x₀`` alone is active, ``w₀ = x₀ / 2``, so
+    ``f₁ − f₀ = −x·x₀`` and ``x₁`` (margin 4) is no support vector."""
+    X = np.array([[1.0, 0.0], [-4.0, 0.0]])
+    clf = MulticlassUniversumSVC(C=100.0, **TIGHT).fit(X, [0, 1])
+    np.testing.assert_array_equal(clf.support_, [0])
+    X_test = np.random.default_rng(0).normal(size=(5, 2))
+    np.testing.assert_allclose(clf.decision_function(X_test), -X_test[:, 0], atol=1e-12)
+    np.testing.assert_allclose([clf.decision_trial(x) for x in X_test], -X_test[:, 0])
+
+
+def test_precomputed_support_vectors_are_empty_like_svc():
+    X, y, _ = _data(23)
+    clf = MulticlassUniversumSVC(kernel="precomputed").fit(X @ X.T, y)
+    assert clf.support_vectors_.shape == (0, 0)  # sklearn.svm.SVC's with a precomputed kernel
+
+
+def test_a_single_pass_is_allowed():
+    X, y, _ = _data(24)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
+        clf = MulticlassUniversumSVC(max_iter=1).fit(X, y)
+    assert clf.n_iter_ == 1

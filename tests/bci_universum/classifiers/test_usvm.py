@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from cvxopt import matrix, solvers
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -19,6 +21,7 @@ from sklearn.svm import SVC
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
+from bci_universum.solvers import linear_solver
 from bci_universum.solvers.kernels import kernel_matrix
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -350,3 +353,120 @@ def test_bad_data():
         UniversumSVC().fit(X, y, X_universum=X[:3, :2])
     with pytest.raises(ValueError, match="only universum trials"):
         clf.score(X[y == UNIVERSUM], y[y == UNIVERSUM])
+
+
+@pytest.mark.parametrize("kernel", ["linear", "precomputed"])
+def test_support_attributes_equal_sklearn_svc(kernel):
+    """Without universum trials, the fitted attributes are those of ``sklearn.svm.SVC``: the same
+    support vectors (only α > 0), their count per class, their coefficients and offset, and
+    the empty vectors of a precomputed kernel."""
+    X, y, _ = _data(15)
+    lab = y != UNIVERSUM
+    X, y = X[lab], y[lab]
+    data = X @ X.T if kernel == "precomputed" else X
+    clf = UniversumSVC(kernel=kernel, C=0.5, tol=1e-10).fit(data, y)
+    svc = SVC(kernel=kernel, C=0.5, tol=1e-10).fit(data, y)
+    order = np.argsort(svc.support_)  # SVC lists them class by class
+    np.testing.assert_array_equal(clf.support_, svc.support_[order])
+    np.testing.assert_array_equal(clf.n_support_, svc.n_support_)
+    np.testing.assert_allclose(clf.dual_coef_, svc.dual_coef_[:, order], atol=1e-6)
+    np.testing.assert_allclose(clf.intercept_, svc.intercept_, atol=1e-6)
+    assert clf.support_vectors_.shape == svc.support_vectors_.shape
+    if kernel == "linear":
+        np.testing.assert_array_equal(clf.support_vectors_, svc.support_vectors_[order])
+    assert clf.universum_support_vectors_.shape == (0, 0 if kernel == "precomputed" else 4)
+    # scikit-learn tells a kernel matrix (sliced on both axes by cross-validation) by this tag
+    assert clf.__sklearn_tags__().input_tags.pairwise == svc.__sklearn_tags__().input_tags.pairwise
+
+
+def test_universum_support_vectors_make_the_decision():
+    """``f(x) = Σ dual_coef_ k(sv, x) + Σ universum_dual_coef_ k(usv, x) + b`` (scikit-learn's
+    kernel), with the universum vectors those of the trials ``universum_support_`` names."""
+    X, y, X_test = _data(16)
+    clf = UniversumSVC(kernel="rbf", gamma=0.5, C_universum=2.0, tol=1e-8).fit(X, y)
+    assert clf.universum_support_.size > 0
+    np.testing.assert_array_equal(clf.universum_support_vectors_, X[clf.universum_support_])
+    np.testing.assert_array_equal(clf.support_vectors_, X[clf.support_])
+    expected = (
+        rbf_kernel(X_test, clf.support_vectors_, gamma=0.5) @ clf.dual_coef_[0]
+        + rbf_kernel(X_test, clf.universum_support_vectors_, gamma=0.5)
+        @ clf.universum_dual_coef_[0]
+        + clf.intercept_[0]
+    )
+    np.testing.assert_allclose(clf.decision_function(X_test), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("with_universum", [False, True])
+def test_zero_universum_cost_leaves_the_universum_out_of_the_dual(with_universum):
+    """``C_universum=0`` is the plain SVM on the labelled trials (sklearn's ``SVC``), with or
+    without universum trials: they add no variable, so ``solver="auto"`` chooses by the
+    labelled dual alone (10 variables in 20 features: SMO)."""
+    X, y, _ = _data(17, m=10, q=90, d=20)
+    lab = y != UNIVERSUM
+    data = (X, y) if with_universum else (X[lab], y[lab])
+    clf = UniversumSVC(kernel="linear", C_universum=0.0, tol=1e-8).fit(*data)
+    assert clf.solver_ == linear_solver(10, 20) == "smo"
+    svc = SVC(kernel="linear", tol=1e-8).fit(X[lab], y[lab])
+    order = np.argsort(svc.support_)
+    np.testing.assert_array_equal(clf.support_, svc.support_[order])
+    np.testing.assert_allclose(clf.dual_coef_, svc.dual_coef_[:, order], atol=1e-6)
+    assert clf.universum_support_.size == 0
+
+
+def test_auto_solver_chooses_by_the_number_of_features():
+    """40 labelled trials in 4 features: fewer features than variables, the interior point."""
+    X, y, _ = _data(18, m=40, q=0, d=4)
+    clf = UniversumSVC(kernel="linear").fit(X, y)
+    assert clf.solver_ == linear_solver(40, 4) == "ipm"
+
+
+@pytest.mark.parametrize("norm", [0.0, 0.5, 2.0])
+def test_cone_tube_of_one_universum_trial_is_epsilon_times_its_norm(norm):
+    """U_c-SVM: the tube of a universum trial ``z`` is ``ε √k(z, z)``; with one trial it is
+    the plain U-SVM with ``ε‖z‖`` (linear kernel), including a trial at the origin (k = 0)."""
+    X, y, X_test = _data(19, q=0)
+    direction = np.linalg.lstsq(X, 2.0 * y - 1.0, rcond=None)[0]
+    z = norm * direction / np.linalg.norm(direction)
+    X_all = np.concatenate([X, z[None]])
+    y_all = np.concatenate([y, [UNIVERSUM]])
+    kw = {"kernel": "linear", "C_universum": 50.0, "tol": 1e-10}
+    cone = UniversumSVC(cone=True, epsilon=0.3, **kw).fit(X_all, y_all)
+    tube = UniversumSVC(epsilon=0.3 * norm, **kw).fit(X_all, y_all)
+    np.testing.assert_allclose(
+        cone.decision_function(X_test), tube.decision_function(X_test), atol=1e-7
+    )
+
+
+def test_cone_needs_a_non_negative_kernel_diagonal():
+    X, y, _ = _data(20)
+    with pytest.raises(ValueError, match=r"cone=True needs k\(z, z\) >= 0"):
+        UniversumSVC(kernel="sigmoid", coef0=-3.0, gamma=0.01, cone=True).fit(X, y)
+
+
+def test_dcd_default_cap_is_1000_passes():
+    """``max_iter=-1`` caps DCD at 1000 passes (documented), reached on an ill-conditioned
+    10 + 90 problem at a tolerance it cannot meet."""
+    rng = np.random.default_rng(21)
+    X = np.concatenate([rng.normal(size=(10, 20)), 10.0 * rng.normal(size=(90, 20))])
+    y = np.concatenate([np.repeat([0, 1], 5), np.full(90, UNIVERSUM)])
+    X[:10, 0] += 2.0 * y[:10] - 1.0
+    clf = UniversumSVC(
+        kernel="linear", solver="dcd", fit_intercept=False, tol=1e-12, random_state=0
+    )
+    with pytest.warns(ConvergenceWarning, match="max_iter=1000 passes"):
+        clf.fit(X, y)
+    assert clf.n_iter_ == 1000
+
+
+def test_verbose_prints_the_solver_run(capsys):
+    X, y, _ = _data(22)
+    UniversumSVC(kernel="linear", solver="smo").fit(X, y)
+    assert capsys.readouterr().out == ""
+    with pytest.warns(ConvergenceWarning):
+        clf = UniversumSVC(kernel="linear", solver="smo", max_iter=1, verbose=True).fit(X, y)
+    assert clf.n_iter_ == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UniversumSVC[smo]: 60 labelled, 25 universum trials, 1 iterations")
+    assert out.rstrip().endswith("NOT converged")
+    UniversumSVC(kernel="linear", solver="smo", verbose=True).fit(X, y)
+    assert capsys.readouterr().out.rstrip().endswith(", converged")

@@ -519,7 +519,7 @@ def test_principal_subspace_equals_the_data_svd(binary, weak, tsqr):
     """The rank and basis equal scipy's SVD of the concatenated trials (MNE's ``"auto"``
     tolerance on its singular values), including a direction 1e-12 weaker than the others,
     which the covariance's eigenvalues could not resolve; also from the stacked R factors of
-    the trials' QR (TSQR, as ``CSP.fold_features``)."""
+    the trials' QR (TSQR, as ``CSP.fit_transform_folds``)."""
     X, _, _ = binary
     X_def = _rank_deficient(X)
     noise = np.random.default_rng(0).normal(size=X_def[:, -2].shape) * X.std()
@@ -606,9 +606,10 @@ def test_scatter_covariance_equals_epochs_covariance(binary, cov_est):
         ({"transform_into": "filtered"}, True),
     ],
 )
-def test_fold_features_equal_a_fit_per_fold(params, deficient):
-    """The shared per-trial scatters and R factors give each fold's fit_transform/transform,
-    with universum trials, on full-rank and rank-deficient data."""
+def test_fit_transform_folds_equal_a_fit_per_fold(params, deficient):
+    """The shared per-trial scatters and R factors give each fold's fit_transform/transform
+    and the fit on all trials (filters, patterns, eigenvalues, features), with universum
+    trials, on full-rank and rank-deficient data."""
     rng = np.random.default_rng(4)
     multi = params.get("multiclass") == "ovr"
     gains = [(2.0, 0.5, 1), (0.5, 2.0, 1)] + ([(1, 1, 2.5)] if multi else [])
@@ -619,12 +620,24 @@ def test_fold_features_equal_a_fit_per_fold(params, deficient):
     y = np.concatenate([y, np.full(20, UNIVERSUM)])
     csp = CSP(2, **params)
     folds = list(StratifiedKFold(4, shuffle=True, random_state=0).split(X, y))
-    shared = csp.fold_features(X, y, folds)
+    F, shared = csp.fit_transform_folds(X, y, folds)
     assert len(shared) == len(folds)
     for (F_fit, F_valid), (train, valid) in zip(shared, folds, strict=True):
         ref = clone(csp)
         np.testing.assert_allclose(F_fit, ref.fit_transform(X[train], y[train]), rtol=1e-9)
         np.testing.assert_allclose(F_valid, ref.transform(X[valid]), rtol=1e-9)
+    ref = clone(csp).fit(X, y)
+    np.testing.assert_allclose(F, ref.transform(X), rtol=1e-9)
+    np.testing.assert_allclose(csp.transform(X), F, rtol=1e-9)
+    # filters and patterns up to the sign of each (an eigenvector's sign is arbitrary)
+    signs = np.sign(np.sum(csp.filters_ * ref.filters_, axis=1))[:, None]
+    np.testing.assert_allclose(csp.filters_ * signs, ref.filters_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(csp.patterns_ * signs, ref.patterns_, rtol=1e-7, atol=1e-9)
+    np.testing.assert_allclose(csp.eigenvalues_, ref.eigenvalues_, rtol=1e-9)
+    np.testing.assert_allclose(csp.mean_, ref.mean_, rtol=1e-9)
+    np.testing.assert_allclose(csp.std_, ref.std_, rtol=1e-9)
+    assert csp.rank_ == ref.rank_ and csp.n_features_in_ == ref.n_features_in_
+    np.testing.assert_array_equal(csp.classes_, ref.classes_)
 
 
 @pytest.mark.parametrize(

@@ -248,11 +248,12 @@ def test_channel_picker_selects_and_reorders():
 def test_trialwise_steps_let_model_selection_share_the_csp_work(step):
     """A trial-wise step gives each trial the same output whatever trials it was fitted on,
     so model selection applies it once and CSP computes its per-trial statistics once for
-    all inner folds (``fold_features``), with the features of a fit per fold."""
+    all inner folds and the refit (``fit_transform_folds``), with the features of a fit per
+    fold and of a fit on all trials."""
     from sklearn.pipeline import Pipeline
 
     from bci_universum.features import CSP
-    from bci_universum.training import _shared_fold_features
+    from bci_universum.training import _shared_feature_fits
 
     rng = np.random.default_rng(3)
     X = rng.normal(size=(24, 3, 150))
@@ -264,9 +265,13 @@ def test_trialwise_steps_let_model_selection_share_the_csp_work(step):
             clone(step).fit(X, y).transform(X[:5]),
         )
     features = Pipeline([("step", step), ("csp", CSP(2))])
-    shared = _shared_fold_features(features, X, y, folds)
+    shared = _shared_feature_fits(features, X, y, folds)
     assert shared is not None
-    for (train, valid), (F_fit, F_valid) in zip(folds, shared, strict=True):
+    steps, F, per_fold = shared
+    for (train, valid), (F_fit, F_valid) in zip(folds, per_fold, strict=True):
         fitted = clone(features).fit(X[train], y[train])
         np.testing.assert_allclose(F_fit, fitted.transform(X[train]), rtol=1e-9)
         np.testing.assert_allclose(F_valid, fitted.transform(X[valid]), rtol=1e-9)
+    fitted = clone(features).fit(X, y)
+    np.testing.assert_allclose(F, fitted.transform(X), rtol=1e-9)
+    np.testing.assert_allclose(Pipeline(steps).transform(X), F, rtol=1e-9)

@@ -85,6 +85,8 @@ def test_linear_solver_choice_follows_its_documented_thresholds():
 
     assert linear_solver(50_000, 100) == "ipm"  # exactly 5e8
     assert linear_solver(50_001, 100) == "dcd"
+    assert linear_solver(500_000_000, 1) == "ipm"  # exactly 5e8 again, one feature
+    assert linear_solver(500_000_001, 1) == "dcd"  # one operation over
     assert linear_solver(10_000, 300) == "dcd"  # 9e8
     assert linear_solver(9_999, 300) == "smo"
     assert linear_solver(790, 789) == "ipm"  # fewer features than variables: 4.9e8
