@@ -250,11 +250,10 @@ class Recorder(Worker):
         self._dtype = np.dtype(header["dtype"])
 
     def _run(self) -> None:
+        # an error ends the loop; Worker keeps it for stop(), after the last flush below
         try:
             while not self._stop_event.wait(self.flush_interval):
                 self._flush()
-        except BaseException as err:
-            self._error = err
         finally:
             try:
                 self._flush()
@@ -321,13 +320,19 @@ class Recorder(Worker):
 
         Parameters
         ----------
-        interrupted : bool
+        interrupted : bool, default False
             The run was cut short (Ctrl-C, SIGTERM, the quit key); the sidecar says so.
 
         Returns
         -------
         fname : Path
             The FIF file.
+
+        Raises
+        ------
+        RuntimeError
+            When writing failed (the partial folder is left for :func:`recover`), or when the
+            writer thread has not ended 30 s after the receivers stopped.
         """
         if self._thread is None:
             raise RuntimeError(f"Recorder of {self.fname} is not running.")
@@ -394,7 +399,10 @@ def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
     """
     mono = np.maximum.accumulate(stamps)
     position = np.arange(len(stamps)) / sfreq
-    onsets = np.interp(times, mono, position)
+    # A stamp lower than an earlier one is raised to it: a time shared by several samples is
+    # that of the first of them, the one stamped with it. np.interp returns the last of equal
+    # xp; on the reversed arrays, the first.
+    onsets = np.interp(-times, -mono[::-1], position[::-1])
     before = times < mono[0]
     after = times > mono[-1]
     onsets[before] = times[before] - mono[0]
@@ -448,9 +456,9 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     ----------
     partial : path-like
         The ``*_raw.fif.partial`` folder.
-    recovered : bool
+    recovered : bool, default True
         Whether this follows a crash (noted in the sidecar).
-    interrupted : bool
+    interrupted : bool, default False
         Whether the run was cut short by the operator (noted in the sidecar).
 
     Returns

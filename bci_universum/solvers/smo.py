@@ -65,6 +65,7 @@ _TAU = 1e-12
 _PRECOMPUTED = KERNEL_CODES["precomputed"]
 _RELAYOUT = 0.9  # re-lay the cache out when the active points fall below this share
 _SINGLE_MIN_TOL = 1e-4  # float32 rows only from this stopping tolerance on
+_TILE_BYTES = 2**18  # transposed points per tile when rebuilding the gradient (_unshrink)
 
 
 @njit(cache=True)
@@ -162,6 +163,12 @@ def _in_low(t, y, alpha, upper):
 
 
 @njit(cache=True)
+def _sides(t, y, alpha, upper):
+    """Bit 1: variable ``t`` is in ``I_up``; bit 2: in ``I_low``."""
+    return np.uint8(_in_up(t, y, alpha, upper) + 2 * _in_low(t, y, alpha, upper))
+
+
+@njit(cache=True)
 def _kernel_state(X, sq, K, kcode, gamma, degree, coef0, empty_row, budget):
     """The packed kernel state of :func:`_get_row` (nothing cached) and the kernel diagonal."""
     n_points = X.shape[0] if kcode != _PRECOMPUTED else K.shape[0]
@@ -245,13 +252,17 @@ def _smo_core(
                 for k in range(n_points):
                     F[k] += c * row[k]
                     Fbar[k] += cbar * row[k]
-    # working copies, permuted as variables are set aside; vpos[t] = pos[index[t]] and
-    # qd[t] = diag[index[t]] keep the selection's reads contiguous
+    # working copies, permuted as variables are set aside; the selection reads the last four
+    # only (contiguous and compact): vpos[t] = pos[index[t]], qd[t] = diag[index[t]],
+    # yp[t] = y[t]·p[t] and side[t] (see _sides)
     v = (y.copy(), p.copy(), upper.copy(), index.copy(), alpha.copy(), np.arange(n))
-    v = (*v, pos[index], diag[index])
-    y, p, upper, index, alpha_w, perm, vpos, qd = v
+    side = np.empty(n, dtype=np.uint8)
+    for t in range(n):
+        side[t] = _sides(t, y, alpha, upper)
+    v = (*v, pos[index].astype(np.int32), diag[index], y * p, side)
+    y, p, upper, index, alpha_w, perm, vpos, qd, _, side = v
     n_active = n
-    scratch = np.empty(n)
+    scratch = (np.empty(n), np.empty(n))
     unshrunk = False
     counter = min(n, 1000) + 1
     n_iter = 0
@@ -296,10 +307,12 @@ def _smo_core(
             if step == lim_j:
                 alpha_w[j] = 0.0 if y[j] > 0 else upper[j]
             c_j = y[j] * (alpha_w[j] - old_j)
+            side[j] = _sides(j, y, alpha_w, upper)
         else:
             qd_i = qd[i] if qd[i] > 0.0 else _TAU
             alpha_w[i] = min(max(old_i - G_i / qd_i, 0.0), upper[i])
         c_i = y[i] * (alpha_w[i] - old_i)
+        side[i] = _sides(i, y, alpha_w, upper)
         for k in range(m):
             F[k] += c_i * row_i[k] + c_j * row_j[k]
         if equality:
@@ -339,16 +352,18 @@ def _update_f_bar(v, Fbar, i, old, row, kc):
 
 
 @njit(cache=True, fastmath={"nnan"})
-def _select(v, F, n_active, equality, tol, kc, w):
+def _select(v, F, n_active, equality, tol, kc, scratch):
     """Working set among the first ``n_active`` variables: ``(i, j, stop)``; ``j = −1``
     without the equality.
 
-    With the equality, each pass is branch-free (a value per variable into the scratch array
-    ``w``, masked by ``±inf`` with ``&``/``|`` rather than ``and``/``or``, and a reduction):
-    unpredictable branches made it several times slower. The index is then the last one
+    With the equality, each pass is branch-free (a value per variable into the scratch arrays
+    ``u``, ``w``, masked by ``±inf``, and a reduction) and reads compact arrays (``side``
+    rather than ``y``, ``alpha`` and ``upper``): unpredictable branches made it several times
+    slower, and it streams through every active variable. The index is then the last one
     reaching the extreme, as in a scan that keeps ties.
     """
-    y, p, upper, index, alpha, _, vpos, qd = v
+    y, p, upper, index, alpha, _, vpos, qd, yp, side = v
+    u, w = scratch
     if not equality:
         best = -1.0
         i = -1
@@ -376,21 +391,21 @@ def _select(v, F, n_active, equality, tol, kc, w):
     # i: the maximum of −y_tG_t over I_up
     g_max = -np.inf
     for t in range(n_active):
-        up = ((y[t] > 0) & (alpha[t] < upper[t])) | ((y[t] <= 0) & (alpha[t] > 0.0))
-        val = -F[vpos[t]] - y[t] * p[t]
-        w[t] = val if up else -np.inf
-        g_max = max(g_max, w[t])
+        u[t] = -F[vpos[t]] - yp[t]
+        g_max = max(g_max, u[t] if side[t] & 1 else -np.inf)
     if g_max == -np.inf:
         return -1, -1, True
-    i = _last(w, n_active, g_max)
+    i = n_active - 1
+    while u[i] != g_max or not side[i] & 1:
+        i -= 1
     row_i = _get_row(index[i], kc[7][0], kc)
     d_i = qd[i]
     # j: the largest second-order decrease with i among the violating pairs of I_low
     g_max2 = -np.inf
     best = np.inf
     for t in range(n_active):
-        low = ((y[t] > 0) & (alpha[t] > 0.0)) | ((y[t] <= 0) & (alpha[t] < upper[t]))
-        val = F[vpos[t]] + y[t] * p[t]
+        low = side[t] & 2 != 0
+        val = -u[t]  # F[vpos[t]] + yp[t], exactly
         g_max2 = max(g_max2, val if low else -np.inf)
         b = g_max + val
         curv = d_i + qd[t] - 2.0 * row_i[vpos[t]]
@@ -400,22 +415,16 @@ def _select(v, F, n_active, equality, tol, kc, w):
         best = min(best, w[t])
     if best == np.inf:
         return i, -1, True
-    return i, _last(w, n_active, best), g_max + g_max2 < tol
-
-
-@njit(cache=True)
-def _last(w, n, value):
-    """The last index ``t < n`` with ``w[t] == value`` (there is one)."""
-    t = n - 1
-    while w[t] != value:
-        t -= 1
-    return t
+    j = n_active - 1
+    while w[j] != best:
+        j -= 1
+    return i, j, g_max + g_max2 < tol
 
 
 @njit(cache=True)
 def _swap(v, a, b):
     """Exchange variables ``a`` and ``b`` in every working array."""
-    y, p, upper, index, alpha, perm, vpos, qd = v
+    y, p, upper, index, alpha, perm, vpos, qd, yp, side = v
     y[a], y[b] = y[b], y[a]
     p[a], p[b] = p[b], p[a]
     upper[a], upper[b] = upper[b], upper[a]
@@ -424,6 +433,8 @@ def _swap(v, a, b):
     perm[a], perm[b] = perm[b], perm[a]
     vpos[a], vpos[b] = vpos[b], vpos[a]
     qd[a], qd[b] = qd[b], qd[a]
+    yp[a], yp[b] = yp[b], yp[a]
+    side[a], side[b] = side[b], side[a]
 
 
 @njit(cache=True)
@@ -543,10 +554,15 @@ def _unshrink(v, F, Fbar, n_active, kc):
     """Make every variable active again, first rebuilding ``F`` past the point prefix.
 
     ``F = Fbar + Σ_free y_j α_j k(·, index_j)``: free variables are all active (only bounded
-    ones are set aside), so their points lie in the prefix; their rows are extended to every
-    point (libsvm's ``reconstruct_gradient``). Returns the new active size (all variables).
+    ones are set aside), so their points lie in the prefix; the entries of their rows past it
+    are computed (libsvm's ``reconstruct_gradient``). Unlike libsvm, not through the cache:
+    by tiles of the points past the prefix (``_TILE_BYTES`` of transposed points, which stay
+    in the CPU cache while every free point's entries on them are computed, instead of
+    streaming all points once per free row), and without evicting the cached rows of the
+    active set. The entries and the order of the sums are those of the rows, so ``F`` is the
+    same. Returns the new active size (all variables).
     """
-    y, _, upper, _, alpha, _, vpos, _ = v
+    y, _, upper, _, alpha, _, vpos = v[:7]
     n = y.shape[0]
     order, state = kc[5], kc[7]
     n_points = F.shape[0]
@@ -558,11 +574,16 @@ def _unshrink(v, F, Fbar, n_active, kc):
                 free[vpos[f]] += y[f] * alpha[f]
         for k in range(m, n_points):
             F[k] = Fbar[k]
-        for kb in range(m):
-            if free[kb] != 0.0:
-                row = _get_row(order[kb], n_points, kc)
-                for k in range(m, n_points):
-                    F[k] += free[kb] * row[k]
+        XT = kc[15]
+        tile = max(64, _TILE_BYTES // (XT.shape[0] * XT.itemsize))
+        for lo in range(m, n_points, tile):
+            hi = min(lo + tile, n_points)
+            entries = np.empty_like(kc[16][lo:hi])  # the rows' dtype
+            for kb in range(m):
+                if free[kb] != 0.0:
+                    _fill(order[kb], lo, entries, kc)
+                    for k in range(lo, hi):
+                        F[k] += free[kb] * entries[k - lo]
         state[0] = n_points
     return n
 

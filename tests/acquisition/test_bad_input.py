@@ -6,15 +6,17 @@ already on disk was modified or created.
 
 import json
 import shutil
+import warnings
 
 import mne
 import numpy as np
 import pylsl
 import pytest
 
+import acquisition.recorder as recorder_module
 from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
-from acquisition.recorder import Recorder, recover
+from acquisition.recorder import Recorder, finalize, recover, session_folder
 from paradigms.cli import main
 
 from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
@@ -96,6 +98,13 @@ def test_recorder_refuses_path_components_before_creating_anything(tmp_path, lab
     for value in ESCAPES:
         with pytest.raises(ValueError, match=f"{label} label"):
             Recorder(receiver, None, tmp_path / "out", **{label: value})
+    assert list(tmp_path.rglob("*")) == []
+
+
+def test_session_folder_is_inside_the_output_folder(tmp_path):
+    assert session_folder(tmp_path, "07", "2") == tmp_path / "sub-07_ses-2"
+    with pytest.raises(ValueError, match=r"session label '\.\./x'"):
+        session_folder(tmp_path, "07", "../x")
     assert list(tmp_path.rglob("*")) == []
 
 
@@ -252,7 +261,95 @@ def test_a_good_partial_recording_recovers(tmp_path, crashed_recording, named_by
     assert fname == fif and not partial.exists()
     raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
-    assert json.loads(fif.with_suffix(".json").read_text())["recovered"] is True
+    sidecar = json.loads(fif.with_suffix(".json").read_text())
+    assert sidecar["recovered"] is True and sidecar["interrupted"] is False
+
+
+def test_finalize_by_default_records_a_recovery(tmp_path, crashed_recording):
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    sidecar = json.loads(finalize(partial).with_suffix(".json").read_text())
+    assert sidecar["recovered"] is True and sidecar["interrupted"] is False
+
+
+def _set_header(**changes):
+    def edit(header):
+        for key, value in changes.items():
+            if key == "sfreq":
+                header["stream"]["sfreq"] = value
+            else:  # position of channel 0
+                header["channels"][0]["position"] = value
+
+    return _edit_header(edit)
+
+
+def test_a_slow_stream_recovers(tmp_path, crashed_recording):
+    """Any positive rate is a rate: a 0.5 Hz stream (one sample every 2 s) recovers."""
+    partial = _broken_copy(tmp_path, crashed_recording, _set_header(sfreq=0.5))
+    raw = mne.io.read_raw_fif(recover(partial), verbose=False)
+    assert raw.info["sfreq"] == 0.5 and raw.n_times == 50
+
+
+def test_a_montage_needs_the_position_of_every_eeg_channel(tmp_path, crashed_recording):
+    """One of the two EEG channels with a position: no montage rather than half of one."""
+    partial = _broken_copy(tmp_path, crashed_recording, _set_header(position=[0.0, 0.08, 0.0]))
+    raw = mne.io.read_raw_fif(recover(partial), verbose=False)
+    assert raw.get_montage() is None
+
+
+def test_a_marker_lasting_past_the_end_is_cut_there_silently(tmp_path, crashed_recording):
+    """A 1 s marker 0.1 s before the end of a 0.5 s recording becomes a 0.1 s annotation."""
+
+    def damage(folder):
+        stamps = np.fromfile(folder / "timestamps.bin")
+        marker = {"text": "cue/left", "timestamp": float(stamps[40]), "duration": 1.0}
+        (folder / "markers.jsonl").write_text(json.dumps(marker) + "\n")
+
+    partial = _broken_copy(tmp_path, crashed_recording, damage)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fname = recover(partial)
+    raw = mne.io.read_raw_fif(fname, verbose=False)
+    assert list(raw.annotations.description) == ["cue/left"]
+    assert raw.annotations.onset[0] == pytest.approx(0.4)
+    assert raw.annotations.duration[0] == pytest.approx(raw.n_times / 100.0 - 0.4)
+
+
+def test_a_marker_stamped_like_a_sample_is_on_that_sample(tmp_path, crashed_recording):
+    """Samples 1, 21 and 49 stamped earlier than the sample before them (jitter): a marker
+    carrying the timestamp of sample 0, 20 or 48 is annotated on that sample."""
+    marked = [0, 20, 48]
+
+    def damage(folder):
+        stamps = np.fromfile(folder / "timestamps.bin")
+        stamps[[k + 1 for k in marked]] = stamps[marked] - 0.002
+        stamps.tofile(folder / "timestamps.bin")
+        lines = [json.dumps({"text": f"cue/s{k}", "timestamp": stamps[k]}) for k in marked]
+        (folder / "markers.jsonl").write_text("\n".join(lines) + "\n")
+
+    partial = _broken_copy(tmp_path, crashed_recording, damage)
+    raw = mne.io.read_raw_fif(recover(partial), verbose=False)
+    assert list(raw.annotations.description) == [f"cue/s{k}" for k in marked]
+    np.testing.assert_allclose(raw.annotations.onset, np.array(marked) / 100.0, atol=1e-6)
+
+
+def test_a_fif_appearing_while_finalising_is_not_overwritten(
+    tmp_path, crashed_recording, monkeypatch
+):
+    """Two recoveries of one folder at once: the FIF the other one wrote after this one
+    checked is kept, and this one fails with its partial folder intact."""
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    mne_info = recorder_module._mne_info
+
+    def other_recovery_wrote(header):
+        fif.write_bytes(b"the other recovery")
+        return mne_info(header)
+
+    monkeypatch.setattr(recorder_module, "_mne_info", other_recovery_wrote)
+    with pytest.raises(OSError, match="exists"):
+        recover(partial)
+    assert fif.read_bytes() == b"the other recovery"
+    assert (partial / "data.bin").is_file() and not fif.with_suffix(".json").exists()
 
 
 def test_recover_keeps_what_a_kill_left_readable(tmp_path, crashed_recording):

@@ -32,14 +32,21 @@ def _receivers(info, marker_outlet, **kwargs):
     return receiver, markers
 
 
+def _open_files_under(folder):
+    """The files under ``folder`` this process holds open (deleted ones included)."""
+    links = (os.path.realpath(f"/proc/self/fd/{fd}") for fd in os.listdir("/proc/self/fd"))
+    return [link for link in links if link.startswith(str(folder))]
+
+
 def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     sfreq, n_eeg, n_total = 250.0, 4, 1000
     info = counter_stream_info(n_eeg, sfreq)
     outlet = pylsl.StreamOutlet(info)
     marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
     receiver, markers = _receivers(info, marker_outlet)
+    folder = tmp_path / "new" / "sub-07"  # created with its parents
     recorder = Recorder(
-        receiver, markers, tmp_path, subject="07", task="calibration", run=2, paradigm="test"
+        receiver, markers, folder, subject="07", task="calibration", run=2, paradigm="test"
     ).start()
     assert recorder.partial.is_dir()
     assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
@@ -57,8 +64,9 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     del outlet
     marker_outlet.close()
 
-    assert fname == tmp_path / "sub-07_ses-01_task-calibration_run-02_raw.fif"
+    assert fname == folder / "sub-07_ses-01_task-calibration_run-02_raw.fif"
     assert not recorder.partial.exists()
+    assert not _open_files_under(folder)  # the partial folder's files were closed
     raw = mne.io.read_raw_fif(fname, preload=True)
     assert raw.n_times == n_total and raw.info["sfreq"] == sfreq
     assert raw.orig_format == "single"  # a float32 stream's precision, not double
@@ -78,6 +86,7 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     sidecar = json.loads(fname.with_suffix(".json").read_text())
     assert sidecar["n_samples"] == n_total and sidecar["n_markers"] == 3
     assert sidecar["lost_samples"] == 0 and sidecar["recovered"] is False
+    assert sidecar["interrupted"] is False
     assert sidecar["subject"] == "07" and sidecar["run"] == "2" and sidecar["paradigm"] == "test"
     assert sidecar["sfreq"] == sfreq and sidecar["ch_names"] == raw.ch_names
     assert sidecar["stream"]["source_id"] == info.source_id()
@@ -158,7 +167,9 @@ def test_recording_never_overwrites(tmp_path):
     [
         ({"subject": "0 1"}, ValueError, "subject label '0 1'"),
         ({"task": "motor_imagery"}, ValueError, "task label"),
-        ({"flush_interval": 1.0}, ValueError, "flush_interval"),
+        ({"flush_interval": 1.0}, ValueError, r"flush_interval must be in \(0, 0.5\] s, got 1.0"),
+        ({"flush_interval": 0.0}, ValueError, r"flush_interval must be in \(0, 0.5\] s, got 0.0"),
+        ({"flush_interval": -0.25}, ValueError, r"in \(0, 0.5\] s, got -0.25"),
         ({"metadata": {"x": object()}}, TypeError, "not JSON serializable"),
     ],
 )
@@ -166,6 +177,15 @@ def test_bad_recorder_parameters(tmp_path, kwargs, error, fragment):
     receiver = StreamReceiver("whatever", timeout=1.0)
     with pytest.raises(error, match=fragment):
         Recorder(receiver, None, tmp_path, **kwargs)
+
+
+def test_recorder_parameters_at_their_bounds(tmp_path):
+    """0.5 s is the longest flush interval allowed; the labels are keyword-only."""
+    receiver = StreamReceiver("whatever", timeout=1.0)
+    assert Recorder(receiver, None, tmp_path, flush_interval=0.5).flush_interval == 0.5
+    with pytest.raises(TypeError, match="positional"):
+        Recorder(receiver, None, tmp_path, "07")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_recorder_needs_receivers(tmp_path):
@@ -411,11 +431,163 @@ def test_a_silence_before_the_first_sample_is_not_part_of_the_recording(tmp_path
     with Recorder(receiver, None, tmp_path) as recorder:
         wait_until(lambda: receiver.silent, what="the source silent before it starts")
         outlet.push_chunk(counter_chunk(0, 50, 1))
-        wait_until(lambda: not receiver.silent and recorder.n_samples == 50, what="50 samples")
-        wait_until(lambda: receiver.silent, what="a silence inside the recording")
+        wait_until(lambda: recorder.n_samples == 50, what="50 samples")
+        # (silent again 0.2 s after them, maybe before the flush that wrote them)
+        wait_until(lambda: len(receiver.events) == 3, what="a silence inside the recording")
         outlet.push_chunk(counter_chunk(50, 50, 1))
         wait_until(lambda: recorder.n_samples == 100, what="100 samples")
     sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
-    assert [e["kind"] for e in sidecar["stream_events"]] == ["silence", "resumed"]
     assert [e.kind for e in receiver.events] == ["silence", "resumed", "silence", "resumed"]
+    # the second silence and its end, whichever flush saw them
+    assert sidecar["stream_events"] == [vars(e) for e in receiver.events[2:]]
     del outlet
+
+
+def test_a_recording_starts_at_its_first_sample_within_half_a_sample(tmp_path, monkeypatch):
+    """Live receivers, exact timestamps (no clock correction; 128 Hz, dyadic times).
+
+    What the receivers got before the recorder started belongs to the recording when it is
+    stamped at or after its first sample, within half a sample (the bound included): markers
+    that arrived early, and the events of a chunk received while the recorder subscribed.
+    Inside the data, onsets follow the recorded timestamps across a gap; a marker one sample
+    period after the last sample is outside the data, in the sidecar.
+    """
+    sfreq = 128.0
+    period, half = 1 / sfreq, 0.5 / sfreq
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0, processing_flags=None)
+    markers = MarkerReceiver(source_id=marker_outlet.source_id, timeout=5.0, processing_flags=None)
+
+    def push(counters, stamps, nan_first=False):
+        chunk = np.column_stack([counters, counters]).astype(float)  # EEG00, counter
+        if nan_first:
+            chunk[0, 0] = np.nan
+        outlet.push_chunk(chunk, list(stamps))
+
+    with receiver, markers:
+        assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
+        first = np.ceil(pylsl.local_clock() * 256) / 256  # the recording's first sample
+        push(range(10), first - 20 * period + np.arange(10) * period)
+        marker_outlet.push("cue/early", first - half)  # kept: within half a sample
+        marker_outlet.push("cue/stale", first - 2 * period)  # before the recording
+        wait_until(lambda: receiver.n_samples == 10 and markers.n_markers == 2)
+        subscribe = receiver.subscribe
+
+        def subscribe_after_a_chunk():
+            # counter 10 (NaN, a sample before the first: its event is left out), then 21
+            # after 10 lost samples, half a sample before the first (its gap is kept)
+            push([10, 21], [first - period, first - half], nan_first=True)
+            wait_until(lambda: receiver.n_samples == 12, what="the chunk while subscribing")
+            return subscribe()
+
+        monkeypatch.setattr(receiver, "subscribe", subscribe_after_a_chunk)
+        recorder = Recorder(receiver, markers, tmp_path, flush_interval=0.05).start()
+        # written before any sample arrived (the early markers wait for the first sample)
+        marker_outlet.push("cue/waiting", first + 3 * period)
+        wait_until(lambda: recorder.n_markers == 1, timeout=5.0, what="a marker before data")
+        push(range(22, 32), first + np.arange(10) * period, nan_first=True)
+        wait_until(lambda: recorder.n_samples == 10, what="the first recorded chunk")
+        push(range(37, 42), first + np.arange(15, 20) * period)  # 5 lost
+        marker_outlet.push("cue/after", first + 20 * period)  # one period after the last
+        wait_until(lambda: receiver.n_samples == 27 and markers.n_markers == 4)
+        fname = recorder.stop()
+    marker_outlet.close()
+
+    raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    expected = np.r_[np.arange(22, 32), np.arange(37, 42)]
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], expected)
+    ann = sorted(zip(raw.annotations.onset, raw.annotations.description, strict=True))
+    assert [d for _, d in ann] == ["BAD_ACQ_SKIP", "cue/early", "cue/waiting", "BAD_ACQ_SKIP"]
+    # FIF keeps annotation onsets in single precision
+    np.testing.assert_allclose([o for o, _ in ann], np.array([0, 0, 3, 10]) * period, atol=1e-6)
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    events = [(e["kind"], e["time"], e["n_samples"]) for e in sidecar["stream_events"]]
+    assert events == [
+        ("gap", first - half, 10),
+        ("nonfinite", first, 1),
+        ("gap", first + 15 * period, 5),
+    ]
+    assert sidecar["lost_samples"] == 15 and sidecar["n_markers"] == 3
+    assert sidecar["annotations_outside_data"] == [{"text": "cue/after", "onset": 15 * period}]
+    assert sidecar["duration_s"] == 15 * period
+
+
+def test_a_restarted_receiver_records_its_new_events_once(tmp_path):
+    """A stopped receiver that already reported events: the recorder restarts it (clearing
+    them), and a gap reported while it records is written once, whatever the flushes."""
+    sfreq = 100.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    with receiver:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 10, 1))
+        outlet.push_chunk(counter_chunk(15, 5, 1))
+        wait_until(lambda: len(receiver.events) == 1, what="an earlier gap")
+    recorder = Recorder(receiver, None, tmp_path, flush_interval=0.05).start()
+    assert outlet.wait_for_consumers(5.0)
+    for start, n, total in [(0, 10, 10), (13, 7, 17), (20, 10, 27)]:  # 3 lost before 13
+        outlet.push_chunk(counter_chunk(start, n, 1))
+        wait_until(lambda total=total: recorder.n_samples == total, what=f"{total} samples")
+    fname = recorder.stop()
+    del outlet
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert [(e["kind"], e["n_samples"]) for e in sidecar["stream_events"]] == [("gap", 3)]
+    assert sidecar["lost_samples"] == 3
+    raw = mne.io.read_raw_fif(fname, verbose=False)
+    assert list(raw.annotations.description) == ["BAD_ACQ_SKIP"]
+    assert raw.annotations.onset[0] == pytest.approx(10 / sfreq, abs=1e-3)
+
+
+def test_a_failed_write_is_raised_by_stop_and_the_partial_recording_recovers(
+    tmp_path, monkeypatch
+):
+    """A disk error in the writer thread: stop() names the partial folder and recover();
+    recover() writes the samples that reached the disk; no file is left open."""
+    import acquisition.recorder as recorder_module
+
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, tmp_path, flush_interval=0.05).start()
+    assert outlet.wait_for_consumers(5.0)
+    outlet.push_chunk(counter_chunk(0, 20, 1))
+    wait_until(lambda: recorder.n_samples == 20, what="20 samples on disk")
+    append = recorder_module._fsync_append
+
+    def full_disk(handle, payload):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(recorder_module, "_fsync_append", full_disk)
+    outlet.push_chunk(counter_chunk(20, 20, 1))
+    wait_until(lambda: not recorder.running, what="the writer thread to end on the error")
+    monkeypatch.setattr(recorder_module, "_fsync_append", append)
+    with pytest.raises(RuntimeError, match=r"Writing .*\.partial failed: .*No space left"):
+        recorder.stop()
+    del outlet
+    assert not _open_files_under(tmp_path)
+    raw = mne.io.read_raw_fif(recover(recorder.partial), preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(20))
+
+
+def test_stop_waits_30_s_for_the_writer_thread(tmp_path):
+    """As documented: a writer thread still running 30 s after the receivers stopped is an
+    error (a stand-in thread that never ends reports how long it was waited for)."""
+
+    class NeverEnds:
+        waited = None
+
+        def join(self, timeout):
+            NeverEnds.waited = timeout
+
+        def is_alive(self):
+            return True
+
+    receiver = StreamReceiver("never-started", timeout=1.0)
+    recorder = Recorder(receiver, None, tmp_path)
+    recorder._thread, recorder._queue = NeverEnds(), receiver.subscribe()
+    with pytest.raises(RuntimeError, match="did not stop within 30 s"):
+        recorder.stop()
+    assert NeverEnds.waited == 30.0
