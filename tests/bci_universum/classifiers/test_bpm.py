@@ -231,3 +231,49 @@ def test_bad_inputs():
         bpm.predict_with_rejection(X, 1.5)
     with pytest.raises(ValueError, match="k\\(x, x\\) <= 0"):
         BayesPointMachine(kernel="linear", softness=0.0).fit(np.vstack([X, np.zeros(4)]), [*y, 1])
+
+
+def test_smallest_budgets_and_documented_attributes():
+    """One perceptron and one bounce are valid budgets; ``n_bounces_`` is 0 for the perceptron
+    method; a precomputed kernel keeps ``(n_train, 0)`` vectors and scikit-learn's pairwise
+    tag (as ``sklearn.svm.SVC``)."""
+    X, y = _separable(1)
+    perc = BayesPointMachine(method="perceptron", n_perceptrons=1, random_state=0).fit(X, y)
+    assert perc.n_bounces_ == 0 and perc.stopped_by_ == "perceptron"
+    one = BayesPointMachine(max_bounces=1, tol=1e-12, random_state=0).fit(X, y)
+    assert one.n_bounces_ == 1 and one.stopped_by_ == "max_bounces"
+    pre = BayesPointMachine(kernel="precomputed", random_state=0).fit(X @ X.T, y)
+    assert pre.support_vectors_.shape == (len(y), 0)
+    for kernel in ("precomputed", "linear"):
+        ours = BayesPointMachine(kernel=kernel).__sklearn_tags__().input_tags.pairwise
+        assert ours == SVC(kernel=kernel).__sklearn_tags__().input_tags.pairwise
+
+
+def test_zero_decision_and_rejection_bounds():
+    """A zero decision (the origin, linear kernel) predicts ``classes_[0]`` in both paths;
+    rejecting 0 or all of the trials are the bounds; ``kernel_diag`` must be positive."""
+    X, y = _separable(2)
+    clf = BayesPointMachine(kernel="linear", random_state=0).fit(X, y)
+    X_test = np.concatenate([np.zeros((1, X.shape[1])), X[:5]])
+    assert clf.decision_function(X_test[:1])[0] == 0.0
+    assert clf.predict(X_test)[0] == clf.classes_[0]
+    pred, accepted = clf.predict_with_rejection(X_test[1:], 0.0)
+    np.testing.assert_array_equal(pred, clf.predict(X_test[1:]))
+    assert accepted.all()
+    assert not clf.predict_with_rejection(X_test[1:], 1.0)[1].any()
+    diag = np.einsum("ij,ij->i", X_test, X_test)
+    assert clf.predict_with_rejection(X_test, 0.0, kernel_diag=diag + 1.0)[0][0] == clf.classes_[0]
+    with pytest.raises(ValueError, match="one positive k"):
+        clf.confidence(X_test, kernel_diag=diag)
+    with pytest.raises(ValueError, match="one positive k"):
+        clf.confidence(X_test, kernel_diag=diag[1:] + 1.0)
+
+
+def test_budgets_and_fractions_out_of_range_are_named():
+    X, y = _separable(3)
+    for name in ("n_perceptrons", "max_bounces", "max_epochs"):
+        with pytest.raises(ValueError, match=f"'{name}' parameter of BayesPointMachine"):
+            BayesPointMachine(**{name: 0}).fit(X, y)
+    clf = BayesPointMachine(kernel="linear", random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"reject_fraction must be in \[0, 1\]"):
+        clf.predict_with_rejection(X, -0.5)

@@ -11,10 +11,11 @@ from sklearn.multiclass import OneVsOneClassifier, OneVsRestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import InvalidParameterError
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bci_universum import UNIVERSUM
-from bci_universum.classifiers import LeastSquaresUniversumSVC, UniversumSVC
+from bci_universum.classifiers import BayesPointMachine, LeastSquaresUniversumSVC, UniversumSVC
 from bci_universum.classifiers.ecoc import (
     FINGERS_CLASSES,
     FINGERS_CODING,
@@ -274,7 +275,7 @@ def test_parallel_columns_and_other_base_estimators():
     np.testing.assert_allclose(ls.column_epsilon_, 0.0)  # no ε: universum loss |h|
     # a plain classifier works without any universum
     lab = y != UNIVERSUM
-    plain = ECOCUniversumClassifier(SVC(kernel="linear"), zero_as_universum=False)
+    plain = ECOCUniversumClassifier(SVC(kernel="linear", tol=1e-10), zero_as_universum=False)
     assert plain.fit(X[lab], y[lab]).score(X[lab], y[lab]) > 0.8
     with pytest.raises(ValueError, match="has no universum_label parameter"):
         ECOCUniversumClassifier(SVC(kernel="linear")).fit(X, y)
@@ -335,6 +336,11 @@ def test_pipeline_grid_search_clone_pickle():
         (np.ones((3,)), r"shape \(n_classes=3"),
         (np.array([[1, 2], [-1, 0], [0, -1]]), "only -1, 0 and \\+1"),
         (np.array([[1, 1], [1, 0], [0, -1]]), "Column 0 .* one coded -1"),
+        (
+            np.array([[-1, 1], [0, 0], [-1, -1]]),
+            r"Column 0 of the coding matrix needs at least one class coded \+1",
+        ),
+        (np.zeros((3, 0), dtype=int), r"n_columns >= 1\); got shape \(3, 0\)"),
         (np.array([[1, 1], [-1, -1], [-1, -1]]), "Classes 1 and 2 have the same code word"),
         ("ecoc", "'coding' parameter of ECOCUniversumClassifier must be a str among"),
     ],
@@ -373,6 +379,14 @@ def test_bad_decoder_and_data():
         ECOCUniversumClassifier(n_jobs="all").fit(X, y)
 
 
+def test_a_bad_column_estimator_is_named_at_fit():
+    """The columns' estimators are validated inside fit (scikit-learn's nested validation):
+    a bad parameter is named, not met later as a solver's error."""
+    X, y, _, _ = _data(10, L=3)
+    with pytest.raises(InvalidParameterError, match="'C' parameter of UniversumSVC"):
+        ECOCUniversumClassifier(estimator=UniversumSVC(C=-1.0)).fit(X, y)
+
+
 EXPECTED_FAILED_CHECKS = {
     # decision_function returns one score per column of the coding matrix, not per class, so
     # scikit-learn's "argmax of decision_function equals predict" does not apply.
@@ -389,3 +403,55 @@ EXPECTED_FAILED_CHECKS = {
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("coding", ["ovo", "ovr", np.array([[1], [-1]])])
+def test_two_classes_are_the_binary_classifier(coding):
+    """Two classes: one column ``[+1, −1]`` (a one-column matrix is valid), and the decision is
+    the binary U-SVM's on the same labels, positive for ``classes_[1]``, in batch and per trial
+    (with a column estimator that has no ``decision_trial`` too)."""
+    X, y, X_test, _ = _data(30, L=2)
+    ecoc = ECOCUniversumClassifier(UniversumSVC(kernel="linear", tol=1e-8), coding=coding)
+    ecoc.fit(X, y)
+    np.testing.assert_array_equal(ecoc.code_book_, [[1], [-1]])
+    direct = UniversumSVC(kernel="linear", tol=1e-8).fit(X, y).decision_function(X_test)
+    scores = ecoc.decision_function(X_test)
+    np.testing.assert_allclose(scores, direct, atol=1e-5 * np.abs(direct).max())
+    np.testing.assert_allclose([ecoc.decision_trial(x) for x in X_test[:5]], scores[:5])
+    lab = y != UNIVERSUM
+    plain = ECOCUniversumClassifier(SVC(kernel="linear", tol=1e-10), zero_as_universum=False)
+    plain.fit(X[lab], y[lab])
+    svc = SVC(kernel="linear", tol=1e-10).fit(X[lab], y[lab]).decision_function(X_test[:5])
+    np.testing.assert_allclose([plain.decision_trial(x) for x in X_test[:5]], svc, atol=1e-6)
+
+
+def test_two_classes_with_two_columns_keep_both_scores():
+    X, y, X_test, _ = _data(31, L=2)
+    with pytest.warns(UserWarning, match="complementary"):
+        ecoc = ECOCUniversumClassifier(coding=np.array([[1, -1], [-1, 1]])).fit(X, y)
+    assert ecoc.decision_function(X_test).shape == (X_test.shape[0], 2)
+
+
+def test_hinge_distance_defaults_to_a_zero_tube():
+    """``Σ_j`` of ``max(0, 1 − M_ij h_j)`` where ``M_ij ≠ 0``, else ``|h_j|`` (ε = 0)."""
+    h = np.array([[0.5, -2.0, 0.25]])
+    M = one_vs_one_coding(3)  # columns (0, 1), (0, 2), (1, 2)
+    expected = [[0.5 + 3.0 + 0.25, 1.5 + 2.0 + 0.75, 0.5 + 0.0 + 1.25]]
+    np.testing.assert_allclose(ecoc_distances(h, M, "hinge"), expected)
+
+
+def test_columns_without_a_universum_cost_decode_by_hamming():
+    """A column estimator that takes the universum label but has no universum cost (the Bayes
+    point machine ignores its universum trials) trains no column on the zero-coded classes."""
+    X, y, _, _ = _data(32, L=3)
+    ecoc = ECOCUniversumClassifier(BayesPointMachine(softness=1.0, random_state=0)).fit(X, y)
+    assert not ecoc.column_universum_.any()
+    assert ecoc.decoder_ == "hamming"
+
+
+def test_wrong_number_of_features_is_named_by_the_ensemble():
+    X, y, X_test, _ = _data(33, L=3)
+    ecoc = ECOCUniversumClassifier().fit(X, y)
+    with pytest.raises(ValueError, match="expecting 5 features as input") as err:
+        ecoc.decision_function(X_test[:, :3])
+    assert "ECOCUniversumClassifier" in str(err.value)
