@@ -265,3 +265,27 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         smo_solve(args.pop("y"), args.pop("p"), args.pop("upper"), args.pop("points"), **args)
+
+
+def test_gradient_rebuilt_over_several_tiles_is_exact():
+    """Separable classes in 512 dimensions: shrinking sets aside 60–80 points, more than a tile
+    of the gradient rebuild holds (64 points of 512 float64 coordinates), so growing them back
+    crosses tiles; the solution is that of the QP solver and of a run without shrinking."""
+    rng = np.random.default_rng(0)
+    m, q, d = 400, 40, 512
+    y_lab = np.where(np.arange(m) % 2 == 0, 1.0, -1.0)
+    X = rng.normal(size=(m, d))
+    X[:, :8] += 1.5 * y_lab[:, None]
+    points = np.concatenate([X, 0.5 * rng.normal(size=(q, d))])
+    y = np.concatenate([y_lab, np.ones(q), -np.ones(q)])
+    p = np.concatenate([-np.ones(m), np.full(2 * q, 0.1)])
+    upper = np.concatenate([np.ones(m), np.full(2 * q, 0.5)])
+    index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
+    kw = {"index": index, "kernel": "rbf", "gamma": 1 / d, "tol": 1e-6, "cache_size": 0.5}
+    shrunk = smo_solve(y, p, upper, points, **kw)
+    plain = smo_solve(y, p, upper, points, shrinking=False, **kw)
+    K = kernel_matrix(points, kernel="rbf", gamma=1 / d)[np.ix_(index, index)]
+    ref = _cvxopt_objective(K, y, p, upper, True)
+    assert shrunk.converged
+    assert abs(shrunk.objective - ref) <= 1e-8 * abs(ref)
+    np.testing.assert_allclose(shrunk.alpha, plain.alpha, atol=1e-5)
