@@ -339,7 +339,9 @@ class CSP(EpochsTransformer):
     }
 
     def _cov(self, X):
-        C = epochs_covariance(X, self.cov_est, self.shrinkage)
+        return self._normalised(epochs_covariance(X, self.cov_est, self.shrinkage))
+
+    def _normalised(self, C):
         return C / np.trace(C) if self.norm_trace else C
 
     def fit(self, X, y):
@@ -533,8 +535,7 @@ class CSP(EpochsTransformer):
         in ``restr``."""
         if restr is not None:
             S = restr @ S @ restr.T
-        C = scatter_covariance(S, n_samples, self.cov_est, self.shrinkage)
-        return C / np.trace(C) if self.norm_trace else C
+        return self._normalised(scatter_covariance(S, n_samples, self.cov_est, self.shrinkage))
 
     def _fit_ajd(self, covs, C_mean, priors):
         _check_positive_definite(C_mean, "mean class")
