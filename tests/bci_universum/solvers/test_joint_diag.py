@@ -103,3 +103,16 @@ def test_sweep_cap_reports_not_converged():
 def test_bad_input(matrices, kwargs, match):
     with pytest.raises(ValueError, match=match):
         joint_diagonalize(matrices, **kwargs)
+
+
+def test_pair_with_equal_diagonal_entries_is_rotated():
+    """Equal diagonal entries of a pair (p, q) make the Jacobi angle π/4 exactly (toff = 0,
+    ton < 0): the matrices are still diagonalised, with the eigenvalues of numpy."""
+    S = np.array([[2.0, 0.0, 0.5], [0.0, 3.0, 0.0], [0.5, 0.0, 2.0]])
+    T = np.array([[1.0, 0.0, -0.2], [0.0, 0.5, 0.0], [-0.2, 0.0, 1.0]])  # same eigenvectors
+    res = joint_diagonalize(np.stack([S, T]))
+    assert res.converged
+    assert res.off_diagonal[-1] < 1e-24
+    for M, D in zip((S, T), res.diagonalized, strict=True):
+        np.testing.assert_allclose(np.sort(np.diag(D)), np.linalg.eigvalsh(M), atol=1e-12)
+    np.testing.assert_allclose(res.rotation.T @ res.rotation, np.eye(3), atol=1e-12)
