@@ -126,11 +126,12 @@ def test_precomputed_and_callable_kernels():
 
 def test_gamma_as_scikit_learn_resolves_it():
     rng = np.random.default_rng(3)
-    X = 3.0 * rng.standard_normal((40, 6))
+    X = rng.standard_normal((40, 6))
     y = np.repeat([0, 1], 20)
-    for gamma in ("scale", "auto", 0.25):
-        svc = SVC(gamma=gamma).fit(X, y)
-        assert resolve_gamma(gamma, X) == pytest.approx(svc._gamma, rel=1e-12)
+    for scale in (3.0, 0.3):  # a variance above and below 1
+        for gamma in ("scale", "auto", 0.25):
+            svc = SVC(gamma=gamma).fit(scale * X, y)
+            assert resolve_gamma(gamma, scale * X) == pytest.approx(svc._gamma, rel=1e-12)
     assert resolve_gamma("scale", np.ones((4, 3))) == 1.0  # zero variance: no division by 0
     for bad, match in ((0.0, "gamma must be positive"), (-1, "positive"), ("wide", "'scale'")):
         with pytest.raises(ValueError, match=match):
@@ -195,22 +196,26 @@ def test_single_precision_exponential_is_within_an_ulp_of_numpy():
     assert np.all(out[-4:] == out[20000])
 
 
-def test_single_precision_rbf_rows_never_exceed_one():
-    """In float32 the squared distance of a point to itself or to a copy of itself rounds to a
-    small nonzero value of either sign: an RBF value exp(−γ·d²) still never exceeds 1 (negative
-    d² clipped) and the point's own entry is exactly 1, wherever it is in the row."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rbf_rows_never_exceed_one(dtype):
+    """Rounding makes the squared distance of a point to itself or to a copy of itself a small
+    nonzero value of either sign (in float32, and in float64 with large norms): an RBF value
+    exp(−γ·d²) still never exceeds 1 (negative d² clipped) and the point's own entry is exactly
+    1, wherever it is in the row."""
     rng = np.random.default_rng(5)
     P = 30.0 * rng.standard_normal((10, 12))
-    X = np.vstack([P, P]).astype(np.float32)  # each point twice
-    sq = squared_norms(X.astype(np.float64)).astype(np.float32)
+    X = np.vstack([P, P]).astype(dtype)  # each point twice
+    sq = squared_norms(X.astype(np.float64)).astype(dtype)
     for i in range(10):
         columns = np.roll(np.arange(20), -i)  # point i at column 0, its copy at column 10
         XT = np.ascontiguousarray(X[columns].T)
-        out = np.empty(20, dtype=np.float32)
-        kernel_row(X[i], sq[i], XT, sq[columns], 0, 0, KERNEL_CODES["rbf"], 0.05, 3.0, 0.0, out)
-        assert out[0] == 1.0
-        assert out.max() <= 1.0
-        assert out[10] == pytest.approx(1.0, abs=1e-3)  # the copy: 1 up to float32 rounding
+        out = np.empty(20, dtype=dtype)
+        for own in (0, -1):
+            kernel_row(X[i], sq[i], XT, sq[columns], 0, own, KERNEL_CODES["rbf"], 0.05, 3.0, 0.0,
+                       out)  # fmt: skip
+            assert out.max() <= 1.0
+            assert out[0] == 1.0 or own == -1
+            assert out[10] == pytest.approx(1.0, abs=1e-3)  # the copy: 1 up to rounding
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
