@@ -142,11 +142,14 @@ def test_symmetry_tolerance_is_relative_1e_8():
 
 
 def test_defaults_are_the_documented_ones():
-    """The signature's defaults are those of the module docstring's public API."""
+    """The signature's defaults and keyword-only options are those of the module docstring's
+    public API."""
     line = re.search(r"joint_diagonalize\(matrices, \*, (.+)\) ->", joint_diag.__doc__)
     documented = {k: float(v) for k, v in (a.split("=") for a in line.group(1).split(", "))}
     signature = inspect.signature(joint_diagonalize).parameters
     assert documented == {k: signature[k].default for k in ("tol", "max_sweeps")}
+    with pytest.raises(TypeError):  # keyword-only, as documented
+        joint_diagonalize(np.eye(2), 1e-8)
 
 
 def test_one_by_one_matrices_are_already_diagonal():
