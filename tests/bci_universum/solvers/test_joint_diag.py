@@ -159,3 +159,14 @@ def test_one_by_one_matrices_are_already_diagonal():
     np.testing.assert_array_equal(res.rotation, np.eye(1))
     np.testing.assert_array_equal(res.diagonalized, M)
     np.testing.assert_array_equal(res.off_diagonal, [0.0, 0.0])
+
+
+def test_sweeps_stop_only_below_tol():
+    """Equal diagonal entries: the one rotation is by π/4 (closed form). With ``tol`` exactly
+    its sine the first sweep does not stop (``|sin θ| < tol`` is strict); the second, with
+    nothing left to rotate, does."""
+    S = np.array([[1.0, 0.5], [0.5, 1.0]])
+    assert joint_diagonalize(S, tol=0.8).n_sweeps == 1
+    res = joint_diagonalize(S, tol=float(np.sin(np.pi / 4)))
+    assert res.converged and res.n_sweeps == 2
+    np.testing.assert_allclose(np.diag(res.diagonalized[0]), [1.5, 0.5], atol=1e-15)
