@@ -5,7 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
-from scipy.optimize import minimize
+from scipy.optimize import brentq, minimize
+from scipy.special import expit
 from sklearn.covariance import ledoit_wolf_shrinkage
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import ConvergenceWarning
@@ -89,7 +90,8 @@ def test_lr_universum_pulls_its_decision_values_to_zero():
 
 def test_lda_without_universum_is_sklearn_lda():
     X, y, Z = _problem(seed=4)
-    X, y = X[6:], y[6:]  # unequal classes: the priors enter the threshold
+    keep = (y > 0) | (np.arange(len(y)) < 20)  # 20 vs 10 trials: the priors enter the threshold
+    X, y = X[keep], y[keep]
     for shrinkage in ("auto", 0.3, None):
         ours = UniversumLDA(C_universum=0.0, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
         ref = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
@@ -214,7 +216,8 @@ def test_lr_first_iteration_is_one_damped_newton_step(C, penalty):
 def test_newton_backtracks_from_a_saturated_start():
     """Far on the wrong side, every σ(−m) rounds to 1 and p(1 − p) to 0: the offset's Hessian
     is the tiny ridge alone, the full Newton step overshoots (the loss is linear there) and is
-    halved, and Newton still ends at the optimum (scipy's)."""
+    halved, and Newton still ends at the optimum (scipy's). A step that does not decrease f
+    is halved too."""
     Z = np.array([[1.0, 0.0], [-1.0, 0.0]])
     y = np.array([1.0, -1.0])
     C, none = 100.0, np.zeros((0, 2))
@@ -235,6 +238,19 @@ def test_newton_backtracks_from_a_saturated_start():
         v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 100, start)
     ref = minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
     np.testing.assert_allclose(np.r_[v, b], ref.x, atol=1e-6)
+    # From v₁ = v₀ below, the full Newton step leaves f unchanged: it is not taken either.
+    # Along v₁ (offset 0 and v₂ = 0 by symmetry) f is g(v) = ½v² + 2C log(1 + e^{−v}).
+
+    def newton_step(v):
+        return (v - 2 * C * expit(-v)) / (1 + 2 * C * expit(v) * expit(-v))
+
+    def change(v):
+        return f(np.array([v - newton_step(v), 0.0, 0.0])) - f(np.array([v, 0.0, 0.0]))
+
+    v0 = brentq(change, -50.0, 0.0)
+    with pytest.warns(ConvergenceWarning):
+        v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, np.array([v0, 0.0, 0.0]))
+    np.testing.assert_allclose(np.r_[v, b], [v0 - newton_step(v0) / 2, 0.0, 0.0], rtol=1e-9)
 
 
 @pytest.mark.parametrize(("penalty", "online_universum"), [("decision", 1), ("covariance", 2)])
