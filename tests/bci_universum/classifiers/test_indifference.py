@@ -238,19 +238,29 @@ def test_newton_backtracks_from_a_saturated_start():
         v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 100, start)
     ref = minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
     np.testing.assert_allclose(np.r_[v, b], ref.x, atol=1e-6)
-    # From v₁ = v₀ below, the full Newton step leaves f unchanged: it is not taken either.
     # Along v₁ (offset 0 and v₂ = 0 by symmetry) f is g(v) = ½v² + 2C log(1 + e^{−v}).
 
-    def newton_step(v):
-        return (v - 2 * C * expit(-v)) / (1 + 2 * C * expit(v) * expit(-v))
+    def g(v):
+        return f(np.array([v, 0.0, 0.0]))
 
-    def change(v):
-        return f(np.array([v - newton_step(v), 0.0, 0.0])) - f(np.array([v, 0.0, 0.0]))
+    def newton_step(v):  # g'(v) / g''(v) and the predicted decrease g'(v)² / g''(v)
+        curvature = 1 + 2 * C * expit(v) * expit(-v)
+        step = (v - 2 * C * expit(-v)) / curvature
+        return step, step**2 * curvature
 
-    v0 = brentq(change, -50.0, 0.0)
-    with pytest.warns(ConvergenceWarning):
-        v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, np.array([v0, 0.0, 0.0]))
-    np.testing.assert_allclose(np.r_[v, b], [v0 - newton_step(v0) / 2, 0.0, 0.0], rtol=1e-9)
+    def one_iteration(v):
+        with pytest.warns(ConvergenceWarning):
+            v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, np.array([v, 0.0, 0.0]))
+        return np.r_[v, b]
+
+    # From v₀, the full step leaves g unchanged: it is not taken either, the halved one is.
+    v0 = brentq(lambda v: g(v - newton_step(v)[0]) - g(v), -50.0, 0.0)
+    np.testing.assert_allclose(one_iteration(v0), [v0 - newton_step(v0)[0] / 2, 0, 0], rtol=1e-9)
+    # From v₁, the halved step decreases g by 10⁻⁴ of the full step's prediction: twice the
+    # 10⁻⁴ · ½ asked of it, so it is taken (not halved again).
+    v1 = brentq(lambda v: g(v - newton_step(v)[0] / 2) - g(v) + 1e-4 * newton_step(v)[1], -50, -10)
+    assert g(v1 - newton_step(v1)[0]) > g(v1)
+    np.testing.assert_allclose(one_iteration(v1), [v1 - newton_step(v1)[0] / 2, 0, 0], rtol=1e-9)
 
 
 @pytest.mark.parametrize(("penalty", "online_universum"), [("decision", 1), ("covariance", 2)])
@@ -422,6 +432,22 @@ def test_lda_singular_scatter_gets_the_minimum_norm_solution():
     S += 0.5 * np.cov(Z.T, bias=True)
     diff = X[y == 1].mean(0) - X[y == -1].mean(0)
     np.testing.assert_allclose(models[1].coef_[0], np.linalg.pinv(S) @ diff, atol=1e-8)
+
+
+@pytest.mark.parametrize("spread", [0.0, 1.0])
+def test_lda_wide_without_shrinkage_is_sklearns_least_squares(spread):
+    """More features than trials, no shrinkage, a within-class scatter of rank ≤ 1: each class
+    one repeated trial (spread 0), or its trials spread as (1, 1, 1, −3) along every feature
+    (skewed). scikit-learn's least-squares answer, not a division by the zero diagonal of the
+    low-rank solver."""
+    rng = np.random.default_rng(15)
+    X = np.repeat(rng.normal(size=(2, 20)), 4, axis=0)
+    X += spread * np.tile([1.0, 1.0, 1.0, -3.0], 2)[:, None] * rng.uniform(0.5, 2.0, size=20)
+    y = np.repeat([-1, 1], 4)
+    model = UniversumLDA(C_universum=0.0, shrinkage=None).fit(X, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-10 * (1 + np.abs(ref.coef_).max()))
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, atol=1e-10)
 
 
 @pytest.mark.parametrize("scale", [1e-20, 1.0, 1e20])
