@@ -154,6 +154,10 @@ def test_bad_parameters_named():
         UniversumLogisticRegression(penalty="l1").fit(X, y)
     with pytest.raises(ValueError, match="shrinkage"):
         UniversumLDA(shrinkage=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="shrinkage"):
+        UniversumLDA(shrinkage=-0.5).fit(X, y)
+    with pytest.raises(ValueError, match="online_universum"):
+        UniversumLogisticRegression(online_universum=-1).fit(X, y)
 
 
 @parametrize_with_checks([UniversumLogisticRegression(), UniversumLDA()])
