@@ -11,8 +11,8 @@ indifferent to the non-examples:
     ``g(x_u) = wᵀ(x_u − x̄_U)``, i.e. the nuisance-covariance term ``n_U · wᵀΣ_U w``.
     The objective is smooth and strictly convex in ``w``; by the representer theorem ``w`` lies
     in the span of the training trials, so it is solved by Newton's method with a
-    backtracking line search in that span (dimension ≤ number of trials, whatever the number
-    of tangent-space features), to a gradient norm of ``tol``.
+    backtracking (Armijo) line search in that span (dimension ≤ number of trials, whatever the
+    number of tangent-space features), to a gradient norm of ``tol``.
 :class:`UniversumLDA`
     Fisher's discriminant with the universum covariance added to the within-class scatter,
     ``w = (Σ_W + C_U Σ_U)⁻¹ (μ₊ − μ₋)``, closed form; ``Σ_W`` is scikit-learn's (shrunk)
@@ -168,7 +168,8 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
     """Minimise ½‖v‖² + C Σ log(1+e^{−y(Zv+b)}) + C_u Σ (Zu v + b·with_bias_u)² over (v, b).
 
     Columns of the design are ``[Z, 1]``; the offset is not regularised. ``theta0`` (``[v, b]``)
-    warm-starts the iterations (zeros by default). Returns ``(v, b, n_iter)``.
+    warm-starts the iterations (zeros by default). Returns ``(v, b, n_iter)``, ``n_iter`` the
+    Newton steps taken (at most ``max_iter``; convergence is checked after the last one too).
     """
     n_dim = Z.shape[1]
     A = np.hstack([Z, np.ones((len(Z), 1))])
@@ -185,23 +186,27 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
 
     theta = np.zeros(n_dim + 1) if theta0 is None else np.array(theta0, dtype=np.float64)
     f = value(theta)
-    for n_iter in range(1, max_iter + 1):
+    n_iter = 0
+    while True:
         margins = y * (A @ theta)
         p = expit(-margins)  # σ(−m): derivative of log(1+e^{−m}) is −σ(−m)
         grad = reg * theta - C * A.T @ (y * p) + 2.0 * C_u * Au.T @ (Au @ theta)
-        if np.linalg.norm(grad, np.inf) <= tol:
-            return theta[:-1], theta[-1], n_iter - 1
-        H = np.diag(reg) + C * (A.T * (p * (1.0 - p))) @ A + H_u
-        # A tiny ridge keeps H invertible when the offset is unconstrained (separable data
-        # without universum); it does not move the optimum of a strictly convex problem.
-        H[-1, -1] += 1e-12
-        step = scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
-        decrease = grad @ step
-        # Newton decrement: ``decrease / 2`` predicts f − f*. Below the rounding of f, the
-        # gradient cannot shrink further (it stalls near 1e-7 on tangent-space features with
-        # C = 1–10), so the optimum is reached to machine precision.
-        if decrease <= 32 * np.finfo(float).eps * max(1.0, abs(f)):
-            return theta[:-1], theta[-1], n_iter - 1
+        converged = np.linalg.norm(grad, np.inf) <= tol
+        if not converged:
+            H = np.diag(reg) + C * (A.T * (p * (1.0 - p))) @ A + H_u
+            # A tiny ridge keeps H invertible when every trial's logistic weight p(1 − p)
+            # rounds to 0 (all margins below about −37) and no universum fixes the offset; it
+            # does not move the optimum of a strictly convex problem.
+            H[-1, -1] += 1e-12
+            step = scipy.linalg.solve(H, grad, assume_a="pos", check_finite=False)
+            decrease = grad @ step
+            # Newton decrement: ``decrease / 2`` predicts f − f*. Below the rounding of f, the
+            # gradient cannot shrink further (it stalls near 1e-7 on tangent-space features
+            # with C = 1–10), so the optimum is reached to machine precision.
+            converged = decrease <= 32 * np.finfo(float).eps * max(1.0, abs(f))
+        if converged or n_iter == max_iter:
+            break
+        # Backtracking (Armijo): halve the step until f decreases by 1e-4 of the prediction.
         t = 1.0
         while True:
             candidate = theta - t * step
@@ -210,13 +215,15 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
                 break
             t *= 0.5
         theta, f = candidate, f_new
-    warnings.warn(
-        f"Newton stopped after max_iter={max_iter} iterations without reaching tol={tol}; "
-        "increase max_iter or tol.",
-        ConvergenceWarning,
-        stacklevel=3,
-    )
-    return theta[:-1], theta[-1], max_iter
+        n_iter += 1
+    if not converged:
+        warnings.warn(
+            f"Newton stopped after max_iter={max_iter} iterations without reaching tol={tol}; "
+            "increase max_iter or tol.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return theta[:-1], theta[-1], n_iter
 
 
 def _span(X_l: np.ndarray, X_u: np.ndarray) -> np.ndarray:
@@ -250,7 +257,7 @@ class UniversumLogisticRegression(_LinearDecision):
         error.
     max_iter : int, default=100
         Newton iterations (each is exact up to a line search; a handful suffice). Reaching
-        it emits a :class:`~sklearn.exceptions.ConvergenceWarning`.
+        it without converging emits a :class:`~sklearn.exceptions.ConvergenceWarning`.
     online_universum : int, default=0
         Rest windows the fitted model can take into its universum while it decodes
         (:meth:`update`, called by
@@ -331,14 +338,6 @@ class UniversumLogisticRegression(_LinearDecision):
             return X_u[:0]
         return X_u - X_u.mean(axis=0) if self.penalty == "covariance" and len(X_u) else X_u
 
-    def _solve(self, X_l, y_signed, X_u, warm_start: bool = False) -> None:
-        X_u = self._used_universum(X_u)
-        basis = _span(X_l, X_u)
-        # The previous w lies in the span of the previous trials, a subspace of this one:
-        # its coordinates in the new basis are exact.
-        theta0 = np.r_[basis @ self.coef_[0], self.intercept_] if warm_start else None
-        self._newton_in(basis, X_l, y_signed, X_u, theta0)
-
     def _newton_in(self, basis, X_l, y_signed, X_u, theta0) -> np.ndarray:
         """Newton in the span ``basis`` from ``theta0``; sets the solution, returns ``[v, b]``."""
         v, b, self.n_iter_ = _newton(
@@ -374,7 +373,11 @@ class UniversumLogisticRegression(_LinearDecision):
             )
         online = np.vstack([self.universum_online_, x])[-self.online_universum :]
         X_l, y_signed, X_u = self._training_features
-        self._solve(X_l, y_signed, np.vstack([X_u, online]), warm_start=True)
+        X_u = self._used_universum(np.vstack([X_u, online]))
+        basis = _span(X_l, X_u)
+        # The previous w lies in the span of the previous trials, a subspace of this one:
+        # its coordinates in the new basis are exact.
+        self._newton_in(basis, X_l, y_signed, X_u, np.r_[basis @ self.coef_[0], self.intercept_])
         self.universum_online_ = online
 
 
@@ -438,16 +441,6 @@ class UniversumLDA(_LinearDecision):
             parts.append(np.sqrt(p * (1.0 - alpha) / len(g)) * centred)
         return delta, np.concatenate(parts).T
 
-    def _low_rank_scatter(self, groups, priors) -> tuple | None:
-        """:meth:`_scatter_parts` without forming ``Σ_W``; ``None`` when ``δ`` is not safely
-        positive (no shrinkage, zero shrinkage intensity)."""
-        if self.shrinkage is None:
-            return None
-        delta, V = self._scatter_parts(groups, priors)
-        if np.min(delta) <= 1e-10 * np.max(delta + np.sum(V**2, axis=1)):
-            return None
-        return delta, V
-
     def _fit_grid(self, models, X_l, y_signed, X_u) -> None:
         groups = [X_l[y_signed < 0], X_l[y_signed > 0]]
         priors = np.array([len(g) for g in groups], dtype=float) / len(X_l)
@@ -462,12 +455,12 @@ class UniversumLDA(_LinearDecision):
         # diagonal plus a low-rank term, solved in the trials' dimension.
         wide = len(X_l) + U.shape[1] < X_l.shape[1]
         for same in by_shrinkage.values():
-            weights = [m.C_universum if len(X_u) else 0.0 for m in same]
-            low_rank = same[0]._low_rank_scatter(groups, priors) if wide else None
-            if low_rank is not None:
-                directions = _low_rank_directions(*low_rank, U, diff, weights)
+            weights = [m.C_universum for m in same]
+            delta, V = same[0]._scatter_parts(groups, priors)
+            # Woodbury needs δ safely positive (not without shrinkage or at intensity 0).
+            if wide and np.min(delta) > 1e-10 * np.max(delta + np.sum(V**2, axis=1)):
+                directions = _low_rank_directions(delta, V, U, diff, weights)
             else:
-                delta, V = same[0]._scatter_parts(groups, priors)
                 scatter = V @ V.T
                 scatter.flat[:: len(delta) + 1] += delta
                 directions = _universum_directions(scatter, U, diff, weights)
@@ -538,8 +531,6 @@ def _universum_directions(scatter, U, diff, weights) -> list[np.ndarray]:
         ]
     solved = scipy.linalg.cho_solve(factor, np.column_stack([diff, U]), check_finite=False)
     w0, SU = solved[:, 0], solved[:, 1:]
-    if not any(weights) or U.shape[1] == 0:
-        return [w0] * len(weights)
     lam, Q = np.linalg.eigh(U.T @ SU)
     lam = np.clip(lam, 0.0, None)  # Uᵀ Σ_W⁻¹ U is positive semi-definite
     B, a = SU @ Q, Q.T @ (U.T @ w0)

@@ -4,14 +4,21 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
 from scipy.optimize import minimize
+from sklearn.covariance import ledoit_wolf_shrinkage
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumLDA, UniversumLogisticRegression
-from bci_universum.classifiers.indifference import universum_logistic_objective
+from bci_universum.classifiers.indifference import (
+    _ledoit_wolf_gram,
+    _newton,
+    universum_logistic_objective,
+)
 
 
 def _problem(seed=0, m=40, q=30, d=5):
@@ -45,11 +52,14 @@ def test_lr_matches_scipy_minimiser(penalty):
     assert clf.n_universum_ == len(Z)
 
 
-def test_lr_without_universum_is_sklearn_logistic_regression():
+@pytest.mark.parametrize("scale", [1.0, 1e-3])
+def test_lr_without_universum_is_sklearn_logistic_regression(scale):
+    """Also on features of small scale (powers in V², say): the span keeps every direction."""
     X, y, Z = _problem(seed=1)
-    ours = UniversumLogisticRegression(C=0.3, C_universum=0.0).fit(*_with_universum(X, y, Z))
-    ref = LogisticRegression(C=0.3, tol=1e-12, max_iter=10000).fit(X, y)
-    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-6)
+    X, Z, C = scale * X, scale * Z, 0.3 / scale**2
+    ours = UniversumLogisticRegression(C=C, C_universum=0.0).fit(*_with_universum(X, y, Z))
+    ref = LogisticRegression(C=C, tol=1e-12, max_iter=10000).fit(X, y)
+    np.testing.assert_allclose(ours.coef_ * scale, ref.coef_ * scale, atol=1e-6)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
     assert ours.n_universum_ == 0
 
@@ -79,6 +89,7 @@ def test_lr_universum_pulls_its_decision_values_to_zero():
 
 def test_lda_without_universum_is_sklearn_lda():
     X, y, Z = _problem(seed=4)
+    X, y = X[6:], y[6:]  # unequal classes: the priors enter the threshold
     for shrinkage in ("auto", 0.3, None):
         ours = UniversumLDA(C_universum=0.0, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
         ref = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
@@ -133,6 +144,8 @@ def test_string_labels_and_predict(cls):
 
 def test_bad_parameters_named():
     X, y, _ = _problem()
+    with pytest.raises(ValueError, match="max_iter"):
+        UniversumLogisticRegression(max_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="C_universum"):
         UniversumLogisticRegression(C_universum=-1).fit(X, y)
     with pytest.raises(ValueError, match="penalty"):
@@ -147,8 +160,8 @@ def test_sklearn_compatible(estimator, check):
 
 
 def test_lr_reports_hitting_the_iteration_cap():
-    from sklearn.exceptions import ConvergenceWarning
-
+    """``n_iter_`` Newton steps reach the optimum: a cap of ``n_iter_`` does not warn, one
+    step fewer does and leaves the objective higher."""
     X, y, Z = _problem(seed=4)
     with pytest.warns(ConvergenceWarning, match="max_iter=1 "):
         capped = UniversumLogisticRegression(max_iter=1).fit(*_with_universum(X, y, Z))
@@ -156,7 +169,100 @@ def test_lr_reports_hitting_the_iteration_cap():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         converged = UniversumLogisticRegression().fit(*_with_universum(X, y, Z))
-    assert 1 < converged.n_iter_ < 100
+        k = converged.n_iter_
+        assert 1 < k < 100
+        exact = UniversumLogisticRegression(max_iter=k).fit(*_with_universum(X, y, Z))
+    np.testing.assert_array_equal(exact.coef_, converged.coef_)
+    with pytest.warns(ConvergenceWarning, match=f"max_iter={k - 1} "):
+        short = UniversumLogisticRegression(max_iter=k - 1).fit(*_with_universum(X, y, Z))
+    assert short.n_iter_ == k - 1
+
+    def f(model):
+        return universum_logistic_objective(model.coef_[0], model.intercept_[0], X, y, Z, 1, 1)
+
+    assert f(short) > f(converged)
+
+
+@pytest.mark.parametrize(("C", "penalty"), [(1.0, "decision"), (10.0, "covariance")])
+def test_lr_first_iteration_is_one_damped_newton_step(C, penalty):
+    """``max_iter=1`` is one Newton step from 0 on the objective's gradient and Hessian
+    (closed forms of the logistic loss at 0, where every σ is ½), with the documented
+    backtracking: the largest of 1, ½, ¼, ... that decreases f by 10⁻⁴ of the prediction."""
+    X, y, Z = _problem(seed=12)
+    C_u = 0.5
+    U = Z if penalty == "decision" else Z - Z.mean(axis=0)
+    A = np.hstack([X, np.ones((len(X), 1))])
+    Au = np.hstack([U, np.full((len(U), 1), float(penalty == "decision"))])
+    grad = -0.5 * C * A.T @ y
+    hessian = np.diag(np.r_[np.ones(X.shape[1]), 0.0]) + 0.25 * C * A.T @ A
+    hessian += 2.0 * C_u * Au.T @ Au
+    step = np.linalg.solve(hessian, grad)
+
+    def f(theta):
+        return universum_logistic_objective(theta[:-1], theta[-1], X, y, Z, C, C_u, penalty)
+
+    t = 1.0
+    while f(-t * step) > f(0 * step) - 1e-4 * t * (grad @ step):
+        t /= 2
+    model = UniversumLogisticRegression(C=C, C_universum=C_u, penalty=penalty, max_iter=1)
+    with pytest.warns(ConvergenceWarning):
+        model.fit(*_with_universum(X, y, Z))
+    np.testing.assert_allclose(np.r_[model.coef_[0], model.intercept_], -t * step, rtol=1e-9)
+    assert model.n_iter_ == 1
+
+
+def test_newton_backtracks_from_a_saturated_start():
+    """Far on the wrong side, every σ(−m) rounds to 1 and p(1 − p) to 0: the offset's Hessian
+    is the tiny ridge alone, the full Newton step overshoots (the loss is linear there) and is
+    halved, and Newton still ends at the optimum (scipy's)."""
+    Z = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    y = np.array([1.0, -1.0])
+    C, none = 100.0, np.zeros((0, 2))
+
+    def f(theta):
+        return universum_logistic_objective(theta[:-1], theta[-1], Z, y, none, C, 0.0)
+
+    start = np.array([-50.0, 0.0, 0.0])  # margins −50: σ(50) is 1.0 in floating point
+    # gradient (−50 − 2C, 0, 0), Hessian diag(1, 1, 0): the Newton step goes to v₁ = 2C
+    full, half = np.array([2 * C, 0.0, 0.0]), np.array([C - 25.0, 0.0, 0.0])
+    assert f(full) > f(start) and f(half) < f(start)
+    with pytest.warns(ConvergenceWarning):
+        v, b, n_iter = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, start)
+    np.testing.assert_allclose(np.r_[v, b], half, rtol=1e-12)
+    assert n_iter == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 100, start)
+    ref = minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(np.r_[v, b], ref.x, atol=1e-6)
+
+
+@pytest.mark.parametrize(("penalty", "online_universum"), [("decision", 1), ("covariance", 2)])
+def test_lr_update_is_the_fit_with_the_newest_windows_in_the_universum(penalty, online_universum):
+    """``update(x)`` = ``fit`` with the newest ``online_universum`` windows added to the
+    universum (the warm start changes the path, not the optimum)."""
+    X, y, Z = _problem(seed=13)
+    rest = np.random.default_rng(13).normal(size=(3, X.shape[1])) + 3.0 * np.eye(5)[2]
+    params = {"C_universum": 1.0, "penalty": penalty}
+    assert not hasattr(UniversumLogisticRegression(**params), "update")
+    model = UniversumLogisticRegression(online_universum=online_universum, **params)
+    model.fit(*_with_universum(X, y, Z))
+    assert model.universum_online_.shape == (0, X.shape[1])
+    for k in range(len(rest)):
+        model.update(rest[k])
+        newest = rest[max(0, k + 1 - online_universum) : k + 1]
+        scratch = UniversumLogisticRegression(**params).fit(
+            *_with_universum(X, y, np.vstack([Z, newest]))
+        )
+        np.testing.assert_array_equal(model.universum_online_, newest)
+        assert model.n_universum_ == scratch.n_universum_ == len(Z) + len(newest)
+        np.testing.assert_allclose(model.coef_, scratch.coef_, atol=1e-7)
+        np.testing.assert_allclose(model.intercept_, scratch.intercept_, atol=1e-7)
+    with pytest.raises(ValueError, match=r"shape \(5,\)"):
+        model.update(rest[0, :4])
+    with pytest.raises(ValueError, match="finite"):
+        model.update(np.full(5, np.nan))
+    np.testing.assert_array_equal(model.universum_online_, newest)  # rejected: unchanged
 
 
 def test_lr_stops_at_machine_precision_not_at_the_cap():
@@ -191,10 +297,29 @@ def test_lr_fit_grid_matches_scipy_at_every_grid_point(penalty):
         alone = UniversumLogisticRegression(penalty=penalty, **point)
         alone.fit(*_with_universum(X, y, Z))
         np.testing.assert_allclose(model.coef_, alone.coef_, rtol=1e-7, atol=1e-9)
+        np.testing.assert_array_equal(model.predict(X), alone.predict(X))
+        assert model.n_features_in_ == alone.n_features_in_
         assert model.n_universum_ == (len(Z) if point["C_universum"] else 0)
     # warm starts: later points of a path need fewer Newton steps than a cold start
     cold = UniversumLogisticRegression(penalty=penalty, C=10.0, C_universum=1.0)
     assert models[-1].n_iter_ < cold.fit(*_with_universum(X, y, Z)).n_iter_
+
+
+def test_lr_fit_grid_with_and_without_universum_in_high_dimension():
+    """More features than trials: the models with a universum (one trial is enough) are
+    solved in the span of all trials, the one without in the labelled trials' span; each is
+    the scipy minimiser."""
+    X, y, Z = _problem(seed=14, m=12, q=1, d=30)
+    grid = [{"C_universum": 0.0}, {"C_universum": 2.0}]
+    models = UniversumLogisticRegression().fit_grid(*_with_universum(X, y, Z), grid)
+    for model, point in zip(models, grid, strict=True):
+
+        def f(theta, c=point["C_universum"]):
+            return universum_logistic_objective(theta[:-1], theta[-1], X, y, Z, 1.0, c)
+
+        ref = minimize(f, np.zeros(31), method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 1e-15})
+        assert f(np.r_[model.coef_[0], model.intercept_]) <= ref.fun + 1e-9
+        np.testing.assert_allclose(model.coef_[0], ref.x[:-1], atol=1e-4)
 
 
 def _lda_reference(X, y, Z, weights, shrinkage):
@@ -220,6 +345,8 @@ def test_lda_fit_grid_is_a_direct_solve_per_weight(shrinkage):
         np.testing.assert_allclose(model.coef_[0], w, rtol=1e-9, atol=1e-12)
         alone = UniversumLDA(C_universum=c, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
         np.testing.assert_allclose(model.decision_function(X), alone.decision_function(X))
+        np.testing.assert_array_equal(model.predict(X), alone.predict(X))
+        assert model.n_universum_ == alone.n_universum_ == (len(Z) if c else 0)
     np.testing.assert_allclose(models[0].coef_, sk.coef_, rtol=1e-9, atol=1e-12)
 
 
@@ -236,6 +363,13 @@ def test_ledoit_wolf_from_the_gram_matrix_is_sklearns(n, d):
     assert 0 < alpha < 1
     assert alpha == pytest.approx(ledoit_wolf_shrinkage(Z), rel=1e-10)
     assert mu == pytest.approx(np.trace(np.cov(Z.T, bias=True)) / d, rel=1e-12)
+
+
+def test_ledoit_wolf_of_constant_trials_is_sklearns():
+    """A class of one trial (or of equal trials) centres to zeros: no shrinkage, as in
+    scikit-learn, not 0/0."""
+    zeros = np.zeros((3, 4))
+    assert _ledoit_wolf_gram(zeros) == (ledoit_wolf_shrinkage(zeros), 0.0)
 
 
 @pytest.mark.parametrize("shrinkage", ["auto", 0.3])
@@ -274,7 +408,31 @@ def test_lda_singular_scatter_gets_the_minimum_norm_solution():
     np.testing.assert_allclose(models[1].coef_[0], np.linalg.pinv(S) @ diff, atol=1e-8)
 
 
+@pytest.mark.parametrize("scale", [1e-20, 1.0, 1e20])
+def test_lda_scatter_singular_to_working_precision_in_any_unit(scale):
+    """A feature constant up to rounding-size noise: its variance (10⁻¹⁷ of the others') is
+    below the precision of the scatter, whose Cholesky factor exists nonetheless. In any
+    unit, the discriminant is scikit-learn's least-squares one, not the factor's solution
+    (which would put a weight ~10⁷ on the noise)."""
+    X, y, Z = _problem(seed=12)
+    rng = np.random.default_rng(12)
+    X[:, 2] = 1.0 + 3e-9 * rng.normal(size=len(X))
+    X, Z = scale * X, scale * Z
+    model = UniversumLDA(C_universum=0.0, shrinkage=None).fit(*_with_universum(X, y, Z))
+    ref = LinearDiscriminantAnalysis(solver="lsqr", store_covariance=True).fit(X, y)
+    scipy.linalg.cho_factor(ref.covariance_)  # succeeds: its pivots must flag the rank
+    np.testing.assert_allclose(model.coef_, ref.coef_, rtol=1e-9, atol=1e-9 * abs(ref.coef_).max())
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, rtol=1e-9)
+
+
 def test_fit_grid_rejects_a_varying_universum_label():
     X, y, Z = _problem()
     with pytest.raises(ValueError, match="universum_label"):
         UniversumLDA().fit_grid(*_with_universum(X, y, Z), [{"universum_label": -3}])
+
+
+@pytest.mark.parametrize("cls", [UniversumLogisticRegression, UniversumLDA])
+def test_fit_grid_validates_every_grid_point(cls):
+    X, y, Z = _problem()
+    with pytest.raises(ValueError, match="C_universum"):
+        cls().fit_grid(*_with_universum(X, y, Z), [{"C_universum": 1.0}, {"C_universum": -1.0}])
