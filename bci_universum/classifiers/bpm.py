@@ -77,7 +77,8 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
         say which limit ended the run.
     max_epochs : int, default=1000
         Passes over the data of each perceptron (the billiard's start point and
-        ``method="perceptron"``) before the data are declared not separable.
+        ``method="perceptron"``) before the data are declared not separable; at least 2, as
+        the first pass always updates and only a pass without a mistake confirms separation.
     random_state : int, RandomState instance or None, default=None
         Seed of the permutations and billiard directions.
     universum_label : int, str or None, default=None
@@ -119,7 +120,7 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
         "n_perceptrons": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, 1, closed="right")],
         "max_bounces": [Interval(Integral, 1, None, closed="left")],
-        "max_epochs": [Interval(Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(Integral, 2, None, closed="left")],
         "random_state": ["random_state"],
     }
 

@@ -429,9 +429,7 @@ class EpochSet:
         )
 
 
-def _matches(key: str, description: str) -> bool:
-    if key == description:
-        return True
+def _same_number(key: str, description: str) -> bool:
     try:
         return float(key) == float(description)
     except ValueError:
@@ -442,16 +440,21 @@ def resolve_markers(
     keys: Sequence[str], present: Sequence[str], what: str = "Event"
 ) -> dict[str, str]:
     """Map each key to the annotation description it names (exact or numeric match: ``"2"``
-    names an XDF marker read as ``"2.000000000000000"``); ``what`` names the keys in errors."""
+    names an XDF marker read as ``"2.000000000000000"``); ``what`` names the keys in errors.
+
+    An exact match wins; a key that matches several descriptions numerically only (``"2"`` for
+    ``"2.0"`` and ``"2.000"``) is refused, as taking one would drop the others' trials."""
     out = {}
-    for key in keys:
-        found = [d for d in present if _matches(str(key), d)]
-        if not found:
+    for key in map(str, keys):
+        found = [key] if key in present else [d for d in present if _same_number(key, d)]
+        if len(found) != 1:
             raise ValueError(
                 f"{what} marker {key!r} is not in the recording's annotations "
                 f"(present: {sorted(present)})."
+                if not found
+                else f"{what} marker {key!r} matches several annotations: {sorted(found)}."
             )
-        out[str(key)] = found[0]
+        (out[key],) = found
     return out
 
 
@@ -631,7 +634,7 @@ def load_recording(
     universum : dict, sequence of str, str or None
         See :func:`epochset_from_raw`.
     tmin, tmax : float
-        Trial window relative to each marker (s).
+        Trial window relative to each marker (s); by default 0.5 to 2.5 s after the cue.
     ch_names : sequence of str or None
         Names for the first ``len(ch_names)`` channels; the other channels are dropped (for
         files without channel names or with unconnected channels).

@@ -57,8 +57,10 @@ def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray
         dtype=np.float64,
         ensure_all_finite=True,
         ensure_min_samples=1,
-        ensure_min_features=1,
     )
+    # scikit-learn counts features (ensure_min_features) of 2-D arrays only
+    if X.shape[1] == 0:
+        raise ValueError(f"{name} needs at least one channel, got epochs of shape {X.shape}.")
     if X.shape[2] < min_times:
         raise ValueError(
             f"{name} needs at least {min_times} time samples per trial, got {X.shape[2]}."

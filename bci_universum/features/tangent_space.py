@@ -234,6 +234,12 @@ class TangentSpace(EpochsTransformer):
         Returns
         -------
         T : ndarray of shape (n_trials, n_channels * (n_channels + 1) / 2)
+
+        Raises
+        ------
+        ValueError
+            If a trial's covariance, whitened by the reference, is not numerically positive
+            definite: its smallest eigenvalue at most ``1e-12`` times its largest.
         """
         return self._map(self._check_transform_input(X))
 

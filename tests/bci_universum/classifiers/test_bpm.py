@@ -277,3 +277,38 @@ def test_budgets_and_fractions_out_of_range_are_named():
     clf = BayesPointMachine(kernel="linear", random_state=0).fit(X, y)
     with pytest.raises(ValueError, match=r"reject_fraction must be in \[0, 1\]"):
         clf.predict_with_rejection(X, -0.5)
+
+
+@pytest.mark.parametrize("method", ["billiard", "perceptron"])
+def test_two_passes_are_the_smallest_perceptron_budget(method):
+    """The first pass always updates (every output starts at 0); a second pass without a
+    mistake confirms separation: two orthogonal trials are separated in two passes."""
+    X, y = np.eye(2), np.array([0, 1])
+    clf = BayesPointMachine(kernel="linear", method=method, max_epochs=2, random_state=0)
+    np.testing.assert_array_equal(clf.fit(X, y).predict(X), y)
+    with pytest.raises(ValueError, match=r"'max_epochs' parameter .* range \[2, inf\)"):
+        clone(clf).set_params(max_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["billiard", "perceptron"])
+def test_swapping_the_classes_negates_the_decision(method):
+    """Neither class is preferred: the labels are ±1 whichever class is which."""
+    X, y = _separable(4)
+    params = {"kernel": "rbf", "method": method, "random_state": 0}
+    f = BayesPointMachine(**params).fit(X, y).decision_function(X)
+    swapped = BayesPointMachine(**params).fit(X, np.where(y == 1, -1, 2))
+    np.testing.assert_allclose(swapped.decision_function(X), -f, rtol=1e-10, atol=1e-12)
+
+
+def test_precomputed_gram_symmetry_is_checked_to_round_off():
+    X, y = _separable(5)
+    G = 1e6 * (X @ X.T)
+    G[0, 1] = G[1, 0] = 0.0
+    off = G.copy()
+    off[0, 1] += 1e-13 * np.abs(G).max()  # round-off at the matrix's scale passes
+    BayesPointMachine(kernel="precomputed", random_state=0).fit(off, y)
+    i, j = np.unravel_index(np.argmax(np.abs(G - np.diag(np.diag(G)))), G.shape)
+    skew = G.copy()
+    skew[i, j] *= 1 + 1e-6  # a relative asymmetry far above round-off is refused
+    with pytest.raises(ValueError, match="symmetric training Gram"):
+        BayesPointMachine(kernel="precomputed", random_state=0).fit(skew, y)

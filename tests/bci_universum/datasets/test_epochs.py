@@ -17,7 +17,9 @@ from bci_universum.datasets import (
     load_recording,
     load_recordings,
     marker_event_id,
+    read_prepared_recording,
     recording_name,
+    resolve_markers,
 )
 
 
@@ -251,3 +253,140 @@ def test_load_recordings_names_runs_and_subject_after_plain_files(data_dir):
         theirs = reference.subset(reference.runs == str(run))
         assert list(mine.y) == list(theirs.y)
         np.testing.assert_allclose(mine.X, theirs.X, rtol=0, atol=1e-12)
+
+
+def test_sequence_labels_and_kinds_are_the_text_after_the_last_slash():
+    desc = ["left", "right", "task/cue/up", "task/cue/down", "a/b/rest", "idle"]
+    raw = _raw(desc, [1.0, 5.0, 9.0, 13.0, 17.0, 21.0])
+    _, labels = marker_event_id(raw.annotations, ["left", "right"], None)
+    assert sorted(labels.values()) == ["left", "right"]
+    _, labels = marker_event_id(raw.annotations, ["task/cue/up", "task/cue/down"], None)
+    assert sorted(labels.values()) == ["down", "up"]
+    for classes, universum, y, kinds in [
+        (["left", "right"], "idle", ["left", "right"], ["idle"]),
+        (["task/cue/up", "task/cue/down"], "a/b/rest", ["down", "up"], ["rest"]),
+        (["left", "right"], ["a/b/rest", "idle"], ["left", "right"], ["idle", "rest"]),
+    ]:
+        e = epochset_from_raw(raw, classes, universum, tmin=0.0, tmax=1.0)
+        assert (e.classes, e.kinds) == (y, kinds)
+
+
+def test_resolve_markers_prefers_the_exact_description_and_refuses_ambiguity():
+    present = ["02", "2", "2.0", "3.000", "cue/left", "cue/right"]
+    assert resolve_markers(["2", "2.0", "3"], present) == {"2": "2", "2.0": "2.0", "3": "3.000"}
+    with pytest.raises(ValueError, match=r"'2\.00' matches several annotations"):
+        resolve_markers(["2.00"], present)
+    # a text names only itself; a number never matches a text
+    for key in ("cue/up", "5"):
+        with pytest.raises(ValueError, match=f"'{key}' is not in the recording's annotations"):
+            resolve_markers([key], present)
+
+
+def test_a_window_must_have_a_length():
+    raw = _raw(["cue/left", "cue/right"], [1.0, 5.0])
+    with pytest.raises(ValueError, match=r"tmax \(1\.0\) must be greater"):
+        epochs_from_raw(raw, universum=None, tmin=1.0, tmax=1.0)
+
+
+def test_a_recording_without_markers_between_others_is_skipped():
+    calibration = _raw(["cue/left", "cue/right"], [1.0, 5.0])
+    universum = _raw(["universum/rest"], [2.0])
+    _, y, _ = epochs_from_raw([calibration, _raw(["trial/end"], [1.0]), universum])
+    assert list(y) == ["left", "right", UNIVERSUM_STR]
+
+
+def test_too_few_surviving_trials_are_refused():
+    raw = _raw(["cue/left", "cue/right", "universum/rest"], [1.0, 5.0, 9.0])
+    raw.annotations.append(5.2, 0.5, "BAD_ACQ_SKIP")  # the only right trial
+    with pytest.raises(ValueError, match=r"Fewer than two classes .*\['left', 'universum'\]"):
+        epochs_from_raw(raw)
+    raw.annotations.append(9.2, 0.5, "BAD_ACQ_SKIP")  # the only universum trial
+    with pytest.raises(ValueError, match="No universum trial survives"):
+        epochs_from_raw(raw, classes=())
+
+
+def test_a_raw_read_from_several_files_is_named_after_the_first(tmp_path):
+    names = [tmp_path / f"part{i}_raw.fif" for i in (1, 2)]
+    for name in names:
+        _raw(["cue/left"], [1.0]).save(name, verbose="error")
+    joined = mne.concatenate_raws([mne.io.read_raw_fif(n, verbose="error") for n in names])
+    assert recording_name(joined) == str(names[0])
+
+
+def test_epochset_compares_by_identity_and_hashes():
+    e = _small_set(6)
+    same = e.subset(np.arange(e.n_trials))
+    # array fields make a field-wise == ambiguous: sets are distinct objects, usable as keys
+    assert e == e and e != same
+    assert len({e, same}) == 2
+
+
+@pytest.mark.parametrize("sfreq", [0.0, -0.5, np.inf, np.nan])
+def test_epochset_refuses_a_bad_sampling_rate(sfreq):
+    with pytest.raises(ValueError, match="sfreq must be a positive number"):
+        EpochSet(np.zeros((1, 1, 3)), ["a"], "1", "1", "", sfreq, ["C3"])
+
+
+def test_epochset_takes_any_positive_sampling_rate():
+    assert EpochSet(np.zeros((1, 1, 3)), ["a"], "1", "1", "", 0.5, ["C3"]).sfreq == 0.5
+
+
+def test_epochset_subset_by_indices_or_mask():
+    e = _small_set(6)
+    picked = e.subset([4, 0])
+    np.testing.assert_array_equal(picked.y, e.y[[4, 0]])
+    assert picked.n_trials == 2
+    with pytest.raises(ValueError, match=r"mask has shape \(2,\), expected \(6,\)"):
+        e.subset([True, False])
+
+
+def test_read_prepared_recording_picks_filters_and_resamples_as_mne(tmp_path):
+    fname = tmp_path / "rec_raw.fif"
+    _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(fname, verbose="error")
+    reference = mne.io.read_raw_fif(fname, preload=True, verbose="error")
+    raw = read_prepared_recording(fname=fname, ch_names=["C3", "C4"], verbose="error")
+    assert raw.ch_names == ["C3", "C4"]
+    np.testing.assert_array_equal(raw.get_data(), reference.get_data()[:2])
+    all_three = read_prepared_recording(fname, ch_names=["a", "b", "c"], verbose="error")
+    assert all_three.ch_names == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="4 channel names for 3 channels"):
+        read_prepared_recording(fname, ch_names=["a", "b", "c", "d"])
+    # any frequency strictly between 0 and Nyquist (50 Hz)
+    for highpass in (0.5, 49.0):
+        raw = read_prepared_recording(fname, highpass=highpass, verbose="error")
+        expected = reference.copy().filter(highpass, None, verbose="error").get_data()
+        np.testing.assert_allclose(raw.get_data(), expected, rtol=0, atol=1e-12)
+    for highpass in (0, -1.0, 50.0, 60.0, True, "1"):
+        with pytest.raises(ValueError, match=r"highpass must be None or a frequency in \(0, 50\)"):
+            read_prepared_recording(fname, highpass=highpass)
+    raw = read_prepared_recording(fname, resample=50.0, verbose="error")
+    expected = reference.copy().resample(50.0, verbose="error").get_data()
+    np.testing.assert_allclose(raw.get_data(), expected, rtol=0, atol=1e-12)
+
+
+def test_load_recording_default_window_is_half_a_second_to_two_and_a_half(tmp_path):
+    raw = _raw(["cue/left", "cue/right", "universum/rest"], [1.0, 5.0, 9.0])
+    fname = tmp_path / "rec_raw.fif"
+    raw.save(fname, verbose="error")
+    e = load_recording(fname)
+    raw = mne.io.read_raw_fif(fname, verbose="error")  # as saved (float32)
+    events, event_id = mne.events_from_annotations(raw, verbose=False)
+    reference = mne.Epochs(
+        raw, events, event_id, tmin=0.5, tmax=2.5, baseline=None, verbose=False
+    ).get_data()
+    assert e.tmin == 0.5
+    np.testing.assert_array_equal(e.X, reference)
+
+
+def test_load_recordings_takes_sidecars_then_file_names(tmp_path):
+    files = [tmp_path / folder / "rec_raw.fif" for folder in ("a", "b")]
+    for f in files:
+        f.parent.mkdir()
+        _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(f, verbose="error")
+    files[0].with_suffix(".json").write_text(json.dumps({"subject": "07", "run": "03"}))
+    files[1].with_suffix(".json").write_text(json.dumps({"subject": "07"}))
+    (e,) = load_recordings(files=files, universum=None, verbose="error")
+    # b's run: its folder, as the stems repeat (run_label); the subject: the sidecars'
+    assert (e.subject, list(e.runs)) == ("07", ["03", "03", "b", "b"])
+    (e,) = load_recordings(files, subject="S9", universum=None, verbose="error")
+    assert e.subject == "S9"

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import NotFittedError
 
 from bci_universum import UNIVERSUM
@@ -16,6 +17,7 @@ from bci_universum.features import (
     TrialPreprocessing,
     WelchPSD,
 )
+from bci_universum.features._epochs import check_epochs, check_labelled_epochs, labelled_epochs
 from bci_universum.features.recentring import Recentring
 
 TRANSFORMERS = [
@@ -62,3 +64,57 @@ def test_epochs_tags_and_transform_checks(est):
             est.transform(X[..., :80])
     else:
         assert est.transform(X[..., :80]).shape[0] == len(X)
+
+
+@pytest.mark.parametrize("est", TRANSFORMERS, ids=lambda e: type(e).__name__)
+def test_trialwise_transformers_learn_nothing_from_the_trials(est):
+    X, y = _epochs()
+    other, _ = _epochs(seed=1)
+    first, second = (clone(est).fit(fit_X, y).transform(X) for fit_X in (X, other))
+    learned = not np.allclose(first, second)
+    # select_and_fit applies a trial-wise step once to all trials instead of once per fold
+    assert not (est._trialwise and learned)
+
+
+def test_check_epochs_bounds():
+    est = BaseEstimator()
+    X = np.random.default_rng(0).normal(size=(2, 3, 4))
+    # one trial, one channel, one sample is an epochs array
+    assert check_epochs(est, X[:1, :1, :1], reset=True).shape == (1, 1, 1)
+    assert check_epochs(est, X[..., :2], reset=True, min_times=2).shape == (2, 3, 2)
+    for bad, match in [
+        (X[:0], "0 sample"),
+        (X[:, :0], "at least one channel"),
+        (X[..., :0], "at least 1 time samples per trial, got 0"),
+        (np.where(X > 1, np.nan, X), "NaN"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            check_epochs(est, bad, reset=True)
+    with pytest.raises(ValueError, match="at least 2 time samples per trial, got 1"):
+        check_epochs(est, X[..., :1], reset=True, min_times=2)
+    with pytest.raises(TypeError):
+        check_epochs(est, X, True)  # the flag is keyword-only
+
+
+def test_base_transformer_takes_trials_of_one_sample():
+    X, _ = _epochs()
+    assert ChannelPicker([0]).fit_transform(X[..., :1]).shape == (12, 1, 1)
+    with pytest.raises(ValueError, match="at least 1 time samples"):
+        ChannelPicker([0]).fit(X[..., :0])
+
+
+def test_labelled_epochs_checks():
+    est = BaseEstimator()
+    X, y = _epochs()
+    X_lab, y_lab, X_u, classes = labelled_epochs(est, X, y, UNIVERSUM)
+    np.testing.assert_array_equal(classes, [0, 1])
+    assert (len(X_lab), len(y_lab), len(X_u)) == (10, 10, 2)
+    one_class = np.where(y == 1, 0, y)
+    for check in (check_labelled_epochs, labelled_epochs):
+        with pytest.raises(ValueError, match="at least 2 labelled classes"):
+            check(est, X, one_class, UNIVERSUM)
+        for bad_y in (y[:, None], y[:-1]):
+            with pytest.raises(ValueError, match=r"y must have shape \(12,\)"):
+                check(est, X, bad_y, UNIVERSUM)
+        with pytest.raises(TypeError):
+            check(est, X, y, UNIVERSUM, 1)  # min_classes is keyword-only

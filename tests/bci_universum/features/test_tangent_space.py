@@ -156,3 +156,47 @@ def test_eegmmidb_universum_svc_matches_logistic_regression(data_dir):
     # within noise: at most two of the 45 trials fewer correct (last run: 0.733 for both)
     assert ours.mean() >= ref.mean() - 2 / 45, (ours, ref)
     assert ref.mean() > 0.65
+
+
+# orthogonal zero-mean rows of equal norm: a trial's sample covariance is diagonal, exactly
+HADAMARD = np.array([[1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], dtype=float)
+
+
+@pytest.mark.parametrize("estimator", ["oas", "lwf", "scm"])
+def test_covariances_of_degenerate_trials_equal_pyriemann(estimator):
+    # a multiple of the identity (no shrinkage target left: OAS's and Ledoit-Wolf's
+    # denominators are 0), a rank-one trial (Ledoit-Wolf's beta is 0, so no shrinkage) and a
+    # nearly spherical one (OAS's ratio is above 1, and the shrinkage is capped at 1)
+    X = np.stack(
+        [
+            3.0 * HADAMARD,
+            np.outer([1.0, 2.0, -1.0], HADAMARD[0]),
+            np.sqrt([1.0, 1.1, 0.9])[:, None] * HADAMARD,
+        ]
+    )
+    with np.errstate(all="raise"):
+        covs = regularized_covariances(X, estimator)
+    np.testing.assert_allclose(covs, Covariances(estimator).transform(X), rtol=1e-12, atol=0)
+
+
+def test_trials_of_two_samples_and_the_positive_definite_bound():
+    ts = TangentSpace("scm").fit(np.stack([HADAMARD] * 3))  # reference: the identity
+    np.testing.assert_array_equal(ts.reference_, np.eye(3))
+    # with the identity as reference, a diagonal covariance maps to its logs on the diagonal
+    variances = np.array([8e-12, 1.0, 4.0])  # condition number 5e11
+    expected = np.zeros(6)
+    expected[[0, 3, 5]] = np.log(variances)
+    x = np.sqrt(variances)[:, None] * HADAMARD
+    np.testing.assert_allclose(ts.transform_trial(x), expected, rtol=1e-9, atol=1e-12)
+    # refused: the smallest eigenvalue at or below 1e-12 times the largest (2e12; 1e12 exactly)
+    for variances in ([2e-12, 1.0, 4.0], [1e-12, 1.0, 1.0]):
+        with pytest.raises(ValueError, match="not positive definite"):
+            ts.transform_trial(np.sqrt(variances)[:, None] * HADAMARD)
+    # two samples are enough for a (shrunk) covariance; one is refused
+    X = np.random.default_rng(3).standard_normal((6, 3, 2))
+    ts = TangentSpace().fit(X)
+    covs = Covariances("oas").transform(X)
+    ref = PyriemannTangentSpace(metric="riemann").fit(covs).transform(covs)
+    np.testing.assert_allclose(ts.transform_trial(X[0]), ref[0], atol=1e-10)
+    with pytest.raises(ValueError, match="n_times >= 2"):
+        ts.transform_trial(X[0, :, :1])
