@@ -272,10 +272,14 @@ def test_sequence_labels_and_kinds_are_the_text_after_the_last_slash():
 
 
 def test_resolve_markers_prefers_the_exact_description_and_refuses_ambiguity():
-    present = ["02", "2", "2.0", "3.000"]
+    present = ["02", "2", "2.0", "3.000", "cue/left", "cue/right"]
     assert resolve_markers(["2", "2.0", "3"], present) == {"2": "2", "2.0": "2.0", "3": "3.000"}
     with pytest.raises(ValueError, match=r"'2\.00' matches several annotations"):
         resolve_markers(["2.00"], present)
+    # a text names only itself; a number never matches a text
+    for key in ("cue/up", "5"):
+        with pytest.raises(ValueError, match=f"'{key}' is not in the recording's annotations"):
+            resolve_markers([key], present)
 
 
 def test_a_window_must_have_a_length():

@@ -600,6 +600,7 @@ def test_scatter_covariance_equals_epochs_covariance(binary, cov_est):
         ({"universum_weight": 0.5}, False),  # full rank proven by the scatter
         ({"cov_est": "shrinkage", "shrinkage": 0.2, "log": False, "relative_power": True}, True),
         ({"norm_trace": True, "rank": 6, "component_order": "alternate"}, True),
+        ({"rank": 6}, False),  # an integer rank restricts full-rank data too
         ({"multiclass": "ovr", "universum_weight": 1.0}, True),
         ({"rank": "full"}, False),
         ({"cov_est": "oas"}, True),  # not a function of the scatter: fitted per fold
@@ -683,3 +684,44 @@ def test_principal_subspace_rank_is_mnes_when_the_second_direction_is_weak():
     expected = estimate_rank(data, tol="auto")
     assert expected == 2
     assert principal_subspace(X, "auto").shape == (expected, 3)
+
+
+@pytest.mark.parametrize("n_samples", [1, 2, 5])
+def test_scatter_covariance_of_few_samples(n_samples):
+    """``DDᵀ / (N - 1)``, the unbiased uncentred estimate, and ``DDᵀ`` for a single sample."""
+    D = np.random.default_rng(5).normal(size=(3, n_samples))
+    expected = D @ D.T / max(n_samples - 1, 1)
+    np.testing.assert_allclose(scatter_covariance(D @ D.T, n_samples), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3])
+def test_scatter_full_rank_is_the_documented_bound(scale):
+    """True exactly when the smallest eigenvalue exceeds ``2 (N trace(S) + n λ_max) eps``."""
+    eps, n_samples = np.finfo(float).eps, 10
+    # S = diag(d, scale, scale): trace 2 scale + d, with d ≪ scale
+    bound = 2 * (n_samples * 2 * scale + 3 * scale) * eps
+    assert scatter_full_rank(np.diag([1.05 * bound, scale, scale]), n_samples)
+    assert not scatter_full_rank(np.diag([0.95 * bound, scale, scale]), n_samples)
+
+
+def test_rank_zero_is_refused(binary):
+    X, y, _ = binary
+    with pytest.raises(ValueError, match="'rank' parameter of CSP"):
+        CSP(2, rank=0).fit(X, y)
+
+
+def test_shared_folds_skip_the_qr_when_the_labelled_scatter_is_full_rank(monkeypatch):
+    """Full rank is proven from the scatter of all labelled trials, even when one class alone
+    is rank-deficient: the trials' QR is never computed."""
+    rng = np.random.default_rng(6)
+    X, y, _ = _mixture(rng, 20, [(2.0, 0.5), (0.5, 2.0)], n_channels=4)
+    X[y == 0, 3] = 0.0  # class 0 spans three channels only
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+
+    def no_qr(*args, **kwargs):
+        raise AssertionError("the trials' QR was computed")
+
+    monkeypatch.setattr(np.linalg, "qr", no_qr)
+    F, shared = CSP(2).fit_transform_folds(X, y, folds)
+    # (the features equal a fit per fold: test_fit_transform_folds_equal_a_fit_per_fold)
+    assert F.shape == (len(X), 2) and len(shared) == len(folds)

@@ -165,8 +165,15 @@ HADAMARD = np.array([[1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], dtype=floa
 @pytest.mark.parametrize("estimator", ["oas", "lwf", "scm"])
 def test_covariances_of_degenerate_trials_equal_pyriemann(estimator):
     # a multiple of the identity (no shrinkage target left: OAS's and Ledoit-Wolf's
-    # denominators are 0) and a rank-one trial (Ledoit-Wolf's beta is 0, so no shrinkage)
-    X = np.stack([3.0 * HADAMARD, np.outer([1.0, 2.0, -1.0], HADAMARD[0])])
+    # denominators are 0), a rank-one trial (Ledoit-Wolf's beta is 0, so no shrinkage) and a
+    # nearly spherical one (OAS's ratio is above 1, and the shrinkage is capped at 1)
+    X = np.stack(
+        [
+            3.0 * HADAMARD,
+            np.outer([1.0, 2.0, -1.0], HADAMARD[0]),
+            np.sqrt([1.0, 1.1, 0.9])[:, None] * HADAMARD,
+        ]
+    )
     with np.errstate(all="raise"):
         covs = regularized_covariances(X, estimator)
     np.testing.assert_allclose(covs, Covariances(estimator).transform(X), rtol=1e-12, atol=0)
