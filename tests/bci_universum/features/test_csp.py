@@ -699,10 +699,10 @@ def test_scatter_covariance_of_few_samples(n_samples):
 def test_scatter_full_rank_is_the_documented_bound(scale):
     """True exactly when the smallest eigenvalue exceeds ``2 (N trace(S) + n λ_max) eps``."""
     eps, n_samples = np.finfo(float).eps, 10
-    # S = diag(d, scale, scale): trace 2 scale + d, with d ≪ scale
-    bound = 2 * (n_samples * 2 * scale + 3 * scale) * eps
-    assert scatter_full_rank(np.diag([1.05 * bound, scale, scale]), n_samples)
-    assert not scatter_full_rank(np.diag([0.95 * bound, scale, scale]), n_samples)
+    # S = diag(d, scale / 2, scale): trace 1.5 scale + d, with d ≪ scale; λ_max = scale
+    bound = 2 * (n_samples * 1.5 * scale + 3 * scale) * eps
+    assert scatter_full_rank(np.diag([1.05 * bound, scale / 2, scale]), n_samples)
+    assert not scatter_full_rank(np.diag([0.95 * bound, scale / 2, scale]), n_samples)
 
 
 def test_rank_zero_is_refused(binary):
