@@ -71,6 +71,10 @@ EQUIVALENT = ROOT / "benchmarks" / "mutation_equivalent.toml"
 COPIED = ("bci_universum", "acquisition", "paradigms", "tests", "benchmarks", "pyproject.toml")
 # the pytest plugin that runs the tests most likely to kill a mutant first
 ORDER_PLUGIN = "benchmarks.mutation_order"
+# the tests in the test process itself, not in the suite's xdist workers (pyproject's addopts):
+# the order plugin, coverage.py and the warm server's forks need them there. It changes how
+# the tests run, not which, so it stays out of the digest of a shard's tests.
+ONE_PROCESS = ("-n", "0")
 SERVER = "benchmarks/mutation_server.py"
 
 
@@ -100,7 +104,8 @@ def pytest_args(shard: dict) -> list[str]:
 
 def test_command(shard: dict) -> list[str]:
     """The command cosmic-ray runs per mutant: pytest in a child of the warm server."""
-    return [sys.executable, SERVER, str(WORK / f"{TREE.name}.sock"), "--", *pytest_args(shard)]
+    socket = str(WORK / f"{TREE.name}.sock")
+    return [sys.executable, SERVER, socket, "--", *ONE_PROCESS, *pytest_args(shard)]
 
 
 @contextlib.contextmanager
@@ -282,7 +287,7 @@ def baseline(name: str, shard: dict) -> float:
         env["NUMBA_DISABLE_JIT"] = "1"
     coverage_map(name).unlink(missing_ok=True)
     args = [a for a in pytest_args(shard) if a != "-x"]
-    code = _cosmic(sys.executable, "-m", "pytest", *args, env=env)
+    code = _cosmic(sys.executable, "-m", "pytest", *ONE_PROCESS, *args, env=env)
     if not coverage_map(name).exists():
         raise SystemExit(f"{name}: the run under coverage.py failed (exit code {code}).")
     print(f"{name}: baseline run of its tests", flush=True)

@@ -229,8 +229,10 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
 def _span(X_l: np.ndarray, X_u: np.ndarray) -> np.ndarray:
     """Orthonormal basis (rows) of the span of the trials: ``w = Vv`` there is exact, and
     Newton runs in ≤ n_trials dimensions whatever the number of features."""
+    # There are labelled trials of both classes, so ``s`` is not empty; all-zero trials
+    # (s[0] = 0) span nothing.
     _, s, Vt = np.linalg.svd(np.vstack([X_l, X_u]), full_matrices=False)
-    return Vt[s > s[0] * 1e-12] if s.size and s[0] > 0 else Vt[:0]
+    return Vt[s > s[0] * 1e-12]
 
 
 class UniversumLogisticRegression(_LinearDecision):

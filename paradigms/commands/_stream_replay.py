@@ -72,7 +72,8 @@ def add_parser(stream_subparsers) -> None:
     p.set_defaults(func=run_replay)
 
 
-_WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
+# --wait-for of the commands that push streams -> the Player's wait_for_consumers
+WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
 
 
 def run_replay(args) -> int:
@@ -97,7 +98,7 @@ def run_replay(args) -> int:
         voltage_unit=args.voltage_unit,
     )
     wait_for = args.wait_for or ("both" if player.marker_texts else "data")
-    player.wait_for_consumers = _WAIT_FOR[wait_for]
+    player.wait_for_consumers = WAIT_FOR[wait_for]
     raw = player.raw
     with player:
         announce = (

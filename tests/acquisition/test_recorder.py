@@ -528,8 +528,11 @@ def test_a_restarted_receiver_records_its_new_events_once(tmp_path):
         wait_until(lambda: len(receiver.events) == 1, what="an earlier gap")
     recorder = Recorder(receiver, None, tmp_path, flush_interval=0.05).start()
     assert outlet.wait_for_consumers(5.0)
+    t0 = pylsl.local_clock()
     for start, n, total in [(0, 10, 10), (13, 7, 17), (20, 10, 27)]:  # 3 lost before 13
-        outlet.push_chunk(counter_chunk(start, n, 1))
+        # stamped as sampled at sfreq: a chunk pushed within its own length of the one before
+        # (liblsl back-dates an unstamped chunk from the push time) stays after it
+        outlet.push_chunk(counter_chunk(start, n, 1), t0 + (start + n - 1) / sfreq)
         wait_until(lambda total=total: recorder.n_samples == total, what=f"{total} samples")
     fname = recorder.stop()
     del outlet

@@ -91,9 +91,13 @@ def test_streamed_spikes_decoded_online_equal_offline(kernel, kernel_params):
     counts, n_bins = source.counts, source.n_bins
     n_samples = counts.shape[0] * n_bins
     decoder = trial_decoder(pipeline, counts.shape[1], n_bins, 0.08)
-    receiver = StreamReceiver(name, stype=SPIKE_STREAM_TYPE, timeout=10.0, silence_timeout=None)
+    # the source's own stamps (no clock correction): each inlet's correction is an estimate,
+    # off by up to milliseconds on a busy machine, and the cues are compared with the bins below
+    receiver = StreamReceiver(
+        name, stype=SPIKE_STREAM_TYPE, timeout=10.0, silence_timeout=None, processing_flags=None
+    )
     chunks = receiver.subscribe()
-    markers = MarkerReceiver(f"{name}-markers", timeout=10.0)
+    markers = MarkerReceiver(f"{name}-markers", timeout=10.0, processing_flags=None)
     decisions, stamps = [], []
     with source:
         markers.start()
@@ -120,10 +124,9 @@ def test_streamed_spikes_decoded_online_equal_offline(kernel, kernel_params):
     # the decoder is far better than chance (7/8 errors) on unseen trials of another seed
     hits = orientations[pipeline.predict(counts)] == source.labels
     assert hits.mean() > 0.5
-    # the cue of each trial sits on the stamp of its first bin (up to the two inlets' clock
-    # corrections, microseconds on loopback; a bin is 80 ms)
+    # the cue of each trial sits on the stamp of its first bin (a bin is 80 ms)
     cues = [m for m in received if m.kind == "cue"]
     assert [m.text for m in cues] == [label_marker(label) for label in source.labels]
     np.testing.assert_allclose(
-        [m.timestamp for m in cues], np.asarray(stamps)[::n_bins], rtol=0, atol=1e-3
+        [m.timestamp for m in cues], np.asarray(stamps)[::n_bins], rtol=0, atol=1e-6
     )

@@ -62,9 +62,10 @@ def test_decode_follows_a_stream_trial_by_trial(capsys):
         )
     )
     decode.start()  # fits first, then waits for the stream
-    # 240 trials paced 10x take 19 s: long enough for the decoder to connect under load
+    # 240 trials paced 10x take 19 s, from when the decoder's two inlets have connected (its
+    # fit compiles the spike kernels when the numba cache is cold)
     argv = ["spikes", "stream", "--lsl-mode", "loopback", "--speed", "10", "--name", name]
-    assert main(argv) == 0
+    assert main([*argv, "--wait-for", "both", "--timeout", "300"]) == 0
     decode.join(60.0)
     assert result["code"] == 0
     out = capsys.readouterr().out

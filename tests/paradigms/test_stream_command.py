@@ -86,13 +86,14 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
     cmd = [
         sys.executable, "-m", "paradigms", "stream", "record",
         "--source-id", info.source_id(), "--output", str(tmp_path),
-        "--lsl-mode", "loopback", "--timeout", "10",
+        "--lsl-mode", "loopback", "--timeout", "60",
     ]  # fmt: skip
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
-        ready, _, _ = select.select([proc.stdout], [], [], 30.0)
+        # a new Python process imports the packages first: a minute or more on a busy machine
+        ready, _, _ = select.select([proc.stdout], [], [], 180.0)
         assert ready and "no marker stream" in proc.stdout.readline()
         assert outlet.wait_for_consumers(10.0)
         outlet.push_chunk(counter_chunk(0, 120, 1))

@@ -5,7 +5,8 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
-from scipy.optimize import minimize
+from scipy.optimize import brentq, minimize
+from scipy.special import expit
 from sklearn.covariance import ledoit_wolf_shrinkage
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import ConvergenceWarning
@@ -89,7 +90,8 @@ def test_lr_universum_pulls_its_decision_values_to_zero():
 
 def test_lda_without_universum_is_sklearn_lda():
     X, y, Z = _problem(seed=4)
-    X, y = X[6:], y[6:]  # unequal classes: the priors enter the threshold
+    keep = (y > 0) | (np.arange(len(y)) < 20)  # 20 vs 10 trials: the priors enter the threshold
+    X, y = X[keep], y[keep]
     for shrinkage in ("auto", 0.3, None):
         ours = UniversumLDA(C_universum=0.0, shrinkage=shrinkage).fit(*_with_universum(X, y, Z))
         ref = LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage).fit(X, y)
@@ -152,6 +154,10 @@ def test_bad_parameters_named():
         UniversumLogisticRegression(penalty="l1").fit(X, y)
     with pytest.raises(ValueError, match="shrinkage"):
         UniversumLDA(shrinkage=2.0).fit(X, y)
+    with pytest.raises(ValueError, match="shrinkage"):
+        UniversumLDA(shrinkage=-0.5).fit(X, y)
+    with pytest.raises(ValueError, match="online_universum"):
+        UniversumLogisticRegression(online_universum=-1).fit(X, y)
 
 
 @parametrize_with_checks([UniversumLogisticRegression(), UniversumLDA()])
@@ -214,7 +220,8 @@ def test_lr_first_iteration_is_one_damped_newton_step(C, penalty):
 def test_newton_backtracks_from_a_saturated_start():
     """Far on the wrong side, every σ(−m) rounds to 1 and p(1 − p) to 0: the offset's Hessian
     is the tiny ridge alone, the full Newton step overshoots (the loss is linear there) and is
-    halved, and Newton still ends at the optimum (scipy's)."""
+    halved, and Newton still ends at the optimum (scipy's). A step that does not decrease f
+    is halved too."""
     Z = np.array([[1.0, 0.0], [-1.0, 0.0]])
     y = np.array([1.0, -1.0])
     C, none = 100.0, np.zeros((0, 2))
@@ -235,6 +242,29 @@ def test_newton_backtracks_from_a_saturated_start():
         v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 100, start)
     ref = minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
     np.testing.assert_allclose(np.r_[v, b], ref.x, atol=1e-6)
+    # Along v₁ (offset 0 and v₂ = 0 by symmetry) f is g(v) = ½v² + 2C log(1 + e^{−v}).
+
+    def g(v):
+        return f(np.array([v, 0.0, 0.0]))
+
+    def newton_step(v):  # g'(v) / g''(v) and the predicted decrease g'(v)² / g''(v)
+        curvature = 1 + 2 * C * expit(v) * expit(-v)
+        step = (v - 2 * C * expit(-v)) / curvature
+        return step, step**2 * curvature
+
+    def one_iteration(v):
+        with pytest.warns(ConvergenceWarning):
+            v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, np.array([v, 0.0, 0.0]))
+        return np.r_[v, b]
+
+    # From v₀, the full step leaves g unchanged: it is not taken either, the halved one is.
+    v0 = brentq(lambda v: g(v - newton_step(v)[0]) - g(v), -50.0, 0.0)
+    np.testing.assert_allclose(one_iteration(v0), [v0 - newton_step(v0)[0] / 2, 0, 0], rtol=1e-9)
+    # From v₁, the halved step decreases g by 10⁻⁴ of the full step's prediction: twice the
+    # 10⁻⁴ · ½ asked of it, so it is taken (not halved again).
+    v1 = brentq(lambda v: g(v - newton_step(v)[0] / 2) - g(v) + 1e-4 * newton_step(v)[1], -50, -10)
+    assert g(v1 - newton_step(v1)[0]) > g(v1)
+    np.testing.assert_allclose(one_iteration(v1), [v1 - newton_step(v1)[0] / 2, 0, 0], rtol=1e-9)
 
 
 @pytest.mark.parametrize(("penalty", "online_universum"), [("decision", 1), ("covariance", 2)])
@@ -406,6 +436,22 @@ def test_lda_singular_scatter_gets_the_minimum_norm_solution():
     S += 0.5 * np.cov(Z.T, bias=True)
     diff = X[y == 1].mean(0) - X[y == -1].mean(0)
     np.testing.assert_allclose(models[1].coef_[0], np.linalg.pinv(S) @ diff, atol=1e-8)
+
+
+@pytest.mark.parametrize("spread", [0.0, 1.0])
+def test_lda_wide_without_shrinkage_is_sklearns_least_squares(spread):
+    """More features than trials, no shrinkage, a within-class scatter of rank ≤ 1: each class
+    one repeated trial (spread 0), or its trials spread as (1, 1, 1, −3) along every feature
+    (skewed). scikit-learn's least-squares answer, not a division by the zero diagonal of the
+    low-rank solver."""
+    rng = np.random.default_rng(15)
+    X = np.repeat(rng.normal(size=(2, 20)), 4, axis=0)
+    X += spread * np.tile([1.0, 1.0, 1.0, -3.0], 2)[:, None] * rng.uniform(0.5, 2.0, size=20)
+    y = np.repeat([-1, 1], 4)
+    model = UniversumLDA(C_universum=0.0, shrinkage=None).fit(X, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(X, y)
+    np.testing.assert_allclose(model.coef_, ref.coef_, atol=1e-10 * (1 + np.abs(ref.coef_).max()))
+    np.testing.assert_allclose(model.intercept_, ref.intercept_, atol=1e-10)
 
 
 @pytest.mark.parametrize("scale", [1e-20, 1.0, 1e20])
