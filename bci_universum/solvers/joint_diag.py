@@ -12,12 +12,14 @@ all index pairs ``(p, q)``; for each pair the rotation angle that minimises the 
 
     g_k = [M_k,pp − M_k,qq, M_k,pq + M_k,qp],   G = Σ_k g_k g_kᵀ,
     ton = G_00 − G_11,   toff = G_01 + G_10,
-    θ = ½ atan2(toff, ton + √(ton² + toff²)),
+    θ = ½ atan2(toff, ton + √(ton² + toff²)) = ¼ atan2(toff, ton),
 
 and the sweeps stop after a sweep whose largest rotation has ``|sin θ| < tol`` (every rotation,
-however small, is applied). Convergence is quadratic for exactly jointly diagonalisable sets and
-linear otherwise; ``tol = 1e-8`` (pyRiemann's ``rjd`` uses the same default) leaves the
-separation unchanged compared with 1e-12 on a 64-channel TDSEP problem at a third fewer sweeps.
+however small, is applied). The code uses the second form: the first gives θ = 0 instead of π/4
+where ``toff = 0`` and ``ton < 0`` (e.g. a pair with equal diagonal entries in every matrix).
+Convergence is quadratic for exactly jointly diagonalisable sets and linear otherwise;
+``tol = 1e-8`` (pyRiemann's ``rjd`` uses the same default) leaves the separation unchanged
+compared with 1e-12 on a 64-channel TDSEP problem at a third fewer sweeps.
 An exactly jointly diagonalisable set (``M_k = Q D_k Qᵀ``) is diagonalised to rounding error; a
 single matrix gives its eigenvectors (up to order and sign).
 
@@ -128,7 +130,9 @@ def _jacobi_sweeps(
                     g11 += b * b
                 ton = g00 - g11
                 toff = 2.0 * g01
-                theta = 0.5 * np.arctan2(toff, ton + np.sqrt(ton * ton + toff * toff))
+                # ½ atan2(toff, ton + √(ton² + toff²)) by the half-angle identity, without its
+                # atan2(0, 0) = 0 at toff = 0 < −ton (the angle is then π/4, not 0)
+                theta = 0.25 * np.arctan2(toff, ton)
                 s = np.sin(theta)
                 largest = max(largest, abs(s))
                 if s != 0.0:

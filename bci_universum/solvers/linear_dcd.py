@@ -93,6 +93,10 @@ def _dcd_core(y, p, upper, index, X, sq, alpha, w, tol, max_epochs, shrinking, s
                 d = (alpha[t] - old) * y[t]
                 for f in range(w.shape[0]):
                     w[f] += d * x[f]
+            elif pg != 0.0:
+                # a zero point: the objective is linear in alpha[t], least at a bound; w is
+                # unchanged (as in liblinear, where g / 0 = ±inf is clipped to the box)
+                alpha[t] = upper[t] if g < 0.0 else 0.0
             k += 1
         if pg_max - pg_min <= tol:
             if n_active == n:

@@ -13,6 +13,7 @@ from sklearn.svm import SVC
 
 from bci_universum.solvers.kernels import (
     KERNEL_CODES,
+    KERNELS,
     _exp_single,
     check_kernel,
     kernel_diagonal,
@@ -125,11 +126,12 @@ def test_precomputed_and_callable_kernels():
 
 def test_gamma_as_scikit_learn_resolves_it():
     rng = np.random.default_rng(3)
-    X = 3.0 * rng.standard_normal((40, 6))
+    X = rng.standard_normal((40, 6))
     y = np.repeat([0, 1], 20)
-    for gamma in ("scale", "auto", 0.25):
-        svc = SVC(gamma=gamma).fit(X, y)
-        assert resolve_gamma(gamma, X) == pytest.approx(svc._gamma, rel=1e-12)
+    for scale in (3.0, 0.3):  # a variance above and below 1
+        for gamma in ("scale", "auto", 0.25):
+            svc = SVC(gamma=gamma).fit(scale * X, y)
+            assert resolve_gamma(gamma, scale * X) == pytest.approx(svc._gamma, rel=1e-12)
     assert resolve_gamma("scale", np.ones((4, 3))) == 1.0  # zero variance: no division by 0
     for bad, match in ((0.0, "gamma must be positive"), (-1, "positive"), ("wide", "'scale'")):
         with pytest.raises(ValueError, match=match):
@@ -141,26 +143,35 @@ def test_gamma_as_scikit_learn_resolves_it():
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
-@pytest.mark.parametrize("d", [16, 13])
+@pytest.mark.parametrize("d", [16, 13, 7])
 def test_kernel_row_equals_kernel_matrix(kernel, d):
     """The solvers' rows (numba loops over a range of transposed points kept in any order;
-    features in blocks of eight and a remainder) equal the kernel matrix; RBF rows from centred
-    float32 points (the float32 cache) to 1e-6 of the kernel's scale."""
+    features in blocks of eight and a remainder, or fewer than eight) equal the kernel matrix,
+    with the point itself inside the row, just past its end or absent (``own = -1``); RBF rows
+    from centred float32 points (the float32 cache) to 1e-6 of the kernel's scale."""
     rng = np.random.default_rng(1)
     X = rng.standard_normal((40, d)) + 3.0
     args = {"gamma": 0.05, "degree": 3, "coef0": 0.5}
     K = kernel_matrix(X, kernel=kernel, **args)
     code = KERNEL_CODES[kernel]
-    order = rng.permutation(40)  # the cache's point order
+    order = rng.permutation(40)  # the cache's point order, point 7 at column 20
+    own = int(np.flatnonzero(order == 7)[0])
+    order[[own, 20]], own, lo = order[[20, own]], 20, 5  # the point among the row's columns
     XT, sq = np.ascontiguousarray(X[order].T), squared_norms(X[order])
-    lo, own = 5, int(np.flatnonzero(order == 7)[0])
-    assert lo <= own < lo + 30  # the point itself among the columns of the row
     out = np.full(31, np.nan)
     kernel_row(X[7], sq[own], XT, sq, lo, own - lo, code, 0.05, 3.0, 0.5, out[:30])
     np.testing.assert_allclose(out[:30], K[7, order[lo : lo + 30]], rtol=1e-12)
     assert np.isnan(out[30])  # entry k is column lo + k's: nothing past the row is written
+    assert kernel != "rbf" or out[own - lo] == 1.0
+    # the point itself is column `own`, one past a row of the columns before it
+    out[:] = np.nan
+    kernel_row(X[7], sq[own], XT, sq, 0, own, code, 0.05, 3.0, 0.5, out[:own])
+    np.testing.assert_allclose(out[:own], K[7, order[:own]], rtol=1e-12)
+    assert np.isnan(out[own])
+    # the point absent from the row (own = −1): every entry is another point's
+    kernel_row(X[7], sq[own], XT, sq, own + 1, -1, code, 0.05, 3.0, 0.5, out[:19])
+    np.testing.assert_allclose(out[:19], K[7, order[own + 1 :]], rtol=1e-12)
     if kernel == "rbf":
-        assert out[own - lo] == 1.0
         Xc = X - X.mean(axis=0)
         out32 = np.empty(40, dtype=np.float32)
         XT32 = np.ascontiguousarray(Xc.T.astype(np.float32))
@@ -174,10 +185,58 @@ def test_single_precision_exponential_is_within_an_ulp_of_numpy():
     """The vectorised float32 ``exp`` of the RBF rows against float64 ``np.exp``: within
     ~1 ulp of float32 over the whole range of arguments (0 down to underflow)."""
     values = -np.concatenate([np.linspace(0.0, 87.0, 20001), [1e-30, 1e-7, 0.5, 1.0, 80.0]])
-    values = values.astype(np.float32)
-    expected = np.exp(values.astype(np.float64))
+    values = np.concatenate([values, [-87.5, -88.0, -100.0, -1e4]]).astype(np.float32)
+    # arguments below −87 give exp(−87), the smallest normal float32 range (never 0)
+    expected = np.exp(np.maximum(values.astype(np.float64), -87.0))
     out = values.copy()
     _exp_single(out, np.empty(out.size, dtype=np.int32))
     assert out.dtype == np.float32 and out[0] == 1.0
     np.testing.assert_allclose(out, expected, rtol=1.5 * np.finfo(np.float32).eps, atol=0)
     assert np.all(np.diff(out[:20001]) <= 0)  # monotone, as exp
+    assert np.all(out[-4:] == out[20000])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rbf_rows_never_exceed_one(dtype):
+    """Rounding makes the squared distance of a point to itself or to a copy of itself a small
+    nonzero value of either sign (in float32, and in float64 with large norms): an RBF value
+    exp(−γ·d²) still never exceeds 1 (negative d² clipped) and the point's own entry is exactly
+    1, wherever it is in the row."""
+    rng = np.random.default_rng(5)
+    P = 30.0 * rng.standard_normal((10, 12))
+    X = np.vstack([P, P]).astype(dtype)  # each point twice
+    sq = squared_norms(X.astype(np.float64)).astype(dtype)
+    for i in range(10):
+        columns = np.roll(np.arange(20), -i)  # point i at column 0, its copy at column 10
+        XT = np.ascontiguousarray(X[columns].T)
+        out = np.empty(20, dtype=dtype)
+        for own in (0, -1):
+            kernel_row(X[i], sq[i], XT, sq[columns], 0, own, KERNEL_CODES["rbf"], 0.05, 3.0, 0.0,
+                       out)  # fmt: skip
+            assert out.max() <= 1.0
+            assert out[0] == 1.0 or own == -1
+            assert out[10] == pytest.approx(1.0, abs=1e-3)  # the copy: 1 up to rounding
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf", "poly", "sigmoid"])
+def test_default_kernel_parameters_agree_across_functions_and_with_scikit_learn(kernel):
+    """Matrix, single-vector row and diagonal share their defaults: gamma = 1 and scikit-learn
+    SVC's degree and coef0."""
+    rng = np.random.default_rng(6)
+    A, B = 0.5 * rng.standard_normal((4, 3)), 0.5 * rng.standard_normal((6, 3))
+    svc = SVC()
+    params = {"rbf": {"gamma": 1.0}, "sigmoid": {"gamma": 1.0, "coef0": svc.coef0}}
+    params["poly"] = {"gamma": 1.0, "degree": svc.degree, "coef0": svc.coef0}
+    K = kernel_matrix(A, B, kernel)
+    np.testing.assert_allclose(K, pairwise_kernels(A, B, metric=kernel, **params.get(kernel, {})))
+    for i in range(len(A)):
+        np.testing.assert_allclose(kernel_vector(A[i], B, kernel), K[i], rtol=1e-12)
+    np.testing.assert_allclose(
+        kernel_diagonal(A, kernel), np.diag(kernel_matrix(A, None, kernel)), rtol=1e-12
+    )
+
+
+def test_kernel_codes_tell_the_kernels_apart():
+    """The solvers dispatch on these codes ("precomputed" and "rbf" by equality)."""
+    assert sorted(KERNEL_CODES) == sorted(KERNELS)
+    assert len(set(KERNEL_CODES.values())) == len(KERNELS)

@@ -104,3 +104,17 @@ def test_bad_input(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         dcd_solve(args.pop("y"), args.pop("p"), args.pop("upper"), args.pop("points"), **args)
+
+
+def test_zero_point_and_pinned_variables_agree_with_smo():
+    """A zero feature vector makes its variable's objective linear (it goes to a bound, never
+    stalling the solve); ``upper = 0`` pins a variable at 0 whatever its gradient."""
+    points, y, p, upper, index = _problem(0)
+    points[4] = 0.0  # a labelled trial with p = -1: its variable goes to its upper bound
+    upper[[7, 60]] = 0.0  # a labelled trial and a universum variable, both pinned
+    ref = smo_solve(y, p, upper, points, index=index, kernel="linear", tol=1e-10, equality=False)
+    res = dcd_solve(y, p, upper, points, index=index, tol=1e-8, max_iter=20000, equality=False)
+    assert res.converged
+    assert res.alpha[4] == upper[4] and res.alpha[7] == 0.0 and res.alpha[60] == 0.0
+    assert abs(res.objective - ref.objective) <= 1e-8 * abs(ref.objective)
+    np.testing.assert_allclose(res.alpha, ref.alpha, atol=1e-5)
