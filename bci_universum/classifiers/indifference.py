@@ -206,12 +206,14 @@ def _newton(Z, y, Zu, C, C_u, with_bias_u, tol, max_iter, theta0=None):
             converged = decrease <= 32 * np.finfo(float).eps * max(1.0, abs(f))
         if converged or n_iter == max_iter:
             break
-        # Backtracking (Armijo): halve the step until f decreases by 1e-4 of the prediction.
+        # Backtracking (Armijo): halve the step until f decreases by 1e-4 of the prediction,
+        # however small it must get (the offset's step is 1e12 times its gradient when only
+        # the ridge holds it); a step too small to move theta ends the halving.
         t = 1.0
         while True:
             candidate = theta - t * step
             f_new = value(candidate)
-            if f_new <= f - 1e-4 * t * decrease or t < 1e-10:
+            if f_new <= f - 1e-4 * t * decrease or np.array_equal(candidate, theta):
                 break
             t *= 0.5
         theta, f = candidate, f_new

@@ -267,6 +267,28 @@ def test_newton_backtracks_from_a_saturated_start():
     np.testing.assert_allclose(one_iteration(v1), [v1 - newton_step(v1)[0] / 2, 0, 0], rtol=1e-9)
 
 
+def test_newton_from_a_saturated_start_with_unbalanced_classes():
+    """Saturated as above, with two trials of one class and one of the other: the offset's
+    gradient is −C, held by the 1e-12 ridge alone, so the Newton step moves it by 1e14; the
+    step is halved until it decreases f (about 47 times) and Newton ends at scipy's optimum."""
+    Z = np.array([[1.0, 0.0], [1.0, 0.0], [-1.0, 0.0]])
+    y = np.array([1.0, 1.0, -1.0])
+    C, none = 100.0, np.zeros((0, 2))
+
+    def f(theta):
+        return universum_logistic_objective(theta[:-1], theta[-1], Z, y, none, C, 0.0)
+
+    start = np.array([-50.0, 0.0, 0.0])
+    with pytest.warns(ConvergenceWarning):
+        v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 1, start)
+    assert f(np.r_[v, b]) < f(start)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        v, b, _ = _newton(Z, y, none, C, 0.0, True, 1e-8, 100, start)
+    ref = minimize(f, np.zeros(3), method="BFGS", options={"gtol": 1e-10})
+    np.testing.assert_allclose(np.r_[v, b], ref.x, atol=1e-6)
+
+
 @pytest.mark.parametrize(("penalty", "online_universum"), [("decision", 1), ("covariance", 2)])
 def test_lr_update_is_the_fit_with_the_newest_windows_in_the_universum(penalty, online_universum):
     """``update(x)`` = ``fit`` with the newest ``online_universum`` windows added to the

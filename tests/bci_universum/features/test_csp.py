@@ -9,6 +9,7 @@ import pytest
 import scipy.linalg
 from mne.decoding._mod_ged import _compute_mutual_info
 from sklearn.base import clone
+from sklearn.covariance import ShrunkCovariance
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
@@ -698,10 +699,10 @@ def test_scatter_covariance_of_few_samples(n_samples):
 def test_scatter_full_rank_is_the_documented_bound(scale):
     """True exactly when the smallest eigenvalue exceeds ``2 (N trace(S) + n λ_max) eps``."""
     eps, n_samples = np.finfo(float).eps, 10
-    # S = diag(d, scale, scale): trace 2 scale + d, with d ≪ scale
-    bound = 2 * (n_samples * 2 * scale + 3 * scale) * eps
-    assert scatter_full_rank(np.diag([1.05 * bound, scale, scale]), n_samples)
-    assert not scatter_full_rank(np.diag([0.95 * bound, scale, scale]), n_samples)
+    # S = diag(d, scale / 2, scale): trace 1.5 scale + d, with d ≪ scale; λ_max = scale
+    bound = 2 * (n_samples * 1.5 * scale + 3 * scale) * eps
+    assert scatter_full_rank(np.diag([1.05 * bound, scale / 2, scale]), n_samples)
+    assert not scatter_full_rank(np.diag([0.95 * bound, scale / 2, scale]), n_samples)
 
 
 def test_rank_zero_is_refused(binary):
@@ -725,3 +726,20 @@ def test_shared_folds_skip_the_qr_when_the_labelled_scatter_is_full_rank(monkeyp
     F, shared = CSP(2).fit_transform_folds(X, y, folds)
     # (the features equal a fit per fold: test_fit_transform_folds_equal_a_fit_per_fold)
     assert F.shape == (len(X), 2) and len(shared) == len(folds)
+
+
+def test_scatter_covariance_default_shrinkage_is_scikit_learns():
+    D = np.random.default_rng(7).normal(size=(3, 50))
+    expected = ShrunkCovariance(assume_centered=True).fit(D.T).covariance_ * 50 / 49
+    np.testing.assert_allclose(scatter_covariance(D @ D.T, 50, "shrinkage"), expected, rtol=1e-12)
+
+
+def test_shared_folds_check_components_and_rank_against_the_channels(binary):
+    X, y, _ = binary
+    folds = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    for params, match in [
+        ({"n_components": 9}, r"n_components=9 exceeds the number of channels \(8\)"),
+        ({"rank": 9}, r"rank=9 exceeds the number of channels \(8\)"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            CSP(**params).fit_transform_folds(X, y, folds)
