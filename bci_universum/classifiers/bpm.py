@@ -73,8 +73,9 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
         most ``tol``. It bounds the change of the centre estimate per bounce. About 1e-2 gives
         10³ bounces, 1e-3 10⁴ and 1e-4 10⁵ for m ≈ 150 (notes §9).
     max_bounces : int, default=100_000
-        Bounce budget of the billiard (the anytime cap); ``n_bounces_`` and ``stopped_by_``
-        say which limit ended the run.
+        Budget of the billiard's bounces, and of its direction redraws (the anytime cap; a
+        redraw happens when no wall is in reach, as in a degenerate version space);
+        ``n_bounces_`` and ``stopped_by_`` say which limit ended the run.
     max_epochs : int, default=1000
         Passes over the data of each perceptron (the billiard's start point and
         ``method="perceptron"``) before the data are declared not separable; at least 2, as

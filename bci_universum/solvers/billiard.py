@@ -193,7 +193,7 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
         Stop when the bound ``ρ₂(p_min, Ξ/(Ξ + ξ_max))`` on the weight of a new segment in the
         centre estimate falls to ``tol`` or below.
     max_bounces : int
-        Stop after this many bounces in total.
+        Stop after this many bounces, or this many direction redraws.
 
     Returns
     -------
@@ -213,7 +213,9 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
         mu_bar = 0.0 if xi_sum + xi_max == 0.0 else xi_sum / (xi_sum + xi_max)
         if rho2(state[S_P_MIN], mu_bar) <= tol:
             return STATUS_TOL, n_used
-        if state[S_BOUNCES] >= max_bounces:
+        # redraws have the same budget: in a degenerate version space (a quarter circle seen
+        # from one of its walls) no direction ever reaches a wall
+        if state[S_BOUNCES] >= max_bounces or state[S_REDRAWS] >= max_bounces:
             return STATUS_BUDGET, n_used
         last = int(state[S_LAST])
 
@@ -227,7 +229,13 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
             if TAU_EPS < t < tau:
                 tau = t
                 c = i
-        if tau >= TAU_MAX:
+        gv = 0.0
+        for i in range(m):
+            gv += gamma[i] * v[i]
+        n1_sq = 1.0 + 2.0 * tau * gv + tau * tau
+        # no wall in reach, or a flight whose end point rounding leaves undefined (a direction
+        # drifted towards -γ in a degenerate version space): draw another direction
+        if tau >= TAU_MAX or not n1_sq > 1e-12:
             if n_used >= normals.shape[0]:
                 return STATUS_NEED_RANDOM, n_used
             _new_direction(G, y, normals[n_used], last, beta, v)
@@ -236,10 +244,7 @@ def billiard_run(G, y, gamma, beta, alpha, d, v, a, state, normals, tol, max_bou
             continue
 
         # Move (eq. 23): γ' = (γ + τβ)/‖·‖ and d' = Gγ', along the old direction.
-        gv = 0.0
-        for i in range(m):
-            gv += gamma[i] * v[i]
-        n1 = np.sqrt(1.0 + 2.0 * tau * gv + tau * tau)
+        n1 = np.sqrt(n1_sq)
         gd = 0.0
         for i in range(m):
             gamma_new[i] = (gamma[i] + tau * beta[i]) / n1
@@ -332,7 +337,7 @@ def kernel_billiard(
     tol : float
         Stopping bound on the weight of a new segment in the centre estimate.
     max_bounces : int
-        Bounce budget (the anytime cap).
+        Budget of bounces, and of direction redraws (the anytime cap).
     buffer_size : int
         Normal vectors drawn per refill of the random buffer.
 

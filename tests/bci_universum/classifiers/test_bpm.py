@@ -290,11 +290,11 @@ def test_two_passes_are_the_smallest_perceptron_budget(method):
         clone(clf).set_params(max_epochs=1).fit(X, y)
 
 
-@pytest.mark.parametrize("method", ["billiard", "perceptron"])
-def test_swapping_the_classes_negates_the_decision(method):
-    """Neither class is preferred: the labels are ±1 whichever class is which."""
+def test_swapping_the_classes_negates_the_decision():
+    """Neither class is preferred: the labels are ±1 whichever class is which (the perceptron;
+    the billiard's random directions are not mirrored, so it is symmetric in law only)."""
     X, y = _separable(4)
-    params = {"kernel": "rbf", "method": method, "random_state": 0}
+    params = {"kernel": "rbf", "method": "perceptron", "random_state": 0}
     f = BayesPointMachine(**params).fit(X, y).decision_function(X)
     swapped = BayesPointMachine(**params).fit(X, np.where(y == 1, -1, 2))
     np.testing.assert_allclose(swapped.decision_function(X), -f, rtol=1e-10, atol=1e-12)

@@ -132,6 +132,20 @@ def test_billiard_start_must_be_inside_version_space():
         bl.kernel_billiard(G, y, -y, rng)
 
 
+def test_degenerate_version_space_redraws_within_their_budget():
+    """Two orthogonal trials of opposite classes: version space is a quarter circle, and from
+    either wall the other lies at infinite flight time, so directions are redrawn there; the
+    redraws have a budget, and the estimate tends to the arc's centre of mass, its midpoint."""
+    G, y = np.eye(2), np.array([-1.0, 1.0])
+    gamma0 = np.array([-0.9, 0.1])
+    alpha, info = bl.kernel_billiard(G, y, gamma0, np.random.default_rng(0), max_bounces=50)
+    assert info["stopped_by"] == "max_bounces" and info["n_redraws"] == 50
+    assert np.all(y * (G @ alpha) > 0)
+    alpha, info = bl.kernel_billiard(G, y, gamma0, np.random.default_rng(0), tol=1e-3)
+    assert info["stopped_by"] == "tol"
+    np.testing.assert_allclose(alpha, np.array([-1.0, 1.0]) / np.sqrt(2.0), atol=0.01)
+
+
 def test_billiard_reaches_monte_carlo_centre_of_mass():
     """Notes §7 test 8: angle to a rejection-sampling centre of mass < 4° on every seed."""
     billiard_angles, perceptron_angles, svm_angles = [], [], []
