@@ -64,9 +64,9 @@ class StreamReceiver(InletThread):
         Which stream: its name, source_id and/or type (at least one).
     bufsize : float, default=30.0
         Length of the ring buffer in seconds.
-    timeout : float
+    timeout : float, default=5.0
         Seconds to wait for the stream to appear and answer when starting.
-    silence_timeout : float | None
+    silence_timeout : float | None, default=5.0
         After this many seconds without data a ``"silence"`` event is reported and
         :meth:`get_window` raises :class:`StreamSilenceError` until data flows again (liblsl
         reconnects to a restarted source with the same ``source_id``). None disables it.
@@ -77,7 +77,7 @@ class StreamReceiver(InletThread):
         A channel carrying a sample counter (0, 1, 2, ...), by name or index, used to detect
         dropped samples exactly. None: the first channel of LSL type ``"counter"``, if any;
         otherwise dropped samples are detected from timestamp gaps.
-    gap_tolerance : float
+    gap_tolerance : float, default=1.0
         Without a counter, a timestamp step longer than ``(1 + gap_tolerance)`` sample periods
         is reported as a gap.
     processing_flags : str | sequence of str | int | None
@@ -87,7 +87,7 @@ class StreamReceiver(InletThread):
         are detected only through a counter channel.
     max_buflen : int, default=360
         Seconds of data liblsl itself buffers for this inlet (liblsl's own default).
-    max_chunk : int
+    max_chunk : int, default=4096
         Largest number of samples pulled at once (the thread loops until the inlet is empty).
 
     Notes

@@ -1,3 +1,4 @@
+import dataclasses
 import inspect
 import time
 from uuid import uuid4
@@ -481,3 +482,111 @@ def test_soak_600000_samples_64_channels_unpaced_none_lost():
         data, _ = receiver.get_window(5.0)
         np.testing.assert_array_equal(data[-1], np.arange(n_total - 5000, n_total))
     del outlet
+
+
+def test_events_are_immutable():
+    """Every reader gets the same event objects (``events`` copies only the list)."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 10, 1))
+        outlet.push_chunk(counter_chunk(0, 10, 1))
+        wait_until(lambda: receiver.n_samples == 20)
+        event = receiver.events[0]
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            event.n_samples = 5
+        assert receiver.events[0].n_samples == 0
+    del outlet
+
+
+def test_one_hz_stream_with_a_one_sample_buffer():
+    """1 Hz is a fixed rate (the boundary of the irregular rate 0); a 1 s buffer at 1 Hz holds
+    exactly one sample, the newest."""
+    info = counter_stream_info(1, 1.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, bufsize=1.0) as receiver:
+        assert receiver.sfreq_ == 1.0
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 3, 1))
+        wait_until(lambda: receiver.n_samples == 3)
+        data, _ = receiver.get_window()
+        np.testing.assert_array_equal(data[-1], [2.0])
+    del outlet
+
+
+def test_first_channel_can_be_the_counter_by_index():
+    """``counter_channel=0`` (the lowest valid index) makes the untyped first channel the
+    counter: a counter jump is a gap though the timestamps are regular."""
+    sfreq = 100.0
+    info = make_stream_info(f"c0-{uuid4().hex}", ["n", "a"], sfreq, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, counter_channel=0) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        counter = np.r_[np.arange(10), np.arange(13, 23)]
+        outlet.push_chunk(np.column_stack([counter, np.zeros(20)]))
+        wait_until(lambda: receiver.n_samples == 20)
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("gap", 3)]
+    del outlet
+
+
+def _push_stamped(outlet, data, stamps):
+    """Push samples with their exact timestamps (read back unchanged without clocksync)."""
+    outlet.push_chunk(np.asarray(data, dtype=np.float32), list(stamps))
+
+
+@pytest.mark.parametrize(
+    ("periods", "tolerance", "expected"),
+    [
+        (2.0, 1.0, []),  # exactly 1 + gap_tolerance periods: not longer, not a gap
+        (3.0, 1.0, [(2, "2 sample(s) missing before t=100.7500 (750.0 ms step)")]),
+        (1.25, 0.1, []),  # longer than the tolerance, but rounds to no missing sample
+    ],
+)
+def test_timestamp_step_at_the_gap_threshold(periods, tolerance, expected):
+    """At 4 Hz every stamp below is exact in binary, so the steps are exactly the periods."""
+    sfreq = 4.0
+    info = make_stream_info(f"ts-{uuid4().hex}", ["a"], sfreq, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    stamps = 100.0 + np.r_[np.arange(-3, 1), periods + np.arange(3)] / sfreq
+    with _receiver(info, processing_flags=None, gap_tolerance=tolerance) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        _push_stamped(outlet, np.zeros((len(stamps), 1)), stamps)
+        wait_until(lambda: receiver.n_samples == len(stamps))
+        np.testing.assert_array_equal(receiver.get_window()[1], stamps)
+        gaps = [(e.n_samples, e.detail) for e in receiver.events]
+        for (n, detail), (n_expected, fragment) in zip(gaps, expected, strict=True):
+            assert n == n_expected and detail.startswith(fragment)
+    del outlet
+
+
+@pytest.mark.parametrize(
+    ("after", "kind", "n_samples"), [(0, "gap", 10), (1, "counter_reset", 40)]
+)
+def test_forward_counter_jump_at_the_restart_slack(after, kind, n_samples):
+    """Counter 29 (stamped 100 s) then 40: a restart when counter 40's stamp places counter 0
+    later than 0.05 s + 2 sample periods (0.55 s at 4 Hz) before counter 29; exactly there it
+    is a gap."""
+    sfreq = 4.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    boundary = 100.0 - (0.05 + 2.0 / sfreq) + 40 / sfreq  # exact: one binade, [64, 128)
+    stamp = boundary if after == 0 else np.nextafter(boundary, np.inf)
+    with _receiver(info, processing_flags=None) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        _push_stamped(outlet, counter_chunk(28, 2, 1), [100.0 - 1 / sfreq, 100.0])
+        _push_stamped(outlet, counter_chunk(40, 1, 1), [stamp])
+        wait_until(lambda: receiver.n_samples == 3)
+        assert receiver.get_window()[1][-1] == stamp
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [(kind, n_samples)]
+    del outlet
+
+
+def test_resumption_reports_how_long_the_stream_was_silent():
+    receiver = StreamReceiver("x", silence_timeout=0.5)
+    receiver._on_connect(counter_stream_info(1, 100.0))
+    receiver._silent, receiver._last_arrival = True, 100.0
+    receiver._ingest(counter_chunk(0, 2, 1), np.array([101.0, 101.01]), 102.5)
+    (resumed,) = receiver.events
+    assert resumed.kind == "resumed" and not receiver.silent
+    assert resumed.detail.endswith("sends again after 2.50 s without data.")
