@@ -150,6 +150,32 @@ def test_counter_reset_is_reported():
     del outlet
 
 
+def test_counter_reset_to_a_negative_value_missed_no_sample():
+    """A counter restarting below 0 reports 0 samples missed, never a negative count."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 30, 1))
+        outlet.push_chunk(counter_chunk(-1, 1, 1))
+        wait_until(lambda: receiver.n_samples == 31)
+        assert [(e.kind, e.n_samples) for e in receiver.events] == [("counter_reset", 0)]
+    del outlet
+
+
+def test_first_sample_received_is_never_a_gap():
+    """The first sample has no predecessor: even stamps running backwards from it are no gap."""
+    sfreq = 4.0
+    info = make_stream_info(f"ts-{uuid4().hex}", ["a"], sfreq, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(info)
+    with _receiver(info, processing_flags=None) as receiver:
+        assert outlet.wait_for_consumers(5.0)
+        _push_stamped(outlet, np.zeros((2, 1)), [100.0, 99.0])
+        wait_until(lambda: receiver.n_samples == 2)
+        assert receiver.events == []
+    del outlet
+
+
 def test_counter_gap_inside_one_chunk():
     """Counter 0..9 then 15..24 in one push: 5 samples missing before counter 15."""
     info = counter_stream_info(1, 100.0)
@@ -500,13 +526,15 @@ def test_events_are_immutable():
     del outlet
 
 
-def test_one_hz_stream_with_a_one_sample_buffer():
+@pytest.mark.parametrize(("sfreq", "bufsize"), [(1.0, 1.0), (0.5, 5e-324)])
+def test_slow_stream_with_a_one_sample_buffer(sfreq, bufsize):
     """1 Hz is a fixed rate (the boundary of the irregular rate 0); a 1 s buffer at 1 Hz holds
-    exactly one sample, the newest."""
-    info = counter_stream_info(1, 1.0)
+    exactly one sample, the newest, and so does a buffer whose length in samples underflows
+    to 0."""
+    info = counter_stream_info(1, sfreq)
     outlet = pylsl.StreamOutlet(info)
-    with _receiver(info, bufsize=1.0) as receiver:
-        assert receiver.sfreq_ == 1.0
+    with _receiver(info, bufsize=bufsize) as receiver:
+        assert receiver.sfreq_ == sfreq
         assert outlet.wait_for_consumers(5.0)
         outlet.push_chunk(counter_chunk(0, 3, 1))
         wait_until(lambda: receiver.n_samples == 3)
