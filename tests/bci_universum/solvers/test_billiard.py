@@ -351,6 +351,18 @@ def test_flights_longer_than_tau_max_are_redrawn():
             np.testing.assert_allclose(gamma, [1.0, 0.0], atol=1e-12)
 
 
+def test_directions_along_a_kernel_axis_reach_their_wall():
+    """G = I: from (0.6 y₀, 0.8 y₁) the direction −y₀e₀ (Gβ = ±1 and 0, exactly) meets the wall
+    of the first trial after a flight of 0.6, at (0, y₁)."""
+    G = np.eye(2)
+    for y in (np.ones(2), np.array([-1.0, 1.0])):
+        start = np.array([0.6 * y[0], 0.8 * y[1]])
+        gamma, beta, alpha, d, v, a, state = bl.billiard_start(G, start, -y[0] * np.eye(2)[0])
+        bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+        assert state[bl.S_BOUNCES] == 1 and state[bl.S_LAST] == 0
+        np.testing.assert_allclose(gamma, [0.0, y[1]], atol=1e-15)
+
+
 def test_kernel_billiard_draws_one_stream_and_defaults():
     """The estimate does not depend on how the normal vectors are buffered (one stream of
     draws); the documented default tolerance is 1e-3."""
