@@ -62,9 +62,10 @@ def test_oplus_properties():
     assert bl.rho1(p, 0.0) == 0 and bl.rho2(p, 0.0) == 1
     np.testing.assert_allclose([bl.rho1(p, 1.0), bl.rho2(p, 1.0)], [1, 0], atol=1e-12)
     for mu in (0.3, 0.9):
-        # p = −1 (t = −s, no arc between them) stays finite; p > 1 (round-off of ⟨s, t⟩)
-        # counts as 1
+        # p ≤ −1 (t = −s, no arc between them) is clamped (finite weights); p > 1 (round-off
+        # of ⟨s, t⟩) counts as 1
         assert np.isfinite([bl.rho1(-1.0, mu), bl.rho2(-1.0, mu)]).all()
+        assert bl.rho1(-1.5, mu) == bl.rho1(-1.0, mu) and bl.rho2(-1.5, mu) == bl.rho2(-1.0, mu)
         assert bl.rho1(1.0 + 1e-9, mu) == bl.rho1(1.0, mu)
         assert bl.rho2(1.0 + 1e-9, mu) == bl.rho2(1.0, mu)
 
