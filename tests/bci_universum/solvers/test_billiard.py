@@ -364,6 +364,18 @@ def test_directions_along_a_kernel_axis_reach_their_wall():
         np.testing.assert_allclose(gamma, [0.0, y[1]], atol=1e-15)
 
 
+def test_a_first_chord_rounded_to_zero_length_gives_the_midpoint():
+    """A start 1e-10 from a wall, flying into it: the chord's length rounds to 0 (Ξ + ξ = 0),
+    and the estimate after that one bounce is still the segment's midpoint, on the sphere."""
+    G, y = np.eye(2), np.ones(2)
+    start = bl.billiard_start(G, np.array([1e-10, 1.0]), np.array([-1.0, 0.0]))
+    gamma, beta, alpha, d, v, a, state = start
+    bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+    assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
+    np.testing.assert_allclose(alpha, [0.0, 1.0], atol=1e-9)
+    assert alpha @ G @ alpha == pytest.approx(1.0)
+
+
 def test_kernel_billiard_draws_one_stream_and_defaults():
     """The estimate does not depend on how the normal vectors are buffered (one stream of
     draws); the documented default tolerance is 1e-3."""
