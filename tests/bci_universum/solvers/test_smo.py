@@ -64,17 +64,26 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
-def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel, weighted):
     """Small C (as in a grid search) leaves no free variable: the offset then comes from the
-    bounds of the feasible interval, and must still be libsvm's, sign included."""
+    bounds of the feasible interval, and must still be libsvm's, sign included. Points far on
+    their side (linear kernel) stay at 0; a zero sample weight (upper 0) fixes a variable,
+    which then bounds nothing (libsvm drops the sample)."""
     rng = np.random.default_rng(0)
-    y = np.repeat([-1.0, 1.0], 20)
-    X = rng.normal(size=(40, 3))
+    y = np.repeat([-1.0, 1.0], 22)
+    X = rng.normal(size=(44, 3))
     X[:, 0] += 0.6 * y + 2.0  # off-centre classes: an offset clearly away from 0
+    X[[0, 1, -2, -1], 0] = 40.0 * y[[0, 1, -2, -1]]
+    w = np.ones(44)
+    if weighted:
+        w[[3, 6, 25, 28]] = 0.0  # as many per class: the others, at C, stay balanced
     C = 0.01
-    res = smo_solve(y, -np.ones(40), np.full(40, C), X, kernel=kernel, gamma=0.3, tol=1e-7)
-    assert not ((res.alpha > 0) & (res.alpha < C)).any()
-    svc = SVC(C=C, kernel=kernel, gamma=0.3, tol=1e-7).fit(X, y)
+    res = smo_solve(y, -np.ones(44), C * w, X, kernel=kernel, gamma=0.3, tol=1e-7)
+    assert not ((res.alpha > 0) & (res.alpha < C * w)).any()
+    if kernel == "linear":
+        assert np.all(res.alpha[[0, 1, -2, -1]] == 0.0)
+    svc = SVC(C=C, kernel=kernel, gamma=0.3, tol=1e-7).fit(X, y, sample_weight=w)
     assert abs(svc.intercept_[0]) > 1e-3
     assert res.intercept == pytest.approx(svc.intercept_[0], abs=1e-7)
     X_test = rng.normal(size=(30, 3))
