@@ -162,6 +162,20 @@ def test_warm_start_and_seed_reach_the_same_scores():
     warm = cs_solve(y, e, upper, points, index=index, tol=1e-10, alpha0=a.alpha)
     assert warm.n_iter == 1
     np.testing.assert_allclose(warm.scores, a.scores, atol=1e-12)
+    # a start already within tol (violations between 1e-12 and tol, large margins) also
+    # needs one pass
+    e *= 5.0
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-6, max_iter=100_000)
+    assert a.violation > 1e-12
+    assert cs_solve(y, e, upper, points, index=index, tol=1e-3, alpha0=a.alpha).n_iter == 1
+
+
+def test_one_class_has_no_dual():
+    """L = 1: Σ_l α_il = 0 leaves α = 0, at zero points too."""
+    y, e, upper, points, _ = _problem(11, n_per=4, L=1, m=0)
+    points[1] = 0.0
+    result = cs_solve(y, e, upper, points, tol=1e-9)
+    assert result.converged and np.all(result.alpha == 0) and result.objective == 0
 
 
 def test_stops_at_max_iter_with_a_warning():
