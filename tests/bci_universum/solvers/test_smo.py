@@ -342,3 +342,56 @@ def test_offset_of_a_single_class_is_the_end_of_its_kkt_interval(label):
     res = smo_solve(y, -np.ones(6), np.ones(6), X, kernel="linear")
     np.testing.assert_array_equal(res.alpha, 0.0)
     assert res.intercept == label
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_zero_curvature_steps_to_the_bound_at_once(equality):
+    """Along a direction of zero curvature the objective is linear: the exact line search goes
+    to the box in one update. With the equality, one point with both labels (Q = k·[[1, −1],
+    [−1, 1]], the pair's curvature 0); without it, the origin under the linear kernel
+    (Q_ii = 0). Either way α = C is the closed-form optimum (the objective is −Σα there)."""
+    if equality:
+        y, X = np.array([1.0, -1.0]), np.ones((2, 3))
+    else:
+        y, X = np.array([1.0]), np.zeros((1, 3))
+    n = len(y)
+    res = smo_solve(y, -np.ones(n), np.full(n, 5.0), X, kernel="linear", equality=equality)
+    np.testing.assert_array_equal(res.alpha, 5.0)
+    assert res.n_iter == 1 and res.converged
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        smo_solve(np.array([1.0, -1.0]), -np.ones(2), np.ones(2), np.eye(2), None)
+
+
+def test_row_cache_drops_the_least_recently_used_row():
+    """The kernel-row cache with room for two rows of five points: each row is the kernel's,
+    a hit is not recomputed, and a miss drops the row used longest ago, within the budget."""
+    from bci_universum.solvers.kernels import KERNEL_CODES
+    from bci_universum.solvers.smo import _get_row, _kernel_points, _kernel_state
+
+    points = np.random.default_rng(11).normal(size=(5, 3))
+    K = kernel_matrix(points, kernel="rbf", gamma=0.5)
+    X, sq, empty, _ = _kernel_points(points, KERNEL_CODES["rbf"], 200.0, 1e-9)
+    kc, diag = _kernel_state(
+        X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, 10
+    )
+    np.testing.assert_allclose(diag, 1.0)
+    rows, state = kc[3], kc[7]
+    for point, cached in [
+        (0, {0}),
+        (1, {0, 1}),
+        (2, {1, 2}),
+        (1, {1, 2}),
+        (3, {1, 3}),
+        (0, {0, 3}),
+        (3, {0, 3}),
+        (4, {3, 4}),
+    ]:
+        before = rows[point]
+        row = _get_row(point, 5, kc)
+        np.testing.assert_allclose(row, K[point], atol=1e-12)
+        assert np.shares_memory(row, before) == (before.shape[0] > 0)  # a hit: no copy
+        assert {a for a in range(5) if rows[a].shape[0]} == cached
+        assert state[1] == 5 * len(cached) <= state[2]
