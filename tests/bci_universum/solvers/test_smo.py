@@ -63,6 +63,24 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
     np.testing.assert_allclose(f, f_ref, atol=1e-5 * np.abs(f_ref).max())
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_defaults_are_libsvm_s(kernel):
+    """Without options: the RBF kernel, gamma 1 and libsvm's defaults (tol 1e-3, degree 3,
+    coef0 0, shrinking, 200 MB): SVC's decision function to what that tolerance leaves (both
+    solutions stop ~1e-3 from the optimum; a changed default moves it by 10 % or more)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=60) > 0, 1.0, -1.0)
+    options = {"kernel": "poly"} if kernel == "poly" else {}  # rbf: the default
+    res = smo_solve(y, -np.ones(60), np.full(60, 2.0), X, **options)
+    svc = SVC(C=2.0, kernel=kernel, gamma=1.0).fit(X, y)
+    X_test = rng.normal(size=(40, 3))
+    f = kernel_matrix(X_test, X, kernel, gamma=1.0) @ (y * res.alpha) + res.intercept
+    f_ref = svc.decision_function(X_test)
+    assert res.converged
+    np.testing.assert_allclose(f, f_ref, atol=0.02 * np.abs(f_ref).max())
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel, weighted):
