@@ -204,6 +204,28 @@ def test_float32_rows_leave_the_solution_exact(seed):
     assert abs(small.objective - exact[1]) <= 1e-7 * abs(exact[1])
 
 
+@pytest.mark.parametrize("short", [0, 8])
+def test_float32_rows_exactly_when_a_float64_row_per_point_does_not_fit(short):
+    """At tol ≥ 1e-4 RBF rows go float32 when n float64 rows of the n points exceed the cache:
+    with 8n² bytes they stay float64, with 8 bytes less they go float32. The gradient tells
+    which: its drift from Qα + p is float64 rounding (~1e-15) or float32's (~1e-7)."""
+    points, y, p, upper, index, _ = _problem(0, m=24, q=8)
+    n = len(points)
+    res = smo_solve(
+        y,
+        p,
+        upper,
+        points,
+        index=index,
+        gamma=0.4,
+        tol=1e-4,
+        cache_size=(8 * n * n - short) / 2**20,
+    )
+    Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
+    drift = np.abs(Q @ res.alpha + p - res.gradient).max()
+    assert drift > 1e-9 if short else drift < 1e-12
+
+
 def test_fit_does_not_depend_on_blas_threads():
     """Kernel rows are numba loops, never BLAS calls: one and two BLAS threads give the same
     bits (each setting in its own process, as BLAS reads it at start-up)."""
@@ -248,11 +270,12 @@ def test_warm_start_and_gradient():
     np.testing.assert_allclose(res.gradient, (np.outer(y, y) * K) @ res.alpha + p, atol=1e-10)
 
 
-def test_iteration_cap_warns():
+@pytest.mark.parametrize("max_iter", [0, 3])
+def test_iteration_cap_warns(max_iter):
     points, y, p, upper, index, _ = _problem(5)
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        res = smo_solve(y, p, upper, points, index=index, max_iter=3)
-    assert not res.converged and res.n_iter == 3
+    with pytest.warns(ConvergenceWarning, match=f"max_iter={max_iter} "):
+        res = smo_solve(y, p, upper, points, index=index, max_iter=max_iter)
+    assert not res.converged and res.n_iter == max_iter
 
 
 def test_infinite_bounds_hard_margin():
@@ -280,6 +303,7 @@ def test_infinite_bounds_hard_margin():
         ({"kernel": "cosine"}, "Unknown kernel"),
         ({"alpha0": np.array([1.0, 0.0])}, "y @ alpha0"),
         ({"points": np.ones((2, 3)), "kernel": "precomputed"}, "square"),
+        ({"points": np.ones(2)}, "2-D"),
     ],
 )
 def test_bad_input(kwargs, match):
@@ -384,17 +408,15 @@ def test_options_are_keyword_only():
 
 
 def test_row_cache_drops_the_least_recently_used_row():
-    """The kernel-row cache with room for two rows of five points: each row is the kernel's,
-    a hit is not recomputed, and a miss drops the row used longest ago, within the budget."""
+    """The kernel-row cache of five points with no budget keeps its minimum, two rows: each row
+    is the kernel's, a hit is not recomputed, and a miss drops the row used longest ago."""
     from bci_universum.solvers.kernels import KERNEL_CODES
     from bci_universum.solvers.smo import _get_row, _kernel_points, _kernel_state
 
     points = np.random.default_rng(11).normal(size=(5, 3))
     K = kernel_matrix(points, kernel="rbf", gamma=0.5)
     X, sq, empty, _ = _kernel_points(points, KERNEL_CODES["rbf"], 200.0, 1e-9)
-    kc, diag = _kernel_state(
-        X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, 10
-    )
+    kc, diag = _kernel_state(X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, 0)
     np.testing.assert_allclose(diag, 1.0)
     rows, state = kc[3], kc[7]
     for point, cached in [
@@ -413,3 +435,8 @@ def test_row_cache_drops_the_least_recently_used_row():
         assert np.shares_memory(row, before) == (before.shape[0] > 0)  # a hit: no copy
         assert {a for a in range(5) if rows[a].shape[0]} == cached
         assert state[1] == 5 * len(cached) <= state[2]
+    # a row over a prefix of the point order (as after shrinking), then extended
+    for length, used in [(3, 5 + 3), (5, 5 + 5)]:
+        np.testing.assert_allclose(_get_row(1, length, kc), K[1, :length], atol=1e-12)
+        assert {a for a in range(5) if rows[a].shape[0]} == {1, 4}
+        assert rows[1].shape[0] == length and state[1] == used
