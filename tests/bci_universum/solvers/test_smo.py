@@ -391,13 +391,16 @@ def test_zero_curvature_steps_to_the_bound_at_once(equality):
     """Along a direction of zero curvature the objective is linear: the exact line search goes
     to the box in one update. With the equality, one point with both labels (Q = k·[[1, −1],
     [−1, 1]], the pair's curvature 0); without it, the origin under the linear kernel
-    (Q_ii = 0). Either way α = C is the closed-form optimum (the objective is −Σα there)."""
+    (Q_ii = 0). Either way α = C is the closed-form optimum (the objective is −Σα there), and
+    τ stands for the curvature: no division by zero."""
     if equality:
         y, X = np.array([1.0, -1.0]), np.ones((2, 3))
     else:
         y, X = np.array([1.0]), np.zeros((1, 3))
     n = len(y)
-    res = smo_solve(y, -np.ones(n), np.full(n, 5.0), X, kernel="linear", equality=equality)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = smo_solve(y, -np.ones(n), np.full(n, 5.0), X, kernel="linear", equality=equality)
     np.testing.assert_array_equal(res.alpha, 5.0)
     assert res.n_iter == 1 and res.converged
 
