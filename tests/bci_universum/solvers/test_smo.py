@@ -261,16 +261,19 @@ def test_fit_does_not_depend_on_blas_threads():
     assert runs[0] == runs[1]
 
 
-def test_warm_start_and_gradient():
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_warm_start_and_gradient(kernel):
+    """A warm start at the optimum stops at once, its gradient Qα + p built from alpha0 (by
+    rows, or for the linear kernel from w = Σ y_j α_j x_j)."""
     points, y, p, upper, index, _ = _problem(4)
-    res = smo_solve(y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9)
-    again = smo_solve(
-        y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9, alpha0=res.alpha
-    )
+    kw = {"index": index, "kernel": kernel, "gamma": 0.5, "tol": 1e-9}
+    res = smo_solve(y, p, upper, points, **kw)
+    again = smo_solve(y, p, upper, points, alpha0=res.alpha, **kw)
     assert again.n_iter <= 2
     assert abs(again.objective - res.objective) <= 1e-12 * abs(res.objective)
-    K = kernel_matrix(points, kernel="rbf", gamma=0.5)[np.ix_(index, index)]
-    np.testing.assert_allclose(res.gradient, (np.outer(y, y) * K) @ res.alpha + p, atol=1e-10)
+    Q = np.outer(y, y) * kernel_matrix(points, kernel=kernel, gamma=0.5)[np.ix_(index, index)]
+    for r in (res, again):
+        np.testing.assert_allclose(r.gradient, Q @ r.alpha + p, atol=1e-10)
 
 
 @pytest.mark.parametrize("max_iter", [0, 3])
