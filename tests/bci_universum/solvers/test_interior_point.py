@@ -68,15 +68,25 @@ def _ipm_problem(name):
     if name == "hard margin":
         X, y = _separable()
         return y[:, None] * X, y, -np.ones(40), np.full(40, np.inf)
+    if name == "unbalanced":
+        # 60 against 10 in a narrow box, p large: yᵀα = 0 is the last condition met
+        X = np.random.default_rng(1).normal(size=(70, 4))
+        y = np.r_[np.ones(60), -np.ones(10)]
+        return y[:, None] * X, y, np.full(70, -1e4), np.full(70, 0.1)
     seed, d, scale = {"low rank": (0, 4, 1.0), "d=30": (1, 30, 1.0), "dense": (2, 200, 1.0),
-                      "tiny": (0, 4, 1e-6), "large": (0, 4, 1e3),
-                      "zero point": (3, 4, 1.0)}[name]  # fmt: skip
+                      "tiny": (0, 4, 1e-6), "large": (0, 4, 1e3), "zero point": (3, 4, 1.0),
+                      "small p": (0, 4, 1.0), "small box": (0, 4, 1e3)}[name]  # fmt: skip
     points, y, p, upper, index, _ = _problem(seed, d=d)
     if name == "zero point":
         # a universum trial at the origin with epsilon = 0: its two variables do not enter
         # the objective, and their Newton steps vanish at the start
         points[40] = 0.0
         p[index == 40] = 0.0
+    if name == "small p":
+        p *= 1e-3  # the residuals' scale 1 + max|p| is then about 1
+    if name == "small box":
+        # Q times 1000 and the box 1000 times narrower: the dual residual is met last
+        return np.sqrt(scale) * y[:, None] * points[index], y, p, upper / scale
     # Q and p scaled alike: the same optimum α, the objective times scale
     return np.sqrt(scale) * y[:, None] * points[index], y, scale * p, upper
 
@@ -141,7 +151,9 @@ def test_interior_point_stops_at_a_kkt_point(name, equality, monkeypatch):
 
 
 @pytest.mark.parametrize("equality", [True, False])
-@pytest.mark.parametrize("name", ["low rank", "dense", "hard margin", "tiny", "large"])
+@pytest.mark.parametrize(
+    "name", ["low rank", "dense", "hard margin", "large", "small p", "small box", "unbalanced"]
+)
 def test_stops_at_the_first_point_meeting_any_tolerance(name, equality, monkeypatch):
     """Over a range of ``rel_tol`` (which changes the step it stops at) it stops at the first
     iterate meeting the rule: the one before (the same steps, one fewer) does not."""
