@@ -2,7 +2,10 @@
 
 from types import SimpleNamespace
 
+import pytest
+
 from benchmarks.mutation import _current, _mutant_keys, _scopes
+from benchmarks.mutation_order import covering_tests
 
 SOURCE = """import numpy as np
 
@@ -56,3 +59,28 @@ def test_a_key_changes_with_its_function():
     changed = SOURCE.replace("+ 1", "+ 2")
     scopes = {(n, d) for *_, n, d in _scopes(changed)}
     assert [_current(keys[j], scopes) for j in "01234"] == [True, False, False, False, True]
+
+
+def test_a_condition_over_several_lines_selects_the_tests_that_run_it(tmp_path):
+    """Coverage records ``if (`` spread over lines at the lines of its condition: a mutant of
+    the ``if (`` line (``if not (``) runs the tests that execute them."""
+    coverage = pytest.importorskip("coverage")  # the mutation extra
+    source = "def f(x):\n    if (\n        x > 0\n        and x < 3\n    ):\n        return 1\n"
+    path = tmp_path / "multiline.py"
+    path.write_text(source)
+    measure = coverage.Coverage(data_file=None, include=[str(path)])
+    measure.start()
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    measure.switch_context("test_f")
+    namespace["f"](1)
+    measure.stop()
+    recorded = measure.get_data().contexts_by_lineno(str(path))
+    cover = {
+        "source": source,
+        "statements": sorted(measure.analysis2(str(path))[1]),
+        "import": sorted(line for line, c in recorded.items() if "" in c),
+        "lines": {str(k): sorted(set(c) - {""}) for k, c in recorded.items() if set(c) - {""}},
+    }
+    assert "2" not in cover["lines"]  # the premise: nothing recorded at the ``if (`` line
+    assert covering_tests(cover, [2]) == {"test_f"}

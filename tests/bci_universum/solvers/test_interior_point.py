@@ -262,6 +262,18 @@ def test_snap_puts_active_variables_on_their_bounds(name):
     np.testing.assert_array_equal(no_equality[free], alpha[free])
 
 
+def test_snap_whose_shift_leaves_the_box_starts_cold():
+    """A shift restoring ``yᵀα = 0`` would push a free variable below 0: clipped back it breaks
+    the equality again, so SMO starts from zero (never from outside the box)."""
+    y = np.array([1.0, 1.0, -1.0])
+    upper = np.ones(3)
+    alpha = np.array([0.9, 0.05, 0.1])  # all free, yᵀα = 0.85: shifts of ∓0.283
+    snapped = interior_point._snap(
+        alpha.copy(), np.full(3, 1e-9), np.full(3, 1e-9), y, upper, True
+    )
+    np.testing.assert_array_equal(snapped, np.zeros(3))
+
+
 @pytest.mark.parametrize("offset", [0.8e-12, 1e-12, 1.5e-12])
 def test_snap_without_free_variables_keeps_the_equality_or_starts_cold(offset):
     """All variables on a bound: the snap is kept when it meets ``yᵀα = 0`` to 1e-12 (absolute
