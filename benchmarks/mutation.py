@@ -22,8 +22,10 @@ kernels of the other modules come from the tree's warm cache. A shard with
 ``disable-jit = true`` runs its tests with ``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs
 only the tests that execute its line, after a map made by one run of the shard's tests under
 coverage.py (``benchmarks/mutation_order.py``); ``--check-selection N`` runs N random mutants
-with that selection and with all the tests. Kills by timeout are counted apart;
-``--recheck-timeouts 3`` runs them again with three times the time. Pending mutants run in
+with that selection and with all the tests. A mutant's run stops at a time budget set by the
+baseline durations of its selected tests (``[tool.cosmic-ray] timeout-factor``); kills by
+timeout are counted apart, and ``--recheck-timeouts 3`` runs them again with three times the
+time. Pending mutants run in
 random order and a run stops after ``--minutes`` (the next run resumes), so a partly run shard
 reports an unbiased sample.
 
@@ -149,18 +151,36 @@ def write_config(name: str, shard: dict, settings: dict, timeout: float) -> Path
     return path
 
 
+def order_file(name: str) -> Path:
+    """The shard's durations and kills of each test (``benchmarks/mutation_order.py``)."""
+    return WORK / f"{name}.order.json"
+
+
+def _setup_times_known(name: str) -> bool:
+    """Whether the baseline recorded each test's set-up time, which the time budget needs."""
+    try:
+        entries = json.loads(order_file(name).read_text()).values()
+    except (OSError, ValueError):
+        return False
+    return all(len(entry) >= 3 for entry in entries)
+
+
 def coverage_map(name: str) -> Path:
     """The shard's map of each module line to the tests that execute it."""
     return WORK / f"{name}.coverage.json"
 
 
-def shard_env(name: str, shard: dict) -> dict:
-    """The environment of the shard's test processes."""
+def shard_env(name: str, shard: dict, factor: float = 1.0) -> dict:
+    """The environment of the shard's test processes; a mutant's time budget is ``factor``
+    times that of ``[tool.cosmic-ray]`` (``benchmarks/mutation_order.py``)."""
+    settings = load_settings()
+    budget = (settings["timeout-factor"] * factor, settings["min-timeout"] * factor)
     env = dict(
         os.environ,
-        BCI_MUTATION_ORDER=str(WORK / f"{name}.order.json"),
+        BCI_MUTATION_ORDER=str(order_file(name)),
         BCI_MUTATION_COVERAGE=str(coverage_map(name)),
         BCI_MUTATION_MODULE=shard["module"],
+        BCI_MUTATION_BUDGET=":".join(f"{v:g}" for v in budget),
     )
     # the scratch tree is not beside the data folder: point its tests at the checkout's
     data = data_path()
@@ -386,11 +406,18 @@ def _record(name: str, item, result, tests: str, rechecked: bool = False) -> dic
         "operator": m.operator_name,
         "mutated": _diff_line(result.diff),
         "outcome": str(result.test_outcome.value),
-        "timeout": result.output == "timeout",
+        "timeout": timed_out(result),
         "rechecked": rechecked,
         "uncovered": bool(uncovered) and result.test_outcome == "survived",
         "tests": tests[:12],
     }
+
+
+def timed_out(result) -> bool:
+    """Whether a mutant's run was stopped at its time budget or at cosmic-ray's timeout."""
+    from benchmarks.mutation_order import OVER_BUDGET
+
+    return result.output == "timeout" or bool(OVER_BUDGET.search(result.output or ""))
 
 
 def sync(name: str, shard: dict, session: Path, tests: str, fresh=(), rechecked=False) -> dict:
@@ -460,7 +487,7 @@ def prepare(name: str, shard: dict, settings: dict, measure: bool = True) -> tup
         stamps.write_text(json.dumps(dict(old, module=module)))
         return WORK / f"{name}.toml", session
     seconds = old.get("baseline") if old.get("tests") == tests else None
-    if seconds is None or not coverage_map(name).exists():
+    if seconds is None or not coverage_map(name).exists() or not _setup_times_known(name):
         seconds = baseline(name, shard)
     timeout = max(settings["min-timeout"], settings["timeout-factor"] * seconds)
     config = write_config(name, shard, settings, timeout)
@@ -508,7 +535,7 @@ def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rech
     for item in [i for i in items if pick(records.get(keys[i.job_id]))]:
         if time.monotonic() > deadline:
             return
-        with _in_tree(shard_env(name, shard)):
+        with _in_tree(shard_env(name, shard, factor)):
             result = mutate_and_test(
                 item.mutations, settings.test_command, factor * settings.timeout
             )
@@ -575,7 +602,7 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
                 result = mutate_and_test(item.mutations, cr.test_command, cr.timeout)
             key = "selected" if select == "1" else "all"
             check[key] = result.test_outcome.value
-            check[f"{key}_timeout"] = result.output == "timeout"
+            check[f"{key}_timeout"] = timed_out(result)
             check[f"{key}_seconds"] = round(time.monotonic() - start, 1)
         with use_db(str(session), WorkDB.Mode.open) as db:
             db.set_result(item.job_id, result)  # all the tests: the stronger verdict

@@ -18,6 +18,15 @@ test, and so does a changed line coverage does not know. A mutant on a line no t
 runs no test, and the run exits with 0 (not pytest's 5, "no tests"): the mutant survives. A test
 that failed under coverage (a timing-sensitive test on a loaded machine) may have stopped before
 the lines it would run: it runs with every mutant.
+
+*Budget.* With ``BCI_MUTATION_BUDGET=FACTOR:FLOOR`` a mutant's run stops after ``FACTOR`` times
+the measured duration of the tests it selected, plus every test's set-up (a fixture broader
+than a test is set up by whichever test runs first), and at least ``FLOOR`` seconds: a mutant
+that loops forever costs its own tests' time, not the shard's. The stop is faulthandler's
+watchdog thread, which also ends a loop inside compiled code; it writes
+``Timeout (H:MM:SS)!`` and a traceback to the run's standard output (:data:`OVER_BUDGET`
+finds it) and exits with 1. Without every duration measured the budget is not set, and only
+cosmic-ray's timeout of the whole shard applies.
 Without those variables the plugin does nothing.
 """
 
@@ -25,8 +34,10 @@ from __future__ import annotations
 
 import ast
 import difflib
+import faulthandler
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -39,9 +50,14 @@ _COVER = bool(_MAP and _MODULE) and os.environ.get("BCI_MUTATION_COVERAGE_RECORD
 # "0": run the shard's tests whatever the mutated line (the check of the selection)
 _SELECT = bool(_MAP and _MODULE) and not _COVER and os.environ.get("BCI_MUTATION_SELECT") != "0"
 _IMPORT = ""  # coverage's context of the lines run outside any test: the module's import
+_BUDGET = os.environ.get("BCI_MUTATION_BUDGET")
+# the run's own standard output, saved before pytest captures it (the plugin is loaded by -p)
+_STDOUT = os.dup(1) if _BUDGET else None
+#: How faulthandler's stop at the budget shows in a run's output.
+OVER_BUDGET = re.compile(r"^Timeout \(\d+:\d\d:\d\d(\.\d+)?\)!$", re.MULTILINE)
 
 
-def _load() -> dict[str, list[float]]:
+def _load() -> dict[str, list]:
     try:
         return json.loads(Path(_PATH).read_text()) if _PATH else {}
     except (OSError, ValueError):  # none yet
@@ -67,6 +83,7 @@ if _COVER:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     global _uncovered
+    collected = list(items)
     if _COVER:
         _items.extend(items)
     if _SELECT:
@@ -78,9 +95,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if _PATH and not _RECORD:
         # a test without a measured duration (added since the baseline) goes last
         items.sort(key=lambda item: _cost(_stats.get(item.nodeid)))
+        if _BUDGET and _SELECT:
+            _set_budget(items, collected)
 
 
-def _cost(entry: list[float] | None) -> float:
+def _set_budget(selected: list[pytest.Item], collected: list[pytest.Item]) -> None:
+    """Stop the run after the time budget of the ``selected`` tests (module docstring)."""
+    entries = [_stats.get(item.nodeid) for item in collected]
+    if any(entry is None or len(entry) < 3 for entry in entries):
+        return
+    factor, floor = (float(v) for v in _BUDGET.split(":"))
+    run = sum(_stats[item.nodeid][0] for item in selected)
+    setup = sum(entry[2] for entry in entries)
+    faulthandler.dump_traceback_later(max(floor, factor * (run + setup)), exit=True, file=_STDOUT)
+
+
+def _cost(entry: list | None) -> float:
     return float("inf") if entry is None else entry[0] / (1.0 + entry[1])
 
 
@@ -166,9 +196,12 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         _failed.add(report.nodeid)
     if not _PATH or _COVER:
         return
-    entry = _stats.setdefault(report.nodeid, [0.0, 0])
+    entry = _stats.setdefault(report.nodeid, [0.0, 0, 0.0])
     if _RECORD:
-        entry[0] = (entry[0] if report.when != "setup" else 0.0) + report.duration
+        # [duration with set-up and teardown, kills, set-up]
+        if report.when == "setup":
+            entry[:] = [0.0, entry[1], report.duration]
+        entry[0] += report.duration
         _changed = True
     elif report.failed:
         entry[1] += 1

@@ -344,7 +344,9 @@ def kernel_billiard(
     Returns
     -------
     alpha : ndarray of shape (m,)
-        Dual coefficients of the centre estimate, ``αᵀ G α = 1``.
+        Dual coefficients of the centre estimate, ``αᵀ G α = 1``: the start point when the run
+        stops before its first bounce (``tol ≥ 1``, whose bound is met at the start, or a
+        budget spent on redraws).
     info : dict
         ``n_bounces``, ``n_redraws`` and ``stopped_by`` (``"tol"`` or ``"max_bounces"``).
     """
@@ -364,4 +366,7 @@ def kernel_billiard(
         "n_redraws": int(state[S_REDRAWS]),
         "stopped_by": "tol" if status == STATUS_TOL else "max_bounces",
     }
+    if info["n_bounces"] == 0:
+        # no segment yet: the start point is the only point of version space seen
+        alpha = gamma
     return alpha / dual_norm(G, alpha), info

@@ -589,13 +589,16 @@ def _unshrink(v, F, Fbar, n_active, kc):
 
 
 def _intercept(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray, G: np.ndarray) -> float:
-    """libsvm's offset: mean of −y_iG_i over free variables, else the middle of the interval."""
+    """libsvm's offset: mean of −y_iG_i over free variables, else the middle of the interval
+    that the bounded ones allow."""
     yg = y * G
     free = (alpha > 0) & (alpha < upper)
     if free.any():
         return float(-yg[free].mean())
-    at_up = alpha >= upper
-    at_low = alpha <= 0
+    # a variable fixed at 0 (upper 0) bounds the offset on neither side: libsvm drops it
+    fixed = upper <= 0
+    at_up = (alpha >= upper) & ~fixed
+    at_low = (alpha <= 0) & ~fixed
     # −b must lie in [lb, ub]
     ub_mask = (at_up & (y < 0)) | (at_low & (y > 0))
     lb_mask = (at_up & (y > 0)) | (at_low & (y < 0))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ._bids_args import add_bids_arguments, resolve_one
+from ._consumers import WAIT_FOR, add_wait_for
 from ._files import file_of_kind
 from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
@@ -54,26 +55,15 @@ def add_parser(stream_subparsers) -> None:
         help=MARKER_MAP_HELP,
     )
     add_voltage_unit(p)
-    p.add_argument(
-        "--wait-for",
-        choices=("data", "markers", "both", "none"),
-        help="consumers to wait for before the first sample (default: the data stream, and the "
-        "marker stream when the recording has markers)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds to wait for the consumers to connect, and at the end for them to have "
-        "every sample (default: 30)",
+    add_wait_for(
+        p,
+        None,
+        "the data stream, and the marker stream when the recording has markers",
+        "the consumers to connect, and at the end for them to have every sample",
     )
     add_lsl_mode(p)
     add_bids_arguments(p)
     p.set_defaults(func=run_replay)
-
-
-# --wait-for of the commands that push streams -> the Player's wait_for_consumers
-WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
 
 
 def run_replay(args) -> int:

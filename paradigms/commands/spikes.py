@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import queue
 
+from ._consumers import WAIT_FOR, add_wait_for
 from ._lsl_mode import add_lsl_mode
-from ._stream_replay import WAIT_FOR
 from ._until_stopped import run_until_stopped
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
@@ -58,18 +58,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
     p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default: 1)")
     p.add_argument("--duration", type=float, help="seconds to stream (default: to the end)")
-    p.add_argument(
-        "--wait-for",
-        choices=tuple(WAIT_FOR),
-        default="none",
-        help="consumers to wait for before the first bin (default: none)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=30.0,
-        help="seconds to wait for those consumers to connect (default: 30)",
-    )
+    add_wait_for(p, "none", "none", "those consumers to connect")
     add_lsl_mode(p)
     p.set_defaults(func=run_stream)
 

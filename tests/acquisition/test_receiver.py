@@ -345,7 +345,7 @@ def test_silence_is_reported_only_when_longer_than_the_timeout():
 
 def test_pull_returns_the_number_of_samples_pulled():
     """InletThread's contract for ``_pull``: the count, 0 on an empty inlet (which ends the
-    drain of the inlet at stop)."""
+    drain of the inlet at stop), and no wait for more than the one sample there is."""
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
     receiver = _receiver(info, max_chunk=4)
@@ -363,6 +363,11 @@ def test_pull_returns_the_number_of_samples_pulled():
         assert sum(counts) == receiver.n_samples == 10
         assert max(counts) <= 4  # at most max_chunk at once
         assert receiver._pull(inlet, 0.0) == 0
+        # one sample is handed over as soon as it arrives, not after the pull's timeout
+        outlet.push_chunk(counter_chunk(10, 1, 1))
+        start = time.monotonic()
+        assert receiver._pull(inlet, 10.0) == 1
+        assert time.monotonic() - start < 5.0
     finally:
         inlet.close_stream()
         del inlet

@@ -1,11 +1,16 @@
-"""The incremental rule of benchmarks/mutation.py: a mutant's result is keyed by its function."""
+"""benchmarks/mutation.py: a mutant's result is keyed by its function; a mutant's run stops at
+its own tests' time budget."""
 
+import json
+import os
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.mutation import _current, _mutant_keys, _scopes
-from benchmarks.mutation_order import covering_tests
+from benchmarks.mutation import ROOT, _current, _mutant_keys, _scopes
+from benchmarks.mutation_order import OVER_BUDGET, covering_tests
 
 SOURCE = """import numpy as np
 
@@ -59,6 +64,60 @@ def test_a_key_changes_with_its_function():
     changed = SOURCE.replace("+ 1", "+ 2")
     scopes = {(n, d) for *_, n, d in _scopes(changed)}
     assert [_current(keys[j], scopes) for j in "01234"] == [True, False, False, False, True]
+
+
+SPIN = """def spin(n):
+    total, i = 0, 0
+    while i < n:
+        i += 1
+        total += i
+    return total
+
+
+def other():
+    return 1
+"""
+
+
+def _pytest(tmp_path, **env):
+    """The order plugin's pytest run on the module ``mod.py`` of ``tmp_path``, as a mutant's."""
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(ROOT),
+        BCI_MUTATION_ORDER=str(tmp_path / "order.json"),
+        BCI_MUTATION_COVERAGE=str(tmp_path / "map.json"),
+        BCI_MUTATION_MODULE="mod.py",
+        **env,
+    )
+    command = [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider"]
+    command += ["-p", "benchmarks.mutation_order", "test_mod.py"]
+    return subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_mutant_that_never_ends_stops_at_its_own_tests_budget(tmp_path):
+    (tmp_path / "mod.py").write_text(SPIN)
+    (tmp_path / "test_mod.py").write_text(
+        "import mod\n\n\ndef test_spin():\n    assert mod.spin(10) == 55\n\n\n"
+        "def test_other():\n    assert mod.other() == 1\n"
+    )
+    assert _pytest(tmp_path, BCI_MUTATION_COVERAGE_RECORD="1").returncode == 0
+    assert _pytest(tmp_path, BCI_MUTATION_RECORD="1").returncode == 0
+    order = json.loads((tmp_path / "order.json").read_text())
+    assert sorted(order) == ["test_mod.py::test_other", "test_mod.py::test_spin"]
+    assert all(len(entry) == 3 and entry[0] >= entry[2] >= 0 for entry in order.values())
+
+    (tmp_path / "mod.py").write_text(SPIN.replace("return total", "return total + 1"))
+    failed = _pytest(tmp_path, BCI_MUTATION_BUDGET="4:60")
+    assert failed.returncode == 1 and "1 passed" not in failed.stdout  # test_other deselected
+    assert not OVER_BUDGET.search(failed.stdout)
+
+    (tmp_path / "mod.py").write_text(SPIN.replace("i += 1", "i += 0"))
+    stopped = _pytest(tmp_path, BCI_MUTATION_BUDGET="4:1")
+    assert stopped.returncode == 1
+    assert OVER_BUDGET.search(stopped.stdout)
+    assert "in spin" in stopped.stdout  # the traceback of the endless loop
 
 
 def test_a_condition_over_several_lines_selects_the_tests_that_run_it(tmp_path):

@@ -116,7 +116,42 @@ def test_kkt_conditions_hold(kernel):
     assert np.any(own[y.size - 15 :] > 0), "some universum copies must be active"
     v = _violations(alpha, y, e, upper, result.scores[index])
     assert v.max() <= tol
-    assert result.violation <= tol
+    # the reported violation is that of the final state, not a bound from the last pass
+    assert result.violation == pytest.approx(v.max(), rel=1e-6, abs=1e-12)
+
+
+def test_samples_without_cost_stay_at_zero():
+    """C_i = 0 pins α_i at 0 (no coordinate can move, violation 0): cvxopt's optimum."""
+    y, e, upper, points, index = _problem(8)
+    upper[::4] = 0.0
+    result = cs_solve(y, e, upper, points, index=index, tol=1e-9, max_iter=100_000)
+    assert result.converged
+    np.testing.assert_array_equal(result.alpha[::4], 0.0)
+    K = kernel_matrix(points, None, "linear")
+    _, obj_ref = _cvxopt_dual(K[np.ix_(index, index)], y, e, upper)
+    assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
+    v = _violations(result.alpha, y, e, upper, result.scores[index])
+    assert v.max() <= 1e-9 and result.violation == pytest.approx(v.max(), abs=1e-12)
+
+
+def test_zero_points_with_distinct_margins():
+    """At φ(x_p) = 0 a sample's part of the dual is linear in α_i (the class of largest
+    margin against its own, when that is smaller): cvxopt's optimum. A precomputed kernel with
+    k(x_p, x_p) = 0 but other entries non-zero (indefinite) still gives scores K @ coef."""
+    y, e, upper, points, _ = _problem(10, m=0)
+    zero = [2, 9, 17]
+    points[zero] = 0.0
+    e[zero] = np.random.default_rng(10).uniform(-1.0, 1.0, (3, e.shape[1]))
+    result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000)
+    K = kernel_matrix(points, None, "linear")
+    _, obj_ref = _cvxopt_dual(K, y, e, upper)
+    assert result.converged
+    assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
+    K[zero, zero] = 0.0
+    K[zero, 0] = K[0, zero] = 0.3
+    result = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6, max_iter=100_000)
+    assert np.abs(result.alpha[zero]).max() > 0
+    np.testing.assert_allclose(result.scores, K @ result.coef, atol=1e-9)
 
 
 def test_warm_start_and_seed_reach_the_same_scores():
@@ -134,6 +169,24 @@ def test_stops_at_max_iter_with_a_warning():
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         result = cs_solve(y, e, upper, points, index=index, tol=1e-12, max_iter=1)
     assert not result.converged and result.n_iter == 1
+
+
+def test_defaults_are_the_documented_ones():
+    y, e, upper, points, index = _problem(9, n_per=3, m=1)
+    documented = {"gamma": 1.0, "degree": 3, "coef0": 0.0, "tol": 1e-3, "seed": 0}
+    for kernel in ("linear", "poly"):
+        a = cs_solve(y, e, upper, points, index=index, kernel=kernel)
+        b = cs_solve(y, e, upper, points, index=index, kernel=kernel, **documented)
+        np.testing.assert_array_equal(a.alpha, b.alpha)
+        assert a.n_iter == b.n_iter and a.converged
+    # the seed sets the visiting order: another seed, other iterates within tol
+    c = cs_solve(y, e, upper, points, index=index, seed=1)
+    assert not np.array_equal(a.alpha, c.alpha)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1000"):
+        d = cs_solve(y[:6], e[:6], upper[:6], points[:6], tol=1e-300)
+    assert d.n_iter == 1000 and not d.converged
+    with pytest.raises(TypeError):  # keyword-only options
+        cs_solve(y, e, upper, points, index)
 
 
 def test_same_results_without_jit():
@@ -173,6 +226,8 @@ def test_same_results_without_jit():
     ("kwargs", "match"),
     [
         ({"y": np.array([0, 3])}, "class indices"),
+        ({"y": np.array([-1, 0])}, "class indices"),
+        ({"y": np.array([0, 2])}, "class indices"),
         ({"upper": np.array([1.0, -1.0])}, "finite and >= 0"),
         ({"upper": np.array([1.0, np.inf])}, "finite and >= 0"),
         ({"e": np.ones((3, 2))}, "shapes"),
@@ -182,6 +237,16 @@ def test_same_results_without_jit():
         ({"max_iter": 0}, "max_iter"),
         ({"kernel": "cosine"}, "Unknown kernel"),
         ({"alpha0": np.array([[1.0, 0.0], [0.0, 0.0]])}, "alpha0 must be feasible"),
+        ({"alpha0": np.zeros((2, 3))}, "alpha0 must have shape"),
+        ({"points": np.ones(2)}, "2-D"),
+        ({"points": np.eye(3)}, "one sample per point"),
+        ({"kernel": "precomputed", "points": np.ones((2, 3))}, "square"),
+        ({"upper": np.ones(3)}, "shapes"),
+        ({"y": np.array([[0], [1]])}, "shapes"),
+        ({"e": np.ones((2, 2, 1))}, "shapes"),
+        ({"index": np.array([0])}, "index"),
+        ({"index": np.array([-1, 0])}, "index"),
+        ({"index": np.array([0, 2])}, "index"),
     ],
 )
 def test_bad_input(kwargs, match):

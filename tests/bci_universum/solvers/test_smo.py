@@ -64,17 +64,26 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
-def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel):
+@pytest.mark.parametrize("weighted", [False, True])
+def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel, weighted):
     """Small C (as in a grid search) leaves no free variable: the offset then comes from the
-    bounds of the feasible interval, and must still be libsvm's, sign included."""
+    bounds of the feasible interval, and must still be libsvm's, sign included. Points far on
+    their side (linear kernel) stay at 0; a zero sample weight (upper 0) fixes a variable,
+    which then bounds nothing (libsvm drops the sample)."""
     rng = np.random.default_rng(0)
-    y = np.repeat([-1.0, 1.0], 20)
-    X = rng.normal(size=(40, 3))
+    y = np.repeat([-1.0, 1.0], 22)
+    X = rng.normal(size=(44, 3))
     X[:, 0] += 0.6 * y + 2.0  # off-centre classes: an offset clearly away from 0
+    X[[0, 1, -2, -1], 0] = 40.0 * y[[0, 1, -2, -1]]
+    w = np.ones(44)
+    if weighted:
+        w[[3, 6, 25, 28]] = 0.0  # as many per class: the others, at C, stay balanced
     C = 0.01
-    res = smo_solve(y, -np.ones(40), np.full(40, C), X, kernel=kernel, gamma=0.3, tol=1e-7)
-    assert not ((res.alpha > 0) & (res.alpha < C)).any()
-    svc = SVC(C=C, kernel=kernel, gamma=0.3, tol=1e-7).fit(X, y)
+    res = smo_solve(y, -np.ones(44), C * w, X, kernel=kernel, gamma=0.3, tol=1e-7)
+    assert not ((res.alpha > 0) & (res.alpha < C * w)).any()
+    if kernel == "linear":
+        assert np.all(res.alpha[[0, 1, -2, -1]] == 0.0)
+    svc = SVC(C=C, kernel=kernel, gamma=0.3, tol=1e-7).fit(X, y, sample_weight=w)
     assert abs(svc.intercept_[0]) > 1e-3
     assert res.intercept == pytest.approx(svc.intercept_[0], abs=1e-7)
     X_test = rng.normal(size=(30, 3))
@@ -289,3 +298,47 @@ def test_gradient_rebuilt_over_several_tiles_is_exact():
     assert shrunk.converged
     assert abs(shrunk.objective - ref) <= 1e-8 * abs(ref)
     np.testing.assert_allclose(shrunk.alpha, plain.alpha, atol=1e-5)
+
+
+def test_repeated_point_with_both_labels_matches_sklearn_svc():
+    """A point given with both labels: the pair has zero curvature (Q_ii + Q_jj − 2Q_ij = 0)
+    and the step takes libsvm's τ for it."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(30, 3))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=30) > 0, 1.0, -1.0)
+    X = np.concatenate([X, X[y > 0][-1:]])  # the last +1 point again, labelled -1
+    y = np.append(y, -1.0)
+    res = smo_solve(y, -np.ones(31), np.full(31, 1.5), X, kernel="linear", tol=1e-9)
+    svc = SVC(C=1.5, kernel="linear", tol=1e-9).fit(X, y)
+    assert res.converged
+    np.testing.assert_allclose(
+        X @ (X.T @ (y * res.alpha)) + res.intercept, svc.decision_function(X), atol=1e-6
+    )
+
+
+def test_variables_fixed_at_zero_without_equality_match_cvxopt():
+    """``upper = 0`` fixes a variable: without the equality the coordinate selection skips it
+    (its gradient pulls it up: counted as a violation it would never stop) and the rest is the
+    optimum of the problem without it."""
+    points, y, p, upper, index, _ = _problem(9)
+    upper[::4] = 0.0
+    res = smo_solve(
+        y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9, equality=False
+    )
+    assert res.converged
+    assert np.all(res.alpha[::4] == 0.0)
+    keep = upper > 0
+    K = kernel_matrix(points, kernel="rbf", gamma=0.5)[np.ix_(index[keep], index[keep])]
+    ref = _cvxopt_objective(K, y[keep], p[keep], upper[keep], False)
+    assert abs(res.objective - ref) <= 1e-6 * abs(ref)
+
+
+@pytest.mark.parametrize("label", [1.0, -1.0])
+def test_offset_of_a_single_class_is_the_end_of_its_kkt_interval(label):
+    """One class only: the equality forces α = 0, f = b, and the margins y·b ≥ 1 bound the
+    offset on one side only; it is the finite end, b = y."""
+    X = np.random.default_rng(10).normal(size=(6, 2))
+    y = np.full(6, label)
+    res = smo_solve(y, -np.ones(6), np.ones(6), X, kernel="linear")
+    np.testing.assert_array_equal(res.alpha, 0.0)
+    assert res.intercept == label
