@@ -62,9 +62,10 @@ def test_oplus_properties():
     assert bl.rho1(p, 0.0) == 0 and bl.rho2(p, 0.0) == 1
     np.testing.assert_allclose([bl.rho1(p, 1.0), bl.rho2(p, 1.0)], [1, 0], atol=1e-12)
     for mu in (0.3, 0.9):
-        # p = −1 (t = −s, no arc between them) stays finite; p > 1 (round-off of ⟨s, t⟩)
-        # counts as 1
+        # p ≤ −1 (t = −s, no arc between them) is clamped (finite weights); p > 1 (round-off
+        # of ⟨s, t⟩) counts as 1
         assert np.isfinite([bl.rho1(-1.0, mu), bl.rho2(-1.0, mu)]).all()
+        assert bl.rho1(-1.5, mu) == bl.rho1(-1.0, mu) and bl.rho2(-1.5, mu) == bl.rho2(-1.0, mu)
         assert bl.rho1(1.0 + 1e-9, mu) == bl.rho1(1.0, mu)
         assert bl.rho2(1.0 + 1e-9, mu) == bl.rho2(1.0, mu)
 
@@ -349,6 +350,30 @@ def test_flights_longer_than_tau_max_are_redrawn():
         assert state[bl.S_BOUNCES] == bounces and state[bl.S_REDRAWS] == 1 - bounces
         if bounces:
             np.testing.assert_allclose(gamma, [1.0, 0.0], atol=1e-12)
+
+
+def test_directions_along_a_kernel_axis_reach_their_wall():
+    """G = I: from (0.6 y₀, 0.8 y₁) the direction −y₀e₀ (Gβ = ±1 and 0, exactly) meets the wall
+    of the first trial after a flight of 0.6, at (0, y₁)."""
+    G = np.eye(2)
+    for y in (np.ones(2), np.array([-1.0, 1.0])):
+        start = np.array([0.6 * y[0], 0.8 * y[1]])
+        gamma, beta, alpha, d, v, a, state = bl.billiard_start(G, start, -y[0] * np.eye(2)[0])
+        bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+        assert state[bl.S_BOUNCES] == 1 and state[bl.S_LAST] == 0
+        np.testing.assert_allclose(gamma, [0.0, y[1]], atol=1e-15)
+
+
+def test_a_first_chord_rounded_to_zero_length_gives_the_midpoint():
+    """A start 1e-10 from a wall, flying into it: the chord's length rounds to 0 (Ξ + ξ = 0),
+    and the estimate after that one bounce is still the segment's midpoint, on the sphere."""
+    G, y = np.eye(2), np.ones(2)
+    start = bl.billiard_start(G, np.array([1e-10, 1.0]), np.array([-1.0, 0.0]))
+    gamma, beta, alpha, d, v, a, state = start
+    bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+    assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
+    np.testing.assert_allclose(alpha, [0.0, 1.0], atol=1e-9)
+    assert alpha @ G @ alpha == pytest.approx(1.0)
 
 
 def test_kernel_billiard_draws_one_stream_and_defaults():

@@ -227,6 +227,7 @@ def test_same_results_without_jit():
     [
         ({"y": np.array([0, 3])}, "class indices"),
         ({"y": np.array([-1, 0])}, "class indices"),
+        ({"y": np.array([0, 2])}, "class indices"),
         ({"upper": np.array([1.0, -1.0])}, "finite and >= 0"),
         ({"upper": np.array([1.0, np.inf])}, "finite and >= 0"),
         ({"e": np.ones((3, 2))}, "shapes"),
