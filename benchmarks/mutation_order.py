@@ -144,13 +144,18 @@ def covering_tests(cover: dict, changed: list[int]) -> set[str] | None:
 
 
 def _statement_lines(source: str, lines: list[int]) -> set[int]:
-    """First line of the innermost statement around each line (coverage's line for it)."""
+    """The lines of the innermost statement around each line, its body left out: coverage
+    records a statement at its first line or, spread over several lines, at the lines of its
+    parts (the condition of an ``if (`` line, never that line itself)."""
     found = set()
     nodes = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.stmt)]
     for line in lines:
         around = [n for n in nodes if n.lineno <= line <= (n.end_lineno or n.lineno)]
         if around:
-            found.add(min(around, key=lambda n: (n.end_lineno or n.lineno) - n.lineno).lineno)
+            node = min(around, key=lambda n: (n.end_lineno or n.lineno) - n.lineno)
+            body = getattr(node, "body", None)
+            end = body[0].lineno - 1 if isinstance(body, list) and body else node.end_lineno
+            found.update(range(node.lineno, max(end or node.lineno, node.lineno) + 1))
     return found
 
 

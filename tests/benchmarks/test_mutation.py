@@ -7,8 +7,10 @@ import subprocess
 import sys
 from types import SimpleNamespace
 
+import pytest
+
 from benchmarks.mutation import ROOT, _current, _mutant_keys, _scopes
-from benchmarks.mutation_order import OVER_BUDGET
+from benchmarks.mutation_order import OVER_BUDGET, covering_tests
 
 SOURCE = """import numpy as np
 
@@ -116,3 +118,28 @@ def test_a_mutant_that_never_ends_stops_at_its_own_tests_budget(tmp_path):
     assert stopped.returncode == 1
     assert OVER_BUDGET.search(stopped.stdout)
     assert "in spin" in stopped.stdout  # the traceback of the endless loop
+
+
+def test_a_condition_over_several_lines_selects_the_tests_that_run_it(tmp_path):
+    """Coverage records ``if (`` spread over lines at the lines of its condition: a mutant of
+    the ``if (`` line (``if not (``) runs the tests that execute them."""
+    coverage = pytest.importorskip("coverage")  # the mutation extra
+    source = "def f(x):\n    if (\n        x > 0\n        and x < 3\n    ):\n        return 1\n"
+    path = tmp_path / "multiline.py"
+    path.write_text(source)
+    measure = coverage.Coverage(data_file=None, include=[str(path)])
+    measure.start()
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    measure.switch_context("test_f")
+    namespace["f"](1)
+    measure.stop()
+    recorded = measure.get_data().contexts_by_lineno(str(path))
+    cover = {
+        "source": source,
+        "statements": sorted(measure.analysis2(str(path))[1]),
+        "import": sorted(line for line, c in recorded.items() if "" in c),
+        "lines": {str(k): sorted(set(c) - {""}) for k, c in recorded.items() if set(c) - {""}},
+    }
+    assert "2" not in cover["lines"]  # the premise: nothing recorded at the ``if (`` line
+    assert covering_tests(cover, [2]) == {"test_f"}

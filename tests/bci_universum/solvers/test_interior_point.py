@@ -1,5 +1,7 @@
 """Interior point for linear box duals against cvxopt, SMO, and the solver choice by shape."""
 
+import inspect
+import itertools
 import warnings
 
 import numpy as np
@@ -11,7 +13,7 @@ from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
-from bci_universum.solvers import ipm_solve, linear_solver, smo_solve
+from bci_universum.solvers import interior_point, ipm_solve, linear_solver, smo_solve
 
 from .test_smo import _cvxopt_objective, _problem
 
@@ -43,17 +45,280 @@ def test_ipm_matches_cvxopt(seed, d, equality):
         assert abs(y @ res.alpha) <= 1e-10 * res.alpha.sum()
 
 
-def test_ipm_hard_margin_and_fixed_variables():
-    """Infinite upper bounds and variables fixed at 0 (upper = 0)."""
+def _separable():
+    """Two separable clouds of 20 points: a hard-margin problem."""
     rng = np.random.default_rng(3)
     X = np.concatenate([rng.normal(size=(20, 2)) + 3, rng.normal(size=(20, 2)) - 3])
-    y = np.r_[np.ones(20), -np.ones(20)]
+    return X, np.r_[np.ones(20), -np.ones(20)]
+
+
+def test_ipm_hard_margin_and_fixed_variables():
+    """Infinite upper bounds and variables fixed at 0 (upper = 0)."""
+    X, y = _separable()
     upper = np.full(40, np.inf)
     upper[:3] = 0.0
     res = ipm_solve(y, -np.ones(40), upper, X, tol=1e-9)
     ref = smo_solve(y, -np.ones(40), upper, X, kernel="linear", tol=1e-9)
     assert np.all(res.alpha[:3] == 0.0)
     assert abs(res.objective - ref.objective) <= 1e-9 * abs(ref.objective)
+
+
+def _ipm_problem(name):
+    """``(U, y, p, upper)`` of the interior point: ``Q = UUᵀ``."""
+    if name == "hard margin":
+        X, y = _separable()
+        return y[:, None] * X, y, -np.ones(40), np.full(40, np.inf)
+    if name == "unbalanced":
+        # 60 against 10 in a narrow box, p large: yᵀα = 0 is the last condition met
+        X = np.random.default_rng(1).normal(size=(70, 4))
+        y = np.r_[np.ones(60), -np.ones(10)]
+        return y[:, None] * X, y, np.full(70, -1e4), np.full(70, 0.1)
+    seed, d, scale = {"low rank": (0, 4, 1.0), "d=30": (1, 30, 1.0), "dense": (2, 200, 1.0),
+                      "tiny": (0, 4, 1e-6), "large": (0, 4, 1e3), "zero point": (3, 4, 1.0),
+                      "small p": (0, 4, 1.0), "small box": (0, 4, 1e3)}[name]  # fmt: skip
+    points, y, p, upper, index, _ = _problem(seed, d=d)
+    if name == "zero point":
+        # a universum trial at the origin with epsilon = 0: its two variables do not enter
+        # the objective, and their Newton steps vanish at the start
+        points[40] = 0.0
+        p[index == 40] = 0.0
+    if name == "small p":
+        p *= 1e-3  # the residuals' scale 1 + max|p| is then about 1
+    if name == "small box":
+        # Q times 1000 and the box 1000 times narrower: the dual residual is met last
+        return np.sqrt(scale) * y[:, None] * points[index], y, p, upper / scale
+    # Q and p scaled alike: the same optimum α, the objective times scale
+    return np.sqrt(scale) * y[:, None] * points[index], y, scale * p, upper
+
+
+def _count_newton_steps(monkeypatch):
+    """The Newton systems the interior point factorises (one per step), as ``Q is None``."""
+    steps = []
+    solver = interior_point._solver
+
+    def counting(U, Q, D):
+        steps.append(Q is None)
+        return solver(U, Q, D)
+
+    monkeypatch.setattr(interior_point, "_solver", counting)
+    return steps
+
+
+_REL_TOL = inspect.signature(interior_point._interior_point).parameters["rel_tol"].default
+
+
+def _stopping_rule(U, y, p, upper, equality, a, z, w, rel_tol=_REL_TOL):
+    """The interior point's rule at ``(α, z, w)`` by the definitions: dual residual, primal
+    residual and duality gap within ``rel_tol`` of the scale of ``p``, ``α``, the objective."""
+    fin = np.isfinite(upper)
+    Q = U @ U.T
+    gradient = Q @ a + p - z + w
+    # the multiplier of yᵀα = 0 is not returned: the least-squares one can only do better
+    nu = -(y @ gradient) / (y @ y) if equality else 0.0
+    objective = 0.5 * a @ Q @ a + p @ a
+    gap = a @ z + (upper[fin] - a[fin]) @ w[fin]
+    return (
+        np.abs(gradient + nu * y).max() <= rel_tol * (1.0 + np.abs(p).max())
+        and (not equality or abs(y @ a) <= rel_tol * (1.0 + a.max()))
+        and gap <= rel_tol * (1.0 + abs(objective))
+    )
+
+
+_IPM_PROBLEMS = ["low rank", "d=30", "dense", "hard margin", "tiny", "large", "zero point"]
+
+
+@pytest.mark.parametrize("equality", [True, False])
+@pytest.mark.parametrize("name", _IPM_PROBLEMS)
+def test_interior_point_stops_at_a_kkt_point(name, equality, monkeypatch):
+    """The returned point meets the stopping rule (residuals and duality gap by their
+    definitions) after a few Newton steps, and has cvxopt's objective."""
+    U, y, p, upper = _ipm_problem(name)
+    steps = _count_newton_steps(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        a, z, w = interior_point._interior_point(U, y, p, upper, equality)
+    # Mehrotra's method needs a few dozen steps on any problem; these need fewer
+    assert 0 < len(steps) <= 25
+    fin = np.isfinite(upper)
+    assert np.all(a > 0) and np.all(a[fin] < upper[fin]) and np.all(z > 0)
+    assert np.all(w[fin] > 0) and np.all(w[~fin] == 0)  # no multiplier on an infinite bound
+    assert _stopping_rule(U, y, p, upper, equality, a, z, w)
+    K = np.outer(y, y) * (U @ U.T)  # the kernel matrix: y = ±1
+    reference = _cvxopt_objective(K, y, p, np.where(fin, upper, 1e6), equality)
+    # the duality gap bounds the distance to the optimum: absolute below |objective| = 1
+    objective = 0.5 * (U.T @ a) @ (U.T @ a) + p @ a
+    assert abs(objective - reference) <= 1e-9 * (1.0 + abs(reference))
+
+
+@pytest.mark.parametrize("equality", [True, False])
+@pytest.mark.parametrize(
+    "name", ["low rank", "dense", "hard margin", "large", "small p", "small box", "unbalanced"]
+)
+def test_stops_at_the_first_point_meeting_any_tolerance(name, equality, monkeypatch):
+    """Over a range of ``rel_tol`` (which changes the step it stops at) it stops at the first
+    iterate meeting the rule: the one before (the same steps, one fewer) does not."""
+    U, y, p, upper = _ipm_problem(name)
+    steps = _count_newton_steps(monkeypatch)
+    for rel_tol in np.logspace(-3, -10, 29):
+        steps.clear()
+        point = interior_point._interior_point(U, y, p, upper, equality, rel_tol=rel_tol)
+        assert _stopping_rule(U, y, p, upper, equality, *point, rel_tol=rel_tol)
+        if steps:
+            before = interior_point._interior_point(
+                U, y, p, upper, equality, max_iter=len(steps) - 1, rel_tol=rel_tol
+            )
+            assert not _stopping_rule(U, y, p, upper, equality, *before, rel_tol=rel_tol)
+
+
+@pytest.mark.parametrize("equality", [True, False])
+@pytest.mark.parametrize("name", _IPM_PROBLEMS)
+def test_steps_shrink_the_linear_residuals_by_a_common_factor(name, equality):
+    """Each step goes the fraction ``t ∈ (0, 1]`` of Newton's direction for the linear
+    equations: the residual ``Qα + p − z + w`` (``yᵀα`` with the equality, whose multiplier is
+    not returned) is the previous one times ``1 − t``, until it reaches rounding level."""
+    U, y, p, upper = _ipm_problem(name)
+    Q = U @ U.T
+    residuals = []
+    for n_steps in range(26):
+        point = interior_point._interior_point(U, y, p, upper, equality, max_iter=n_steps)
+        a, z, w = point
+        residuals.append(np.array([y @ a]) if equality else Q @ a + p - z + w)
+        if _stopping_rule(U, y, p, upper, equality, *point):
+            break
+    checked = 0
+    for previous, residual in itertools.pairwise(residuals):
+        size = np.abs(previous).max()
+        if size <= 1e-5 * (1.0 + np.abs(residuals[0]).max()):
+            continue  # near rounding level
+        i = np.argmax(np.abs(previous))
+        factor = residual[i] / previous[i]
+        assert 0.0 <= factor < 1.0
+        assert np.abs(residual - factor * previous).max() <= 1e-6 * size
+        checked += 1
+    assert checked >= 1 or (equality and name == "hard margin")  # yᵀα = 0 at its start
+
+
+@pytest.mark.parametrize(("n_features", "woodbury"), [(4, True), (69, True), (70, False)])
+def test_newton_systems_by_shape(n_features, woodbury, monkeypatch):
+    """Woodbury through ``n_features × n_features`` when there are more variables (70) than
+    features, else a dense factorisation of ``Q + D``."""
+    points, y, p, upper, index, _ = _problem(0, d=n_features)
+    steps = _count_newton_steps(monkeypatch)
+    interior_point._interior_point(y[:, None] * points[index], y, p, upper, True)
+    assert steps and set(steps) == {woodbury}
+
+
+def test_factorisation_lost_to_rounding_is_finished_by_smo(monkeypatch):
+    """Near the optimum of this problem the Newton system is no longer numerically positive
+    definite: the interior point stops there and SMO finishes to cvxopt's optimum."""
+    points, y, p, upper, index, _ = _problem(2, m=10, q=20, d=30)
+    failures = []
+    factor = interior_point.cho_factor
+
+    def recording(*args, **kwargs):
+        try:
+            return factor(*args, **kwargs)
+        except np.linalg.LinAlgError:
+            failures.append(True)
+            raise
+
+    monkeypatch.setattr(interior_point, "cho_factor", recording)
+    res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
+    assert failures  # the case this test is about
+    ref = _cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+
+
+def _snap_case(name):
+    """``(alpha, z, w, y, upper)`` as the interior point leaves them, and the variables that
+    the multipliers mark as active at 0 and at the upper bound."""
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0, -1.0])
+    upper = np.array([2.0, 2.0, 2.0, 2.0, np.inf, 2.0])
+    if name == "large":
+        upper = np.where(np.isfinite(upper), 1e3, np.inf)
+    at_zero = np.array([True, False, False, False, False, False])
+    at_upper = np.array([False, True, False, False, False, False])
+    rng = np.random.default_rng(0)
+    alpha = np.where(at_zero, 1e-7, np.where(at_upper, upper - 1e-7, 0.3 * upper))
+    alpha[4] = 0.5 * upper[0]
+    alpha[~at_zero & ~at_upper] *= rng.uniform(0.8, 1.2, size=4)
+    z = np.where(at_zero, 1e-3, 1e-9)
+    w = np.where(at_upper, 1e-3, np.where(np.isfinite(upper), 1e-9, 0.0))
+    return alpha, z, w, y, upper, at_zero, at_upper
+
+
+@pytest.mark.parametrize("name", ["unit", "large"])
+def test_snap_puts_active_variables_on_their_bounds(name):
+    """Active bounds exactly, ``yᵀα = 0`` kept by one common shift of the free variables."""
+    alpha, z, w, y, upper, at_zero, at_upper = _snap_case(name)
+    snapped = interior_point._snap(alpha.copy(), z, w, y, upper, True)
+    free = ~at_zero & ~at_upper
+    assert np.all(snapped[at_zero] == 0.0) and np.all(snapped[at_upper] == upper[at_upper])
+    shift = y[free] * (snapped[free] - alpha[free])
+    np.testing.assert_allclose(shift, shift[0], rtol=1e-12)
+    assert abs(y @ snapped) <= 1e-12 * snapped.max()
+    no_equality = interior_point._snap(alpha.copy(), z, w, y, upper, False)
+    np.testing.assert_array_equal(no_equality[free], alpha[free])
+
+
+def test_snap_whose_shift_leaves_the_box_starts_cold():
+    """A shift restoring ``yᵀα = 0`` would push a free variable below 0: clipped back it breaks
+    the equality again, so SMO starts from zero (never from outside the box)."""
+    y = np.array([1.0, 1.0, -1.0])
+    upper = np.ones(3)
+    alpha = np.array([0.9, 0.05, 0.1])  # all free, yᵀα = 0.85: shifts of ∓0.283
+    snapped = interior_point._snap(
+        alpha.copy(), np.full(3, 1e-9), np.full(3, 1e-9), y, upper, True
+    )
+    np.testing.assert_array_equal(snapped, np.zeros(3))
+
+
+@pytest.mark.parametrize("offset", [0.8e-12, 1e-12, 1.5e-12])
+def test_snap_without_free_variables_keeps_the_equality_or_starts_cold(offset):
+    """All variables on a bound: the snap is kept when it meets ``yᵀα = 0`` to 1e-12 (absolute
+    while α ≤ 1), else SMO starts from zero."""
+    y = np.array([1.0, -1.0, 1.0])
+    upper = np.array([0.5, 0.5, offset])
+    alpha = upper.copy()  # all at upper: yᵀα = offset exactly
+    z = np.full(3, 1e-20)  # below every α: none at 0
+    w = np.full(3, 1e-3)
+    snapped = interior_point._snap(alpha.copy(), z, w, y, upper, True)
+    expected = alpha if offset <= 1e-12 else np.zeros(3)
+    np.testing.assert_array_equal(snapped, expected)
+
+
+def test_signature_as_in_smo_solve():
+    """``tol``, ``max_iter`` and ``shrinking`` are SMO's (as documented), keyword-only."""
+    ipm = inspect.signature(ipm_solve).parameters
+    smo = inspect.signature(smo_solve).parameters
+    for name in ("index", "equality", "tol", "max_iter", "shrinking"):
+        assert ipm[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert ipm[name].default == smo[name].default, name
+
+
+def test_interior_point_runs_on_one_blas_thread(monkeypatch):
+    """The caller's BLAS pool is limited to one thread during the interior point only."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    def blas_threads():
+        return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+    seen = []
+    run = interior_point._interior_point
+
+    def recording(*args, **kwargs):
+        seen.extend(blas_threads())
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(interior_point, "_interior_point", recording)
+    points, y, p, upper, index, _ = _problem(0)
+    with threadpool_limits(2, user_api="blas"):
+        before = blas_threads()
+        ipm_solve(y, p, upper, points, index=index)
+        assert blas_threads() == before
+    assert max(before) == 2  # else this test tells nothing
+    assert seen and set(seen) == {1}
 
 
 def test_ill_conditioned_few_labelled_problem():
