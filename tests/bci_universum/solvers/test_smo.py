@@ -63,6 +63,24 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
     np.testing.assert_allclose(f, f_ref, atol=1e-5 * np.abs(f_ref).max())
 
 
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_defaults_are_libsvm_s(kernel):
+    """Without options: the RBF kernel, gamma 1 and libsvm's defaults (tol 1e-3, degree 3,
+    coef0 0, shrinking, 200 MB): SVC's decision function to what that tolerance leaves (both
+    solutions stop ~1e-3 from the optimum; a changed default moves it by 10 % or more)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] - X[:, 1] + 0.8 * rng.normal(size=60) > 0, 1.0, -1.0)
+    options = {"kernel": "poly"} if kernel == "poly" else {}  # rbf: the default
+    res = smo_solve(y, -np.ones(60), np.full(60, 2.0), X, **options)
+    svc = SVC(C=2.0, kernel=kernel, gamma=1.0).fit(X, y)
+    X_test = rng.normal(size=(40, 3))
+    f = kernel_matrix(X_test, X, kernel, gamma=1.0) @ (y * res.alpha) + res.intercept
+    f_ref = svc.decision_function(X_test)
+    assert res.converged
+    np.testing.assert_allclose(f, f_ref, atol=0.02 * np.abs(f_ref).max())
+
+
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 @pytest.mark.parametrize("weighted", [False, True])
 def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel, weighted):
@@ -169,12 +187,15 @@ def test_small_cache_matches_cvxopt(kernel, seed):
     np.testing.assert_allclose(small.alpha, full.alpha, atol=1e-7 * upper.max())
 
 
-@pytest.mark.parametrize("seed", [0, 2])
-def test_float32_rows_leave_the_solution_exact(seed):
+@pytest.mark.parametrize(("seed", "offset"), [(0, 0.0), (2, 1000.0)])
+def test_float32_rows_leave_the_solution_exact(seed, offset):
     """RBF rows in float32 (small cache, tol ≥ 1e-4): the gradient accumulates their rounding
     (~1e-6, first order in the objective computed from it) but the solution is the float64
-    run's: its exact objective agrees to 1e-10, second order in that drift."""
+    run's: its exact objective agrees to 1e-10, second order in that drift. The rows come from
+    centred points: data far from the origin (squared norms ~1e6, float32 distances off by
+    ~0.1 otherwise) changes nothing."""
     points, y, p, upper, index, _ = _problem(seed, m=120, q=40)
+    points = points + offset
     kw = {"index": index, "kernel": "rbf", "gamma": 0.4, "tol": 1e-4}
     Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
     full = smo_solve(y, p, upper, points, **kw)
@@ -184,6 +205,28 @@ def test_float32_rows_leave_the_solution_exact(seed):
     assert 1e-9 < drift < 1e-5  # float32 rows were used (float64 ones drift ~1e-14)
     assert abs(exact[1] - exact[0]) <= 1e-10 * abs(exact[0])
     assert abs(small.objective - exact[1]) <= 1e-7 * abs(exact[1])
+
+
+@pytest.mark.parametrize("short", [0, 8])
+def test_float32_rows_exactly_when_a_float64_row_per_point_does_not_fit(short):
+    """At tol ≥ 1e-4 RBF rows go float32 when n float64 rows of the n points exceed the cache:
+    with 8n² bytes they stay float64, with 8 bytes less they go float32. The gradient tells
+    which: its drift from Qα + p is float64 rounding (~1e-15) or float32's (~1e-7)."""
+    points, y, p, upper, index, _ = _problem(0, m=24, q=8)
+    n = len(points)
+    res = smo_solve(
+        y,
+        p,
+        upper,
+        points,
+        index=index,
+        gamma=0.4,
+        tol=1e-4,
+        cache_size=(8 * n * n - short) / 2**20,
+    )
+    Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
+    drift = np.abs(Q @ res.alpha + p - res.gradient).max()
+    assert drift > 1e-9 if short else drift < 1e-12
 
 
 def test_fit_does_not_depend_on_blas_threads():
@@ -218,23 +261,27 @@ def test_fit_does_not_depend_on_blas_threads():
     assert runs[0] == runs[1]
 
 
-def test_warm_start_and_gradient():
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_warm_start_and_gradient(kernel):
+    """A warm start at the optimum stops at once, its gradient Qα + p built from alpha0 (by
+    rows, or for the linear kernel from w = Σ y_j α_j x_j)."""
     points, y, p, upper, index, _ = _problem(4)
-    res = smo_solve(y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9)
-    again = smo_solve(
-        y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9, alpha0=res.alpha
-    )
+    kw = {"index": index, "kernel": kernel, "gamma": 0.5, "tol": 1e-9}
+    res = smo_solve(y, p, upper, points, **kw)
+    again = smo_solve(y, p, upper, points, alpha0=res.alpha, **kw)
     assert again.n_iter <= 2
     assert abs(again.objective - res.objective) <= 1e-12 * abs(res.objective)
-    K = kernel_matrix(points, kernel="rbf", gamma=0.5)[np.ix_(index, index)]
-    np.testing.assert_allclose(res.gradient, (np.outer(y, y) * K) @ res.alpha + p, atol=1e-10)
+    Q = np.outer(y, y) * kernel_matrix(points, kernel=kernel, gamma=0.5)[np.ix_(index, index)]
+    for r in (res, again):
+        np.testing.assert_allclose(r.gradient, Q @ r.alpha + p, atol=1e-10)
 
 
-def test_iteration_cap_warns():
+@pytest.mark.parametrize("max_iter", [0, 3])
+def test_iteration_cap_warns(max_iter):
     points, y, p, upper, index, _ = _problem(5)
-    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
-        res = smo_solve(y, p, upper, points, index=index, max_iter=3)
-    assert not res.converged and res.n_iter == 3
+    with pytest.warns(ConvergenceWarning, match=f"max_iter={max_iter} "):
+        res = smo_solve(y, p, upper, points, index=index, max_iter=max_iter)
+    assert not res.converged and res.n_iter == max_iter
 
 
 def test_infinite_bounds_hard_margin():
@@ -262,6 +309,7 @@ def test_infinite_bounds_hard_margin():
         ({"kernel": "cosine"}, "Unknown kernel"),
         ({"alpha0": np.array([1.0, 0.0])}, "y @ alpha0"),
         ({"points": np.ones((2, 3)), "kernel": "precomputed"}, "square"),
+        ({"points": np.ones(2)}, "2-D"),
     ],
 )
 def test_bad_input(kwargs, match):
@@ -342,3 +390,62 @@ def test_offset_of_a_single_class_is_the_end_of_its_kkt_interval(label):
     res = smo_solve(y, -np.ones(6), np.ones(6), X, kernel="linear")
     np.testing.assert_array_equal(res.alpha, 0.0)
     assert res.intercept == label
+
+
+@pytest.mark.parametrize("equality", [True, False])
+def test_zero_curvature_steps_to_the_bound_at_once(equality):
+    """Along a direction of zero curvature the objective is linear: the exact line search goes
+    to the box in one update. With the equality, one point with both labels (Q = k·[[1, −1],
+    [−1, 1]], the pair's curvature 0); without it, the origin under the linear kernel
+    (Q_ii = 0). Either way α = C is the closed-form optimum (the objective is −Σα there), and
+    τ stands for the curvature: no division by zero."""
+    if equality:
+        y, X = np.array([1.0, -1.0]), np.ones((2, 3))
+    else:
+        y, X = np.array([1.0]), np.zeros((1, 3))
+    n = len(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = smo_solve(y, -np.ones(n), np.full(n, 5.0), X, kernel="linear", equality=equality)
+    np.testing.assert_array_equal(res.alpha, 5.0)
+    assert res.n_iter == 1 and res.converged
+
+
+def test_options_are_keyword_only():
+    with pytest.raises(TypeError):
+        smo_solve(np.array([1.0, -1.0]), -np.ones(2), np.ones(2), np.eye(2), None)
+
+
+def test_row_cache_drops_the_least_recently_used_row():
+    """The kernel-row cache of five points with no budget keeps its minimum, two rows: each row
+    is the kernel's, a hit is not recomputed, and a miss drops the row used longest ago."""
+    from bci_universum.solvers.kernels import KERNEL_CODES
+    from bci_universum.solvers.smo import _get_row, _kernel_points, _kernel_state
+
+    points = np.random.default_rng(11).normal(size=(5, 3))
+    K = kernel_matrix(points, kernel="rbf", gamma=0.5)
+    X, sq, empty, _ = _kernel_points(points, KERNEL_CODES["rbf"], 200.0, 1e-9)
+    kc, diag = _kernel_state(X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, 0)
+    np.testing.assert_allclose(diag, 1.0)
+    rows, state = kc[3], kc[7]
+    for point, cached in [
+        (0, {0}),
+        (1, {0, 1}),
+        (2, {1, 2}),
+        (1, {1, 2}),
+        (3, {1, 3}),
+        (0, {0, 3}),
+        (3, {0, 3}),
+        (4, {3, 4}),
+    ]:
+        before = rows[point]
+        row = _get_row(point, 5, kc)
+        np.testing.assert_allclose(row, K[point], atol=1e-12)
+        assert np.shares_memory(row, before) == (before.shape[0] > 0)  # a hit: no copy
+        assert {a for a in range(5) if rows[a].shape[0]} == cached
+        assert state[1] == 5 * len(cached) <= state[2]
+    # a row over a prefix of the point order (as after shrinking), then extended
+    for length, used in [(3, 5 + 3), (5, 5 + 5)]:
+        np.testing.assert_allclose(_get_row(1, length, kc), K[1, :length], atol=1e-12)
+        assert {a for a in range(5) if rows[a].shape[0]} == {1, 4}
+        assert rows[1].shape[0] == length and state[1] == used
