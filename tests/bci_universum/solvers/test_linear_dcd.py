@@ -48,8 +48,16 @@ def test_dcd_agrees_with_smo(seed, equality):
     rel = 1e-3 if equality else 1e-5
     np.testing.assert_allclose(f, f_ref, atol=rel * np.abs(f_ref).max())
     np.testing.assert_allclose(res.coef, points[index].T @ (y * res.alpha), atol=1e-12)
+    # the gradient and objective reported are those of the returned α, by their definitions
+    Q = np.outer(y, y) * (points @ points.T)[np.ix_(index, index)]
+    gradient = Q @ res.alpha + p
+    np.testing.assert_allclose(res.gradient, gradient, atol=1e-12 * np.abs(Q).sum(axis=1).max())
+    assert res.objective == pytest.approx(0.5 * res.alpha @ (gradient + p), rel=1e-12)
     if equality:
         assert abs(res.intercept - ref.intercept) < 1e-3
+        # yᵀα = 0 up to the accuracy of the offset search, and SMO's optimum to that accuracy
+        assert abs(y @ res.alpha) <= 1e-3 * res.alpha.sum()
+        assert abs(res.objective - ref.objective) <= 1e-5 * abs(ref.objective)
     else:
         assert res.intercept == 0.0
         assert abs(res.objective - ref.objective) <= 1e-8 * abs(ref.objective)
@@ -86,7 +94,7 @@ def test_cap_warns():
     points, y, p, upper, index = _problem(9)
     with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
         res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1, equality=False)
-    assert not res.converged
+    assert not res.converged and res.n_iter == 1
 
 
 @pytest.mark.parametrize(
