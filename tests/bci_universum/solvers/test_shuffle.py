@@ -49,3 +49,30 @@ def test_the_jit_and_python_give_the_same_order():
         jitted, python = np.arange(n), np.arange(n)
         assert shuffle(jitted, state) == getattr(shuffle, "py_func", shuffle)(python, state)
         np.testing.assert_array_equal(jitted, python)
+
+
+def _reference(n: int, state: int) -> tuple[list[int], int]:
+    """The documented generator, written out: glibc's ``rand`` constants modulo 2³¹, each
+    draw the top 15 bits (of 31) of two steps, Fisher–Yates from the last position down."""
+
+    def step(s: int) -> int:
+        return (1103515245 * s + 12345) % 2**31
+
+    order = list(range(n))
+    for k in range(n - 1, 0, -1):
+        high = step(state)
+        state = step(high)
+        draw = (high // 2**16) * 2**15 + state // 2**16
+        r = draw % (k + 1)
+        order[k], order[r] = order[r], order[k]
+    return order, state
+
+
+@pytest.mark.parametrize(("n", "state"), [(1, 3), (2, 0), (10, 12345), (1000, LCG_M - 1)])
+def test_the_order_and_state_are_those_of_the_documented_generator(n, state):
+    order = np.arange(n)
+    new_state = shuffle(order, state)
+    expected, expected_state = _reference(n, state)
+    assert order.tolist() == expected
+    assert new_state == expected_state
+    assert LCG_M == 2**31
