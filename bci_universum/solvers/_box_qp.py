@@ -33,7 +33,7 @@ class BoxQPResult:
     converged : bool
         Whether the KKT violation fell below ``tol`` before ``max_iter``.
     gradient : ndarray of shape (n_variables,) or None
-        ``Qα + p`` (SMO only).
+        ``Qα + p`` (SMO and linear DCD).
     coef : ndarray of shape (n_features,) or None
         The primal weights ``w = Σ_i y_i α_i x_i`` (linear DCD only).
     """

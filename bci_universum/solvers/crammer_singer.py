@@ -37,11 +37,8 @@ import numpy as np
 from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
+from ._shuffle import LCG_M, shuffle
 from .kernels import check_kernel, kernel_matrix
-
-_LCG_A = 1103515245
-_LCG_C = 12345
-_LCG_M = 2**31
 
 
 @dataclass
@@ -139,17 +136,6 @@ def _violation(g, alpha_i, y_i, c_i):
 
 
 @njit(cache=True)
-def _shuffle(order, state):
-    for k in range(order.shape[0] - 1, 0, -1):
-        state = (_LCG_A * state + _LCG_C) % _LCG_M
-        r = state % (k + 1)
-        tmp = order[k]
-        order[k] = order[r]
-        order[r] = tmp
-    return state
-
-
-@njit(cache=True)
 def _point_score(p, c, X, state_mat, linear):
     """``f_c(x_p)``."""
     if linear:
@@ -237,7 +223,7 @@ def _cs_core(y, e, upper, index, alpha, X, G, linear, tol, max_iter, seed):
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
-        state = _shuffle(active[:active_size], state)
+        state = shuffle(active[:active_size], state)
         stopping = 0.0
         s = 0
         while s < active_size:
@@ -445,7 +431,7 @@ def cs_solve(
         linear,
         float(tol),
         int(max_iter),
-        int(seed) % _LCG_M,
+        int(seed) % LCG_M,
     )
     if not converged:
         warnings.warn(

@@ -30,10 +30,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 
 from ._box_qp import BoxQPResult, check_box_qp
-
-_LCG_A = 1103515245
-_LCG_C = 12345
-_LCG_M = 2**31
+from ._shuffle import LCG_M, shuffle
 
 
 @njit(cache=True)
@@ -49,13 +46,7 @@ def _dcd_core(y, p, upper, index, X, sq, alpha, w, tol, max_epochs, shrinking, s
     epoch = 0
     while epoch < max_epochs:
         epoch += 1
-        # Fisher–Yates with a small LCG: identical with and without the JIT
-        for k in range(n_active - 1, 0, -1):
-            state = (_LCG_A * state + _LCG_C) % _LCG_M
-            r = state % (k + 1)
-            tmp = active[k]
-            active[k] = active[r]
-            active[r] = tmp
+        state = shuffle(active[:n_active], state)
         pg_max = -np.inf
         pg_min = np.inf
         k = 0
@@ -171,7 +162,7 @@ def dcd_solve(
     w = np.zeros(X.shape[1])
     for t in np.flatnonzero(alpha):
         w += y[t] * alpha[t] * X[index[t]]
-    seed = int(check_random_state(random_state).randint(_LCG_M))
+    seed = int(check_random_state(random_state).randint(LCG_M))
     args = (y, p, upper, index, X, sq, alpha, w, float(tol), int(max_iter), bool(shrinking), seed)
     if not equality:
         _, epochs, converged = _solve_at(0.0, *args)

@@ -102,7 +102,10 @@ def test_dual_matches_cvxopt_with_universum_copies(kernel, seed):
 def test_kkt_conditions_hold(kernel):
     y, e, upper, points, index = _problem(5, delta=0.0, c_u=2.0)
     tol = 1e-6
-    result = cs_solve(y, e, upper, points, index=index, kernel=kernel, gamma=0.2, tol=tol)
+    result = cs_solve(
+        y, e, upper, points, index=index, kernel=kernel, gamma=0.2, tol=tol, max_iter=100_000
+    )
+    assert result.converged
     alpha = result.alpha
     rows = np.arange(len(y))
     np.testing.assert_allclose(alpha.sum(axis=1), 0.0, atol=1e-12)
@@ -141,7 +144,8 @@ def test_zero_points_with_distinct_margins():
     y, e, upper, points, _ = _problem(10, m=0)
     zero = [2, 9, 17]
     points[zero] = 0.0
-    e[zero] = np.random.default_rng(10).uniform(-1.0, 1.0, (3, e.shape[1]))
+    # labels 0, 1, 2; the largest other margin first, last or between
+    e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1]]
     result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000)
     K = kernel_matrix(points, None, "linear")
     _, obj_ref = _cvxopt_dual(K, y, e, upper)
@@ -159,9 +163,24 @@ def test_warm_start_and_seed_reach_the_same_scores():
     a = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=1)
     b = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=99)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-7)
-    warm = cs_solve(y, e, upper, points, index=index, tol=1e-10, alpha0=a.alpha)
-    assert warm.n_iter == 1
+    # a start 100 times within the tolerance stays within it after one pass's small updates
+    warm = cs_solve(y, e, upper, points, index=index, tol=100 * a.violation, alpha0=a.alpha)
+    assert warm.converged and warm.n_iter == 1
     np.testing.assert_allclose(warm.scores, a.scores, atol=1e-12)
+    # a start already within tol (violations between 1e-12 and tol, large margins) also
+    # needs one pass
+    e *= 5.0
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-6, max_iter=100_000)
+    assert a.violation > 1e-12
+    assert cs_solve(y, e, upper, points, index=index, tol=1e-3, alpha0=a.alpha).n_iter == 1
+
+
+def test_one_class_has_no_dual():
+    """L = 1: Σ_l α_il = 0 leaves α = 0, at zero points too."""
+    y, e, upper, points, _ = _problem(11, n_per=4, L=1, m=0)
+    points[1] = 0.0
+    result = cs_solve(y, e, upper, points, tol=1e-9)
+    assert result.converged and np.all(result.alpha == 0) and result.objective == 0
 
 
 def test_stops_at_max_iter_with_a_warning():
@@ -180,7 +199,7 @@ def test_defaults_are_the_documented_ones():
         np.testing.assert_array_equal(a.alpha, b.alpha)
         assert a.n_iter == b.n_iter and a.converged
     # the seed sets the visiting order: another seed, other iterates within tol
-    c = cs_solve(y, e, upper, points, index=index, seed=1)
+    a, c = (cs_solve(y, e, upper, points, index=index, seed=seed) for seed in (0, 1))
     assert not np.array_equal(a.alpha, c.alpha)
     with pytest.warns(ConvergenceWarning, match="max_iter=1000"):
         d = cs_solve(y[:6], e[:6], upper[:6], points[:6], tol=1e-300)
@@ -237,6 +256,7 @@ def test_same_results_without_jit():
         ({"max_iter": 0}, "max_iter"),
         ({"kernel": "cosine"}, "Unknown kernel"),
         ({"alpha0": np.array([[1.0, 0.0], [0.0, 0.0]])}, "alpha0 must be feasible"),
+        ({"alpha0": np.array([[2.0, -2.0], [0.0, 0.0]])}, "alpha0 must be feasible"),
         ({"alpha0": np.zeros((2, 3))}, "alpha0 must have shape"),
         ({"points": np.ones(2)}, "2-D"),
         ({"points": np.eye(3)}, "one sample per point"),

@@ -75,7 +75,8 @@ def _ipm_problem(name):
         return y[:, None] * X, y, np.full(70, -1e4), np.full(70, 0.1)
     seed, d, scale = {"low rank": (0, 4, 1.0), "d=30": (1, 30, 1.0), "dense": (2, 200, 1.0),
                       "tiny": (0, 4, 1e-6), "large": (0, 4, 1e3), "zero point": (3, 4, 1.0),
-                      "small p": (0, 4, 1.0), "small box": (0, 4, 1e3)}[name]  # fmt: skip
+                      "small p": (0, 4, 1.0), "small box": (0, 4, 1e3),
+                      "small box, p < 1": (0, 4, 1e3)}[name]  # fmt: skip
     points, y, p, upper, index, _ = _problem(seed, d=d)
     if name == "zero point":
         # a universum trial at the origin with epsilon = 0: its two variables do not enter
@@ -84,7 +85,9 @@ def _ipm_problem(name):
         p[index == 40] = 0.0
     if name == "small p":
         p *= 1e-3  # the residuals' scale 1 + max|p| is then about 1
-    if name == "small box":
+    if name == "small box, p < 1":
+        p *= 0.3  # and the residuals' scale 1 + max|p| below 2
+    if name.startswith("small box"):
         # Q times 1000 and the box 1000 times narrower: the dual residual is met last
         return np.sqrt(scale) * y[:, None] * points[index], y, p, upper / scale
     # Q and p scaled alike: the same optimum α, the objective times scale
@@ -125,6 +128,9 @@ def _stopping_rule(U, y, p, upper, equality, a, z, w, rel_tol=_REL_TOL):
 
 
 _IPM_PROBLEMS = ["low rank", "d=30", "dense", "hard margin", "tiny", "large", "zero point"]
+# problems on which the gap, the dual or the primal residual is the last condition met
+_IPM_PROBLEMS_BY_LAST_CONDITION = ["low rank", "dense", "hard margin", "large", "small p",
+                                   "small box", "small box, p < 1", "unbalanced"]  # fmt: skip
 
 
 @pytest.mark.parametrize("equality", [True, False])
@@ -151,9 +157,7 @@ def test_interior_point_stops_at_a_kkt_point(name, equality, monkeypatch):
 
 
 @pytest.mark.parametrize("equality", [True, False])
-@pytest.mark.parametrize(
-    "name", ["low rank", "dense", "hard margin", "large", "small p", "small box", "unbalanced"]
-)
+@pytest.mark.parametrize("name", _IPM_PROBLEMS_BY_LAST_CONDITION)
 def test_stops_at_the_first_point_meeting_any_tolerance(name, equality, monkeypatch):
     """Over a range of ``rel_tol`` (which changes the step it stops at) it stops at the first
     iterate meeting the rule: the one before (the same steps, one fewer) does not."""
@@ -295,6 +299,13 @@ def test_signature_as_in_smo_solve():
     for name in ("index", "equality", "tol", "max_iter", "shrinking"):
         assert ipm[name].kind is inspect.Parameter.KEYWORD_ONLY
         assert ipm[name].default == smo[name].default, name
+
+
+@pytest.mark.parametrize("tol", [0.0, -0.5])
+def test_tol_must_be_positive(tol):
+    points, y, p, upper, index, _ = _problem(0)
+    with pytest.raises(ValueError, match="tol must be positive"):
+        ipm_solve(y, p, upper, points, index=index, tol=tol)
 
 
 def test_interior_point_runs_on_one_blas_thread(monkeypatch):

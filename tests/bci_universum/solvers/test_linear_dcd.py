@@ -1,11 +1,13 @@
 """Linear dual coordinate descent against the SMO solver and cvxopt."""
 
+import inspect
+
 import numpy as np
 import pytest
 from cvxopt import matrix, solvers
 from sklearn.exceptions import ConvergenceWarning
 
-from bci_universum.solvers import dcd_solve, smo_solve
+from bci_universum.solvers import dcd_solve, linear_dcd, smo_solve
 
 
 def _problem(seed, m=50, q=15, d=30):
@@ -48,8 +50,16 @@ def test_dcd_agrees_with_smo(seed, equality):
     rel = 1e-3 if equality else 1e-5
     np.testing.assert_allclose(f, f_ref, atol=rel * np.abs(f_ref).max())
     np.testing.assert_allclose(res.coef, points[index].T @ (y * res.alpha), atol=1e-12)
+    # the gradient and objective reported are those of the returned α, by their definitions
+    Q = np.outer(y, y) * (points @ points.T)[np.ix_(index, index)]
+    gradient = Q @ res.alpha + p
+    np.testing.assert_allclose(res.gradient, gradient, atol=1e-12 * np.abs(Q).sum(axis=1).max())
+    assert res.objective == pytest.approx(0.5 * res.alpha @ (gradient + p), rel=1e-12)
     if equality:
         assert abs(res.intercept - ref.intercept) < 1e-3
+        # yᵀα = 0 up to the accuracy of the offset search, and SMO's optimum to that accuracy
+        assert abs(y @ res.alpha) <= 1e-3 * res.alpha.sum()
+        assert abs(res.objective - ref.objective) <= 1e-5 * abs(ref.objective)
     else:
         assert res.intercept == 0.0
         assert abs(res.objective - ref.objective) <= 1e-8 * abs(ref.objective)
@@ -86,7 +96,7 @@ def test_cap_warns():
     points, y, p, upper, index = _problem(9)
     with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
         res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1, equality=False)
-    assert not res.converged
+    assert not res.converged and res.n_iter == 1
 
 
 @pytest.mark.parametrize(
@@ -118,3 +128,31 @@ def test_zero_point_and_pinned_variables_agree_with_smo():
     assert res.alpha[4] == upper[4] and res.alpha[7] == 0.0 and res.alpha[60] == 0.0
     assert abs(res.objective - ref.objective) <= 1e-8 * abs(ref.objective)
     np.testing.assert_allclose(res.alpha, ref.alpha, atol=1e-5)
+
+
+def test_cap_with_the_offset_warns_and_counts_every_inner_pass(monkeypatch):
+    """With the equality every inner solve of the offset search hits the cap: not converged,
+    and ``n_iter`` is the sum of the inner solves' passes."""
+    points, y, p, upper, index = _problem(9)
+    passes = []
+    solve_at = linear_dcd._solve_at
+
+    def counting(*args):
+        value, epochs, converged = solve_at(*args)
+        passes.append(epochs)
+        return value, epochs, converged
+
+    monkeypatch.setattr(linear_dcd, "_solve_at", counting)
+    with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
+        res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1)
+    assert not res.converged
+    assert len(passes) > 1 and res.n_iter == sum(passes)
+
+
+def test_defaults_as_in_smo_solve():
+    """The defaults of smo_solve, for which it stands in on linear kernels; keyword-only."""
+    dcd = inspect.signature(dcd_solve).parameters
+    smo = inspect.signature(smo_solve).parameters
+    for name in ("index", "equality", "tol", "shrinking", "alpha0"):
+        assert dcd[name].kind is inspect.Parameter.KEYWORD_ONLY
+        assert dcd[name].default == smo[name].default, name
