@@ -292,15 +292,6 @@ def test_snap_without_free_variables_keeps_the_equality_or_starts_cold(offset):
     np.testing.assert_array_equal(snapped, expected)
 
 
-def test_signature_as_in_smo_solve():
-    """``tol``, ``max_iter`` and ``shrinking`` are SMO's (as documented), keyword-only."""
-    ipm = inspect.signature(ipm_solve).parameters
-    smo = inspect.signature(smo_solve).parameters
-    for name in ("index", "equality", "tol", "max_iter", "shrinking"):
-        assert ipm[name].kind is inspect.Parameter.KEYWORD_ONLY
-        assert ipm[name].default == smo[name].default, name
-
-
 @pytest.mark.parametrize("tol", [0.0, -0.5])
 def test_tol_must_be_positive(tol):
     points, y, p, upper, index, _ = _problem(0)

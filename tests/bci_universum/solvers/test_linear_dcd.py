@@ -1,7 +1,5 @@
 """Linear dual coordinate descent against the SMO solver and cvxopt."""
 
-import inspect
-
 import numpy as np
 import pytest
 from cvxopt import matrix, solvers
@@ -147,12 +145,3 @@ def test_cap_with_the_offset_warns_and_counts_every_inner_pass(monkeypatch):
         res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1)
     assert not res.converged
     assert len(passes) > 1 and res.n_iter == sum(passes)
-
-
-def test_defaults_as_in_smo_solve():
-    """The defaults of smo_solve, for which it stands in on linear kernels; keyword-only."""
-    dcd = inspect.signature(dcd_solve).parameters
-    smo = inspect.signature(smo_solve).parameters
-    for name in ("index", "equality", "tol", "shrinking", "alpha0"):
-        assert dcd[name].kind is inspect.Parameter.KEYWORD_ONLY
-        assert dcd[name].default == smo[name].default, name

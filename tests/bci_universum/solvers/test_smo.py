@@ -276,12 +276,36 @@ def test_warm_start_and_gradient(kernel):
         np.testing.assert_allclose(r.gradient, Q @ r.alpha + p, atol=1e-10)
 
 
-@pytest.mark.parametrize("max_iter", [0, 3])
+@pytest.mark.parametrize("max_iter", [0, 3, 200])
 def test_iteration_cap_warns(max_iter):
+    """Stopped by the cap (the run needs ~300 updates): a warning, and the gradient returned is
+    still Qα + p, also when shrinking has set variables aside (after 71 updates) and the
+    small cache kept it on the active points only."""
     points, y, p, upper, index, _ = _problem(5)
+    kw = {"index": index, "max_iter": max_iter, "tol": 1e-9, "cache_size": 0.005}
     with pytest.warns(ConvergenceWarning, match=f"max_iter={max_iter} "):
-        res = smo_solve(y, p, upper, points, index=index, max_iter=max_iter)
+        res = smo_solve(y, p, upper, points, **kw)
     assert not res.converged and res.n_iter == max_iter
+    Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf")[np.ix_(index, index)]
+    np.testing.assert_allclose(res.gradient, Q @ res.alpha + p, atol=1e-10)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_capped_run_resumes_to_the_optimum(kernel):
+    """A run stopped by the cap, resumed from its α with a small cache: the warm start's part
+    of the gradient from the variables at their bound (rebuilt from it once shrinking has cut
+    the cache to the active points) is right, and the run ends at cvxopt's optimum."""
+    points, y, p, upper, index, _ = _problem(5)
+    kw = {"index": index, "kernel": kernel, "tol": 1e-9, "cache_size": 0.005}
+    with pytest.warns(ConvergenceWarning):
+        capped = smo_solve(y, p, upper, points, max_iter=40, **kw)
+    assert np.any(capped.alpha == upper)
+    res = smo_solve(y, p, upper, points, alpha0=capped.alpha, **kw)
+    K = kernel_matrix(points, kernel=kernel)[np.ix_(index, index)]
+    ref = _cvxopt_objective(K, y, p, upper, True)
+    assert res.converged and res.n_iter > 71  # shrinking has run
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+    np.testing.assert_allclose(res.gradient, np.outer(y, y) * K @ res.alpha + p, atol=1e-10)
 
 
 def test_infinite_bounds_hard_margin():
