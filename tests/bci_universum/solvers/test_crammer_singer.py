@@ -145,14 +145,13 @@ def _independent(seed, L=3):
 def test_one_pass_solves_independent_samples(seed):
     """A pass solves each visited sample's block exactly and visits every sample once: when no
     two samples interact, one pass reaches cvxopt's optimum (unique: each block is strictly
-    convex). It is not declared converged, since the violations it saw were those at the start."""
+    convex). At max_iter the final state is checked: converged, violation 0 up to rounding."""
     y, e, upper, points = _independent(seed)
     K = points @ points.T
     alpha_ref, _ = _cvxopt_dual(K, y, e, upper)
     for kernel, given in [("linear", points), ("precomputed", K)]:
-        with pytest.warns(ConvergenceWarning, match="max_iter=1"):
-            result = cs_solve(y, e, upper, given, kernel=kernel, max_iter=1, seed=seed)
-        assert result.n_iter == 1
+        result = cs_solve(y, e, upper, given, kernel=kernel, max_iter=1, seed=seed)
+        assert result.n_iter == 1 and result.converged and result.violation <= 1e-12
         np.testing.assert_allclose(result.alpha, alpha_ref, atol=1e-5)
 
 
@@ -167,9 +166,11 @@ def test_passes_follow_liblinear_on_independent_samples(seed):
     for tol in (1e-1, 1e-3):
         ref = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=0.8, tol=tol)
         ref.fit(points, y)
-        result = cs_solve(y, e, upper, points, tol=tol, seed=seed)
-        assert result.converged and result.n_iter == ref.n_iter_
-        np.testing.assert_allclose(result.coef.T @ points, ref.coef_, atol=1e-12)
+        # margins shifted by a constant per sample: the same problem (rows of α sum to 0)
+        for shift in (0.0, -10.0):
+            result = cs_solve(y, e + shift, upper, points, tol=tol, seed=seed)
+            assert result.converged and result.n_iter == ref.n_iter_
+            np.testing.assert_allclose(result.coef.T @ points, ref.coef_, atol=1e-12)
         ref.set_params(C=0.8 / 0.5).fit(points, y)
         result = cs_solve(y, 0.5 * e, upper, points, tol=tol * 0.01, seed=seed)
         assert result.converged and result.n_iter == 2
@@ -202,20 +203,43 @@ def test_zero_points_with_distinct_margins():
     margin against its own, when that is smaller): cvxopt's optimum. A precomputed kernel with
     k(x_p, x_p) = 0 but other entries non-zero (indefinite) still gives scores K @ coef."""
     y, e, upper, points, _ = _problem(10, m=0)
-    zero = [2, 9, 17]
+    zero = [2, 9, 17, 20]
     points[zero] = 0.0
-    # labels 0, 1, 2; the largest other margin first, last or between
-    e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1]]
-    result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000)
+    # labels 0, 1, 2, 2; the largest other margin first, last or between, or below its own
+    e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1], [0.1, 0.3, 0.8]]
+    result = cs_solve(y, e, upper, points, tol=1e-10)
     K = kernel_matrix(points, None, "linear")
     _, obj_ref = _cvxopt_dual(K, y, e, upper)
     assert result.converged
     assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
     K[zero, zero] = 0.0
     K[zero, 0] = K[0, zero] = 0.3
-    result = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6, max_iter=100_000)
+    result = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6)
     assert np.abs(result.alpha[zero]).max() > 0
     np.testing.assert_allclose(result.scores, K @ result.coef, atol=1e-9)
+    # a warm start whose zero-point rows are feasible but not their optimum
+    start = result.alpha.copy()
+    start[zero] = 0.0
+    start[zero, y[zero]] = 0.5 * upper[zero]
+    start[zero, (y[zero] + 1) % 3] = -0.5 * upper[zero]
+    warm = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6, alpha0=start)
+    np.testing.assert_array_equal(warm.alpha[zero], result.alpha[zero])
+    np.testing.assert_allclose(warm.scores, K @ warm.coef, atol=1e-9)
+
+
+def test_margins_shifted_by_a_constant_per_sample():
+    """Each row of α sums to 0, so adding a constant to a sample's margins changes nothing:
+    the same solution in about as many passes (the optimality test compares margins, not
+    their level)."""
+    y, e, upper, points, index = _problem(13, n_per=4, m=2)
+    shift = np.random.default_rng(13).uniform(5.0, 10.0, (len(y), 1))
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-6, max_iter=100_000, seed=13)
+    b = cs_solve(
+        y, e + shift, upper, points, index=index, tol=1e-6, max_iter=2 * a.n_iter, seed=13
+    )
+    assert a.converged and b.converged
+    np.testing.assert_allclose(b.scores, a.scores, atol=1e-9)
+    assert b.objective == pytest.approx(a.objective, rel=1e-9)
 
 
 def test_warm_start_and_seed_reach_the_same_scores():
@@ -273,6 +297,9 @@ def test_stops_at_max_iter_with_a_warning():
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         result = cs_solve(y, e, upper, points, index=index, tol=1e-12, max_iter=1)
     assert not result.converged and result.n_iter == 1
+    # the violation reported is that of the final state, not the largest one the pass saw
+    v = _violations(result.alpha, y, e, upper, result.scores[index])
+    assert result.violation == pytest.approx(v.max(), rel=1e-6)
 
 
 def test_defaults_are_the_documented_ones():
