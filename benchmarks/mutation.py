@@ -436,7 +436,8 @@ def sync(name: str, shard: dict, session: Path, tests: str, fresh=(), rechecked=
     with use_db(str(session), WorkDB.Mode.open) as db:
         items = list(db.work_items)
         done = {i.job_id: r for i, r in db.completed_work_items}
-        keys = _mutant_keys(items, session_source(name).read_text())
+        source = session_source(name).read_text()
+        keys, lines = _mutant_keys(items, source), source.splitlines()
         for item in items:
             key, result = keys[item.job_id], done.get(item.job_id)
             if result is not None and result.worker_outcome == WorkerOutcome.SKIPPED:
@@ -453,7 +454,10 @@ def sync(name: str, shard: dict, session: Path, tests: str, fresh=(), rechecked=
                 stored[key] = _record(name, item, result, tests, rechecked)
             kept[key] = stored.get(key)
             if key in stored:
-                kept[key]["line"] = item.mutations[0].start_pos[0]
+                line = item.mutations[0].start_pos[0]
+                kept[key]["line"] = line
+                if kept[key]["outcome"] == "survived":
+                    kept[key]["followed_by"] = _followed_by(lines, line)
     data["mutants"] = len(kept)
     data["results"] = {k: v for k, v in kept.items() if v is not None}
     save_results(name, data)
@@ -550,7 +554,7 @@ def retest_survivors(name: str, shard: dict, config: Path, session: Path, deadli
     tests = tests_digest(shard, TREE)[:12]
 
     def stale(record) -> bool:
-        return _stale(record, tests) and _key(shard["module"], record) not in equivalent
+        return _stale(record, tests) and _reason(equivalent, shard["module"], record) is None
 
     _rerun(name, shard, config, session, stale, deadline)
 
@@ -663,17 +667,29 @@ def run(names: list[str], minutes: float, recheck: float | None, check: int | No
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
 
 
+def _followed_by(lines: list[str], line: int) -> str:
+    """The source line after line ``line`` (1-based), stripped: it tells apart the places of a
+    module whose mutated lines are the same (e.g. ``for i in []:`` from several loops)."""
+    return lines[line].strip() if line < len(lines) else ""
+
+
 def _equivalents() -> dict:
-    """``(module, operator, mutated line) -> reason`` (the mutated line, not its number, which
-    moves whenever the module above it changes)."""
+    """``(module, operator, mutated line, line after it or None) -> reason`` (the mutated line,
+    not its number, which moves whenever the module above it changes). An entry names the
+    line after (``followed_by``) when the mutated line alone would match other places."""
     if not EQUIVALENT.exists():
         return {}
     entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
-    return {(e["module"], e["operator"], e["mutated"]): e["reason"] for e in entries}
+    return {
+        (e["module"], e["operator"], e["mutated"], e.get("followed_by")): e["reason"]
+        for e in entries
+    }
 
 
-def _key(module: str, record: dict) -> tuple[str, str, str]:
-    return module, record["operator"], record["mutated"]
+def _reason(equivalent: dict, module: str, record: dict) -> str | None:
+    """Why a surviving mutant is equivalent (``None``: it is not declared)."""
+    key = (module, record["operator"], record["mutated"])
+    return equivalent.get((*key, record.get("followed_by")), equivalent.get((*key, None)))
 
 
 def _diff_line(diff: str | None) -> str:
@@ -731,12 +747,12 @@ def report() -> str:
             k: r
             for k, r in rows.items()
             if _current(k, scopes)
-            and not (_stale(r, tests) and _key(shard["module"], r) not in equivalent)
+            and not (_stale(r, tests) and _reason(equivalent, shard["module"], r) is None)
         }
         rerun = len(rows) - len(done)
         killed = [r for r in done.values() if r["outcome"] == "killed"]
         alive = [r for r in done.values() if r["outcome"] == "survived"]
-        equiv = [r for r in alive if _key(shard["module"], r) in equivalent]
+        equiv = [r for r in alive if _reason(equivalent, shard["module"], r) is not None]
         real = [r for r in alive if r not in equiv]
         counted = len(done) - len(equiv)
         rate = f"{100 * len(killed) / counted:.1f} %" if counted else "n/a"
@@ -749,7 +765,7 @@ def report() -> str:
             f"({sum(r['uncovered'] for r in real)}) | {len(equiv)} | {rate} | {cost} |"
         )
         survivors += [(name, r) for r in real]
-        equivalents += [(name, r, equivalent[_key(shard["module"], r)]) for r in equiv]
+        equivalents += [(name, r, _reason(equivalent, shard["module"], r)) for r in equiv]
         selection += _selection_checks(name, data["selection"])
     lines = [
         "# Mutation testing of the core",

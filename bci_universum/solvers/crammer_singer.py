@@ -20,7 +20,7 @@ exact solution ``α_il = min(u_il, (β − B_l)/A)``; the threshold ``β`` comes
 without the JIT), with LIBLINEAR's shrinking of class entries and samples. The solve stops
 when every sample satisfies the optimality test
 ``max_l g_il − min_{l: α_il < u_il} g_il ≤ tol`` (LIBLINEAR's rule), checked on the final state
-after a pass that looked converged.
+after a pass that looked converged, and after the last of ``max_iter`` passes.
 
 Linear kernel: the weights ``W`` (n_classes × n_features) are kept, one update costs
 O(n_classes·n_features). Other kernels: the Gram matrix over the *points* and the scores ``F``
@@ -56,11 +56,11 @@ class CSResult:
     objective : float
         ``½ Σ_l ‖w_l‖² + Σ α∘e`` (minimisation form; the MU-SVM dual (19) is its negative).
     violation : float
-        Largest per-sample optimality violation at the end.
+        Largest per-sample optimality violation of the final state.
     n_iter : int
         Passes over the samples.
     converged : bool
-        Whether the violation fell below ``tol`` before ``max_iter`` passes.
+        Whether that violation is at most ``tol`` (within ``max_iter`` passes).
     """
 
     alpha: np.ndarray
@@ -219,7 +219,6 @@ def _cs_core(y, e, upper, index, alpha, X, G, linear, tol, max_iter, seed):
     start_from_all = True
     state = seed
     converged = False
-    worst = np.inf
     n_iter = 0
     while n_iter < max_iter:
         n_iter += 1
@@ -285,7 +284,10 @@ def _cs_core(y, e, upper, index, alpha, X, G, linear, tol, max_iter, seed):
             start_from_all = True
         else:
             start_from_all = False
-            worst = stopping
+    if not converged:
+        # max_iter passes: the final state decides (the passes saw samples before later updates)
+        worst = _max_violation(y, e, upper, index, alpha, X, state_mat, linear, g)
+        converged = worst <= tol
     return state_mat, n_iter, worst, converged
 
 

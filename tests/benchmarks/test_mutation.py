@@ -9,7 +9,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmarks.mutation import ROOT, _current, _mutant_keys, _scopes
+import benchmarks.mutation as tool
+from benchmarks.mutation import (
+    ROOT,
+    _current,
+    _equivalents,
+    _followed_by,
+    _mutant_keys,
+    _reason,
+    _scopes,
+)
 from benchmarks.mutation_order import OVER_BUDGET, covering_tests
 
 SOURCE = """import numpy as np
@@ -64,6 +73,32 @@ def test_a_key_changes_with_its_function():
     changed = SOURCE.replace("+ 1", "+ 2")
     scopes = {(n, d) for *_, n, d in _scopes(changed)}
     assert [_current(keys[j], scopes) for j in "01234"] == [True, False, False, False, True]
+
+
+def test_an_equivalent_entry_can_name_the_line_after_a_shared_mutated_line(tmp_path, monkeypatch):
+    """Two loops both mutate to `for i in []:`: an entry naming the line after the mutated one
+    declares one of them; an entry without it declares the mutated line wherever it is."""
+    source = "def f(x):\n    for i in range(2):\n        x += i\n    for i in range(2):\n"
+    source += "        x -= i\n    return x\n"
+    lines = source.splitlines()
+    op, mutated = "core/ZeroIterationForLoop", "for i in []:"
+    records = [
+        {"operator": op, "mutated": mutated, "followed_by": _followed_by(lines, n)} for n in (2, 4)
+    ]
+    assert [r["followed_by"] for r in records] == ["x += i", "x -= i"]
+    assert _followed_by(lines, len(lines)) == ""
+    entry = f'[[equivalent]]\nmodule = "m.py"\noperator = "{op}"\nmutated = "{mutated}"\n'
+    table = tmp_path / "equivalent.toml"
+    table.write_text(entry + 'followed_by = "x -= i"\nreason = "the second"\n')
+    monkeypatch.setattr(tool, "EQUIVALENT", table)
+    equivalent = _equivalents()
+    assert [_reason(equivalent, "m.py", r) for r in records] == [None, "the second"]
+    assert _reason(equivalent, "other.py", records[1]) is None
+    table.write_text(table.read_text() + "\n" + entry + 'reason = "anywhere"\n')
+    equivalent = _equivalents()
+    assert [_reason(equivalent, "m.py", r) for r in records] == ["anywhere", "the second"]
+    # a record stored before the line after was kept
+    assert _reason(equivalent, "m.py", {"operator": op, "mutated": mutated}) == "anywhere"
 
 
 SPIN = """def spin(n):

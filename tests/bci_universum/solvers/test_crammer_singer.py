@@ -123,6 +123,67 @@ def test_kkt_conditions_hold(kernel):
     assert result.violation == pytest.approx(v.max(), rel=1e-6, abs=1e-12)
 
 
+def _independent(seed, L=3):
+    """Samples at mutually orthogonal points (no two interact): labelled ones, MU-SVM copies
+    with margins Δ > 0 and Δ = 0, and one without cost, as (y, e, upper, points)."""
+    rng = np.random.default_rng(seed)
+    kinds = ["labelled"] * 6 + ["copy"] * 3 + ["flat copy"] * 2 + ["no cost"]
+    n = len(kinds)
+    y = rng.integers(0, L, n)
+    other = 1.0 - np.eye(L)[y]
+    e = np.array(
+        [{"labelled": 1.0, "copy": -0.3, "flat copy": 0.0, "no cost": 1.0}[k] for k in kinds]
+    )
+    upper = np.array(
+        [{"labelled": 0.8, "copy": 0.5, "flat copy": 0.5, "no cost": 0.0}[k] for k in kinds]
+    )
+    points = np.diag(rng.uniform(0.5, 2.0, n))
+    return y, e[:, None] * other, upper, points
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_one_pass_solves_independent_samples(seed):
+    """A pass solves each visited sample's block exactly and visits every sample once: when no
+    two samples interact, one pass reaches cvxopt's optimum (unique: each block is strictly
+    convex). At max_iter the final state is checked: converged, violation 0 up to rounding."""
+    y, e, upper, points = _independent(seed)
+    K = points @ points.T
+    alpha_ref, _ = _cvxopt_dual(K, y, e, upper)
+    for kernel, given in [("linear", points), ("precomputed", K)]:
+        result = cs_solve(y, e, upper, given, kernel=kernel, max_iter=1, seed=seed)
+        assert result.n_iter == 1 and result.converged and result.violation <= 1e-12
+        np.testing.assert_allclose(result.alpha, alpha_ref, atol=1e-5)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_passes_follow_liblinear_on_independent_samples(seed):
+    """When no two samples interact the visiting order does not matter, so the passes are
+    LIBLINEAR's: as many as LinearSVC(crammer_singer) takes, its W. With margins Δ < 1 (the
+    problem of LinearSVC at C/Δ, scaled by Δ) the first pass's largest violation Δ is below
+    the first shrinking threshold max(10 tol, 1): the second pass is the converged one."""
+    y, e, upper, points = _independent(seed)
+    y, e, upper, points = y[:6], e[:6], upper[:6], points[:6, :6]
+    for tol in (1e-1, 1e-3):
+        ref = LinearSVC(multi_class="crammer_singer", fit_intercept=False, C=0.8, tol=tol)
+        ref.fit(points, y)
+        # margins shifted by a constant per sample: the same problem (rows of α sum to 0)
+        for shift in (0.0, -10.0):
+            result = cs_solve(y, e + shift, upper, points, tol=tol, seed=seed)
+            assert result.converged and result.n_iter == ref.n_iter_
+            np.testing.assert_allclose(result.coef.T @ points, ref.coef_, atol=1e-12)
+        ref.set_params(C=0.8 / 0.5).fit(points, y)
+        result = cs_solve(y, 0.5 * e, upper, points, tol=tol * 0.01, seed=seed)
+        assert result.converged and result.n_iter == 2
+        np.testing.assert_allclose(result.coef.T @ points, 0.5 * ref.coef_, atol=1e-12)
+
+
+def test_no_samples():
+    """An empty problem: nothing to solve, converged at the first pass with violation 0."""
+    result = cs_solve(np.zeros(0, int), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 2)))
+    assert result.converged and result.n_iter == 1 and result.violation == 0.0
+    assert result.alpha.shape == (0, 3) and result.objective == 0.0
+
+
 def test_samples_without_cost_stay_at_zero():
     """C_i = 0 pins α_i at 0 (no coordinate can move, violation 0): cvxopt's optimum."""
     y, e, upper, points, index = _problem(8)
@@ -142,20 +203,43 @@ def test_zero_points_with_distinct_margins():
     margin against its own, when that is smaller): cvxopt's optimum. A precomputed kernel with
     k(x_p, x_p) = 0 but other entries non-zero (indefinite) still gives scores K @ coef."""
     y, e, upper, points, _ = _problem(10, m=0)
-    zero = [2, 9, 17]
+    zero = [2, 9, 17, 20]
     points[zero] = 0.0
-    # labels 0, 1, 2; the largest other margin first, last or between
-    e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1]]
-    result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000)
+    # labels 0, 1, 2, 2; the largest other margin first, last or between, or below its own
+    e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1], [0.1, 0.3, 0.8]]
+    result = cs_solve(y, e, upper, points, tol=1e-10)
     K = kernel_matrix(points, None, "linear")
     _, obj_ref = _cvxopt_dual(K, y, e, upper)
     assert result.converged
     assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
     K[zero, zero] = 0.0
     K[zero, 0] = K[0, zero] = 0.3
-    result = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6, max_iter=100_000)
+    result = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6)
     assert np.abs(result.alpha[zero]).max() > 0
     np.testing.assert_allclose(result.scores, K @ result.coef, atol=1e-9)
+    # a warm start whose zero-point rows are feasible but not their optimum
+    start = result.alpha.copy()
+    start[zero] = 0.0
+    start[zero, y[zero]] = 0.5 * upper[zero]
+    start[zero, (y[zero] + 1) % 3] = -0.5 * upper[zero]
+    warm = cs_solve(y, e, upper, K, kernel="precomputed", tol=1e-6, alpha0=start)
+    np.testing.assert_array_equal(warm.alpha[zero], result.alpha[zero])
+    np.testing.assert_allclose(warm.scores, K @ warm.coef, atol=1e-9)
+
+
+def test_margins_shifted_by_a_constant_per_sample():
+    """Each row of α sums to 0, so adding a constant to a sample's margins changes nothing:
+    the same solution in about as many passes (the optimality test compares margins, not
+    their level)."""
+    y, e, upper, points, index = _problem(13, n_per=4, m=2)
+    shift = np.random.default_rng(13).uniform(5.0, 10.0, (len(y), 1))
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-6, max_iter=100_000, seed=13)
+    b = cs_solve(
+        y, e + shift, upper, points, index=index, tol=1e-6, max_iter=2 * a.n_iter, seed=13
+    )
+    assert a.converged and b.converged
+    np.testing.assert_allclose(b.scores, a.scores, atol=1e-9)
+    assert b.objective == pytest.approx(a.objective, rel=1e-9)
 
 
 def test_warm_start_and_seed_reach_the_same_scores():
@@ -175,6 +259,31 @@ def test_warm_start_and_seed_reach_the_same_scores():
     assert cs_solve(y, e, upper, points, index=index, tol=1e-3, alpha0=a.alpha).n_iter == 1
 
 
+def test_warm_start_at_a_large_scale():
+    """Margins and costs scaled by s scale the solution by s: the scaled solution, whose rows
+    sum to 0 only up to rounding at that scale, is a feasible warm start that needs one pass."""
+    y, e, upper, points, index = _problem(12)
+    a = cs_solve(y, e, upper, points, index=index, tol=1e-9, max_iter=100_000)
+    s = 1e4 / 3
+    start = s * a.alpha
+    assert np.abs(start.sum(axis=1)).max() > 0
+    warm = cs_solve(y, s * e, s * upper, points, index=index, tol=1e-6 * s, alpha0=start)
+    assert warm.converged and warm.n_iter == 1
+    np.testing.assert_allclose(warm.scores, s * a.scores, atol=1e-8 * s)
+
+
+def test_stop_rule_includes_tol():
+    """The stop rule is violation <= tol. One sample at x = 1 with margins (0, 1): the
+    optimum is α = (1/2, -1/2); a start 2⁻⁴² off it has the violation 2⁻⁴¹ exactly (binary
+    fractions), which passes leave alone (below 1e-12): the solve stops at once for tol = 2⁻⁴¹."""
+    y, e, upper, points = np.array([0]), np.array([[0.0, 1.0]]), np.array([1.0]), np.ones((1, 1))
+    a = 0.5 - 2.0**-42
+    start = np.array([[a, -a]])
+    result = cs_solve(y, e, upper, points, tol=2.0**-41, alpha0=start)
+    assert result.converged and result.n_iter == 1 and result.violation == 2.0**-41
+    np.testing.assert_array_equal(result.alpha, start)
+
+
 def test_one_class_has_no_dual():
     """L = 1: Σ_l α_il = 0 leaves α = 0, at zero points too."""
     y, e, upper, points, _ = _problem(11, n_per=4, L=1, m=0)
@@ -188,6 +297,9 @@ def test_stops_at_max_iter_with_a_warning():
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         result = cs_solve(y, e, upper, points, index=index, tol=1e-12, max_iter=1)
     assert not result.converged and result.n_iter == 1
+    # the violation reported is that of the final state, not the largest one the pass saw
+    v = _violations(result.alpha, y, e, upper, result.scores[index])
+    assert result.violation == pytest.approx(v.max(), rel=1e-6)
 
 
 def test_defaults_are_the_documented_ones():
