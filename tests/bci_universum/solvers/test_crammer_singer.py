@@ -275,13 +275,20 @@ def test_warm_start_at_a_large_scale():
 def test_stop_rule_includes_tol():
     """The stop rule is violation <= tol. One sample at x = 1 with margins (0, 1): the
     optimum is α = (1/2, -1/2); a start 2⁻⁴² off it has the violation 2⁻⁴¹ exactly (binary
-    fractions), which passes leave alone (below 1e-12): the solve stops at once for tol = 2⁻⁴¹."""
+    fractions), which passes leave alone (below 1e-12): the solve stops at once for tol = 2⁻⁴¹.
+    So it does at max_iter = 1 beside an independent copy of the sample starting at α = 0: the
+    pass solves it exactly (violation 0) but saw its violation 1, and the final state decides."""
     y, e, upper, points = np.array([0]), np.array([[0.0, 1.0]]), np.array([1.0]), np.ones((1, 1))
     a = 0.5 - 2.0**-42
     start = np.array([[a, -a]])
     result = cs_solve(y, e, upper, points, tol=2.0**-41, alpha0=start)
     assert result.converged and result.n_iter == 1 and result.violation == 2.0**-41
     np.testing.assert_array_equal(result.alpha, start)
+    y, e, upper = np.r_[y, y], np.r_[e, e], np.r_[upper, upper]
+    start = np.r_[start, [[0.0, 0.0]]]
+    result = cs_solve(y, e, upper, np.eye(2), tol=2.0**-41, alpha0=start, max_iter=1)
+    assert result.converged and result.violation == 2.0**-41
+    np.testing.assert_array_equal(result.alpha, [[a, -a], [0.5, -0.5]])
 
 
 def test_one_class_has_no_dual():
