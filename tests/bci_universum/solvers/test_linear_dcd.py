@@ -104,6 +104,8 @@ def test_cap_warns():
     ("kwargs", "match"),
     [
         ({"tol": -1.0}, "tol must be positive"),
+        ({"tol": -0.5}, "tol must be positive"),
+        ({"tol": 0.0}, "tol must be positive"),
         ({"max_iter": 0}, "max_iter must be positive"),
         ({"points": np.ones(3)}, "2-D"),
         ({"upper": np.array([1.0, -2.0])}, "upper bounds"),
@@ -164,6 +166,12 @@ def _decoupled(case):
         upper = np.array([1.0, 1.0, 5.0, 1.0, 2.0, 1.0, 0.0])
         alpha0 = np.array([1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0])
         return s2, p, upper, alpha0, np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
+    if case == "designed, below 1":
+        # 0: from its upper bound with gradient 0.75 (the largest projected gradient, below 1)
+        # to 0; 1: stays at 0 with gradient 2 > 0.75; 2: from 0 (gradient -1) to 1, inside
+        s2, p = np.array([0.5, 1.0, 1.0]), np.array([0.25, 2.0, -1.0])
+        upper, alpha0 = np.array([1.0, 1.0, 5.0]), np.array([1.0, 0.0, 0.0])
+        return s2, p, upper, alpha0, np.array([-1.0, 1.0, 1.0])
     start, seed = case
     rng = np.random.default_rng(seed)
     n = 12
@@ -206,7 +214,9 @@ def _decoupled_passes(s2, p, upper, alpha0, shrinking, tol):
     return 3 if shrunk.any() else 2
 
 
-_DECOUPLED = ["designed"] + [(start, seed) for start in ("zero", "upper") for seed in (0, 1)]
+_DECOUPLED = ["designed", "designed, below 1"] + [
+    (start, seed) for start in ("zero", "upper") for seed in (0, 1)
+]
 _DECOUPLED += [("mixed", seed) for seed in (0, 7, 11)]
 
 
@@ -230,7 +240,7 @@ def test_decoupled_variables_take_the_passes_of_liblinear(case, shrinking):
     )
     assert res.converged and res.n_iter == expected
     np.testing.assert_allclose(res.alpha, _decoupled_minimiser(s2, p, upper), rtol=0, atol=1e-12)
-    if case == "designed":  # the case shows both kinds of shrinking, and needs the third pass
+    if isinstance(case, str):  # the cases shrink in the second pass, and need a third one
         assert expected == (3 if shrinking else 2)
 
 
