@@ -89,7 +89,8 @@ def check_box_qp(y, p, upper, n_points: int, index=None, alpha0=None, equality: 
         alpha = np.zeros(n)
     else:
         alpha = np.array(alpha0, dtype=np.float64)
-        if alpha.shape != (n,) or np.any(alpha < 0) or np.any(alpha > upper):
+        # a NaN fails every comparison: refused with the out-of-box values
+        if alpha.shape != (n,) or not np.all((alpha >= 0) & (alpha <= upper)):
             raise ValueError("alpha0 must have one entry per variable within [0, upper].")
         scale = max(1.0, float(np.abs(alpha).max(initial=0.0)))
         if equality and abs(float(y @ alpha)) > 1e-10 * scale * max(n, 1):

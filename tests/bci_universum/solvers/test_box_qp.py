@@ -51,7 +51,12 @@ def test_warm_start_within_the_box_and_on_the_equality():
     upper = np.array([5.0, 5.0, 1.0, 1.0])
     alpha0 = np.array([5.0, 5.0, 0.0, 0.0])  # on the bounds, y @ alpha0 == 0
     np.testing.assert_array_equal(check_box_qp(Y, -ONES, upper, 4, alpha0=alpha0)[4], alpha0)
-    for bad in ([5.0 + 1e-12, 5.0, 0.0, 0.0], [-1e-12, 0.0, 0.0, 0.0], [1.0, 1.0]):
+    for bad in (
+        [5.0 + 1e-12, 5.0, 0.0, 0.0],
+        [-1e-12, 0.0, 0.0, 0.0],
+        [np.nan, 0, 0, 0],
+        [1.0, 1.0],
+    ):
         with pytest.raises(ValueError, match=r"within \[0, upper\]"):
             check_box_qp(Y, -ONES, upper, 4, alpha0=bad)
     # |y @ alpha0| is allowed up to 1e-10 · max(1, max|alpha0|) · n_variables

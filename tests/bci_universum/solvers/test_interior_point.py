@@ -116,7 +116,8 @@ def _stopping_rule(U, y, p, upper, equality, a, z, w, rel_tol=_REL_TOL):
     fin = np.isfinite(upper)
     Q = U @ U.T
     gradient = Q @ a + p - z + w
-    # the multiplier of yᵀα = 0 is not returned: the least-squares one can only do better
+    # the multiplier of yᵀα = 0 is not returned: the least-squares one stands in for it (the
+    # best in the 2-norm, not in the largest |residual| that the rule bounds)
     nu = -(y @ gradient) / (y @ y) if equality else 0.0
     objective = 0.5 * a @ Q @ a + p @ a
     gap = a @ z + (upper[fin] - a[fin]) @ w[fin]
@@ -129,8 +130,11 @@ def _stopping_rule(U, y, p, upper, equality, a, z, w, rel_tol=_REL_TOL):
 
 _IPM_PROBLEMS = ["low rank", "d=30", "dense", "hard margin", "tiny", "large", "zero point"]
 # problems on which the gap, the dual or the primal residual is the last condition met
-_IPM_PROBLEMS_BY_LAST_CONDITION = ["low rank", "dense", "hard margin", "large", "small p",
-                                   "small box", "small box, p < 1", "unbalanced"]  # fmt: skip
+# ("d=30": bounds at C carry much of the objective, |½αᵀQα + pᵀα| is twice |1.5αᵀQα + pᵀα|:
+# a wrong objective in the gap's scale 1 + |objective| shows)
+_IPM_PROBLEMS_BY_LAST_CONDITION = ["low rank", "d=30", "dense", "hard margin", "large",
+                                   "small p", "small box", "small box, p < 1",
+                                   "unbalanced"]  # fmt: skip
 
 
 @pytest.mark.parametrize("equality", [True, False])
@@ -162,8 +166,14 @@ def test_stops_at_the_first_point_meeting_any_tolerance(name, equality, monkeypa
     """Over a range of ``rel_tol`` (which changes the step it stops at) it stops at the first
     iterate meeting the rule: the one before (the same steps, one fewer) does not."""
     U, y, p, upper = _ipm_problem(name)
+    _check_stops_at_the_first_point(
+        U, y, p, upper, equality, np.logspace(-3, -10, 29), monkeypatch
+    )
+
+
+def _check_stops_at_the_first_point(U, y, p, upper, equality, rel_tols, monkeypatch):
     steps = _count_newton_steps(monkeypatch)
-    for rel_tol in np.logspace(-3, -10, 29):
+    for rel_tol in rel_tols:
         steps.clear()
         point = interior_point._interior_point(U, y, p, upper, equality, rel_tol=rel_tol)
         assert _stopping_rule(U, y, p, upper, equality, *point, rel_tol=rel_tol)
@@ -172,6 +182,41 @@ def test_stops_at_the_first_point_meeting_any_tolerance(name, equality, monkeypa
                 U, y, p, upper, equality, max_iter=len(steps) - 1, rel_tol=rel_tol
             )
             assert not _stopping_rule(U, y, p, upper, equality, *before, rel_tol=rel_tol)
+
+
+def test_primal_residual_decides_at_the_start(monkeypatch):
+    """On the unbalanced problem the start's primal residual ``|yᵀα| / (1 + max α)`` exceeds
+    its dual residual and its gap: over rel_tols from half to 1.2 times it, ``yᵀα = 0`` decides
+    whether the start is returned or which step is the first to meet the rule."""
+    U, y, p, upper = _ipm_problem("unbalanced")
+    start = interior_point._interior_point(U, y, p, upper, True, max_iter=0)
+    primal = abs(y @ start[0]) / (1.0 + start[0].max())
+    rel_tols = np.geomspace(0.5 * primal, 1.2 * primal, 16)
+    for rel_tol in rel_tols:  # the case this test is about: only yᵀα = 0 fails at the start
+        assert _stopping_rule(U, y, p, upper, True, *start, rel_tol=rel_tol) == (rel_tol >= primal)
+    _check_stops_at_the_first_point(U, y, p, upper, True, rel_tols, monkeypatch)
+
+
+def test_solve_that_lost_its_accuracy_stops_the_interior_point(monkeypatch):
+    """``(Q + D)`` is positive definite, so ``yᵀ(Q + D)⁻¹y ≤ 0`` means the solve lost its
+    accuracy: the interior point stops at that step (no division by it) and SMO finishes to
+    cvxopt's optimum. Here the fourth step's solve returns zeros: ``yᵀ(Q + D)⁻¹y = 0``."""
+    points, y, p, upper, index, _ = _problem(0)
+    steps = []
+    solver = interior_point._solver
+
+    def failing(U, Q, D):
+        steps.append(True)
+        return solver(U, Q, D) if len(steps) < 4 else np.zeros_like
+
+    monkeypatch.setattr(interior_point, "_solver", failing)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
+    assert len(steps) == 4
+    ref = _cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
 
 
 @pytest.mark.parametrize("equality", [True, False])

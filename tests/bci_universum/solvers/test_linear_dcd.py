@@ -4,8 +4,11 @@ import numpy as np
 import pytest
 from cvxopt import matrix, solvers
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import LinearSVC
 
 from bci_universum.solvers import dcd_solve, linear_dcd, smo_solve
+
+from .test_smo import _cvxopt_objective
 
 
 def _problem(seed, m=50, q=15, d=30):
@@ -101,6 +104,8 @@ def test_cap_warns():
     ("kwargs", "match"),
     [
         ({"tol": -1.0}, "tol must be positive"),
+        ({"tol": -0.5}, "tol must be positive"),
+        ({"tol": 0.0}, "tol must be positive"),
         ({"max_iter": 0}, "max_iter must be positive"),
         ({"points": np.ones(3)}, "2-D"),
         ({"upper": np.array([1.0, -2.0])}, "upper bounds"),
@@ -145,3 +150,171 @@ def test_cap_with_the_offset_warns_and_counts_every_inner_pass(monkeypatch):
         res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=1)
     assert not res.converged
     assert len(passes) > 1 and res.n_iter == sum(passes)
+
+
+def _decoupled(case):
+    """Orthogonal points, one per variable: ``Q = diag(s2)`` and the variables are decoupled.
+    Returns ``(s2, p, upper, alpha0, y)``."""
+    if case == "designed":
+        # 0: starts at its upper bound with gradient 1.5 (the largest projected gradient of the
+        # first pass), ends at 0; 1: stays at 0 with gradient 2 > 1.5; 2: from 0 (gradient -1,
+        # the smallest) to 1, inside its box; 3: stays at its upper bound with gradient -9 < -1;
+        # 4: from its upper bound with gradient exactly 1 to 1; 5: a zero point at its upper
+        # bound with p = 0.5 > 0, ends at 0; 6: pinned at 0 (upper = 0)
+        s2 = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0])
+        p = np.array([0.5, 2.0, -1.0, -10.0, -1.0, 0.5, -1.0])
+        upper = np.array([1.0, 1.0, 5.0, 1.0, 2.0, 1.0, 0.0])
+        alpha0 = np.array([1.0, 0.0, 0.0, 1.0, 2.0, 1.0, 0.0])
+        return s2, p, upper, alpha0, np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0, 1.0])
+    if case == "designed, below 1":
+        # 0: from its upper bound with gradient 0.75 (the largest projected gradient, below 1)
+        # to 0; 1: stays at 0 with gradient 2 > 0.75; 2: from 0 (gradient -1) to 1, inside
+        s2, p = np.array([0.5, 1.0, 1.0]), np.array([0.25, 2.0, -1.0])
+        upper, alpha0 = np.array([1.0, 1.0, 5.0]), np.array([1.0, 0.0, 0.0])
+        return s2, p, upper, alpha0, np.array([-1.0, 1.0, 1.0])
+    start, seed = case
+    rng = np.random.default_rng(seed)
+    n = 12
+    s2 = np.where(rng.random(n) < 0.2, 0.0, rng.uniform(0.5, 2.0, n))  # some zero points
+    p = rng.normal(size=n)
+    upper = np.where(rng.random(n) < 0.1, 0.0, rng.uniform(0.5, 2.0, n))
+    where = {"zero": 0, "upper": 1, "mixed": rng.integers(3, size=n)}[start]
+    alpha0 = np.select([where == 0, where == 1], [0.0, upper], rng.uniform(0.0, 1.0, n) * upper)
+    return s2, p, upper, alpha0, rng.choice([-1.0, 1.0], n)
+
+
+def _decoupled_minimiser(s2, p, upper):
+    """Each variable's own minimiser: ``−p/s2`` clipped to the box; for a zero point (``s2 = 0``,
+    a linear cost) the bound ``p`` points to."""
+    with np.errstate(divide="ignore"):
+        return np.clip(np.where(s2 > 0, -p / s2, np.where(p < 0, np.inf, 0.0)), 0.0, upper)
+
+
+def _decoupled_passes(s2, p, upper, alpha0, shrinking, tol):
+    """Passes of liblinear's DCD with its shrinking (Hsieh et al., ICML 2008) on
+    decoupled variables. The first pass puts each variable at its minimiser and measures the
+    projected gradients PG of the start: within ``tol`` of each other, it stops. Else the second
+    pass finds every PG at 0 and stops, unless it shrinks a variable: one at 0 with a gradient
+    above M̄ (the first pass's largest PG if positive, else ∞), or at its upper bound with a
+    gradient below m̄ (the smallest PG if negative, else −∞); a shrunk pass within ``tol`` is
+    followed by a pass over all variables."""
+    live = upper > 0  # a variable fixed at 0 is never visited
+    g = s2 * alpha0 + p
+    at_0, at_upper = alpha0 <= 0, alpha0 >= upper
+    pg = np.where(at_0, np.minimum(g, 0.0), np.where(at_upper, np.maximum(g, 0.0), g))[live]
+    if pg.max() - pg.min() <= tol:
+        return 1
+    if not shrinking:
+        return 2
+    high = pg.max() if pg.max() > 0 else np.inf
+    low = pg.min() if pg.min() < 0 else -np.inf
+    alpha = _decoupled_minimiser(s2, p, upper)
+    g = s2 * alpha + p
+    shrunk = live & (((alpha <= 0) & (g > high)) | ((alpha >= upper) & (g < low)))
+    return 3 if shrunk.any() else 2
+
+
+_DECOUPLED = ["designed", "designed, below 1"] + [
+    (start, seed) for start in ("zero", "upper") for seed in (0, 1)
+]
+_DECOUPLED += [("mixed", seed) for seed in (0, 7, 11)]
+
+
+@pytest.mark.parametrize("shrinking", [True, False])
+@pytest.mark.parametrize("case", _DECOUPLED, ids=str)
+def test_decoupled_variables_take_the_passes_of_liblinear(case, shrinking):
+    """Each coordinate step is exact, so the solution and the number of passes follow from the
+    start in closed form (``_decoupled_passes``), with and without shrinking."""
+    s2, p, upper, alpha0, y = _decoupled(case)
+    expected = _decoupled_passes(s2, p, upper, alpha0, shrinking, tol=1e-9)
+    res = dcd_solve(
+        y,
+        p,
+        upper,
+        np.diag(np.sqrt(s2)),
+        equality=False,
+        tol=1e-9,
+        alpha0=alpha0,
+        shrinking=shrinking,
+        random_state=0,
+    )
+    assert res.converged and res.n_iter == expected
+    np.testing.assert_allclose(res.alpha, _decoupled_minimiser(s2, p, upper), rtol=0, atol=1e-12)
+    if isinstance(case, str):  # the cases shrink in the second pass, and need a third one
+        assert expected == (3 if shrinking else 2)
+
+
+def test_default_cap_is_liblinears():
+    """Without ``max_iter``, the passes per inner solve stop at LinearSVC's (liblinear's) 1000."""
+    points, y, p, upper, index = _problem(9)
+    cap = LinearSVC().max_iter
+    with pytest.warns(ConvergenceWarning, match=f"max_iter={cap} passes"):
+        # no pass can meet a tolerance below rounding
+        res = dcd_solve(y, p, upper, points, index=index, tol=1e-300, equality=False)
+    assert not res.converged and res.n_iter == cap
+
+
+def _clump(n_pos, n_neg, C, shift, spread):
+    """A plain SVM's dual (``p = −1``, ``upper = C``) on two clouds around ``shift ± spread``."""
+    rng = np.random.default_rng(0)
+    X = spread * rng.normal(size=(n_pos + n_neg, 2)) + shift
+    X[:n_pos] += spread
+    X[n_pos:] -= spread
+    y = np.r_[np.ones(n_pos), -np.ones(n_neg)]
+    return X, y, -np.ones(n_pos + n_neg), np.full(n_pos + n_neg, C)
+
+
+@pytest.mark.parametrize(
+    ("n_pos", "n_neg", "C", "shift", "spread"),
+    [
+        # points near the origin in a unit box: at b = 0 every α is at C, Σ y α(0) = ±1
+        (3, 2, 1.0, 0.0, 0.01),
+        (2, 3, 1.0, 0.0, 0.01),
+        # ... and -0.5: the offset lies in (-1, 0)
+        (2, 3, 0.5, 0.0, 0.01),
+        # the clouds around (10, 10): the offset (about -9.4) is bracketed by doubling steps,
+        # and Σ y α(b) stays below 0.05 in magnitude
+        (10, 10, 0.05, 10.0, 0.5),
+    ],
+)
+def test_offset_search_reaches_the_optimum(n_pos, n_neg, C, shift, spread, monkeypatch):
+    """The offset is optimal: the primal value at ``(w, b)`` equals cvxopt's dual optimum (no
+    duality gap), whatever the sign, size and distance of ``Σ y α`` at ``b = 0``; each Brent
+    search stops by its tolerance, not by its cap on iterations."""
+    X, y, p, upper = _clump(n_pos, n_neg, C, shift, spread)
+    searches = []
+    minimize_scalar = linear_dcd.minimize_scalar
+
+    def recording(*args, **kwargs):
+        searches.append(minimize_scalar(*args, **kwargs))
+        return searches[-1]
+
+    monkeypatch.setattr(linear_dcd, "minimize_scalar", recording)
+    res = dcd_solve(y, p, upper, X, tol=1e-9, max_iter=20000, random_state=0)
+    reference = _cvxopt_objective(X @ X.T, y, p, upper, True)
+    assert res.converged
+    assert abs(res.objective - reference) <= 1e-9 * abs(reference)
+    assert abs(y @ res.alpha) <= 1e-9 * res.alpha.sum()
+    primal = (
+        0.5 * res.coef @ res.coef
+        + C * np.maximum(0.0, 1.0 - y * (X @ res.coef + res.intercept)).sum()
+    )
+    assert abs(primal + reference) <= 1e-9 * abs(reference)
+    assert len(searches) == 1 and searches[0].success
+    if shift:  # the case this parameter set is about: beyond the first step of ±1
+        assert abs(res.intercept) > 1.0
+
+
+def test_infinite_upper_bounds_with_the_offset():
+    """``upper = ∞`` on variables with ``p > 0`` (a universum tube never reached: ε = 10): the
+    primal has no hinge term for them, and the optimum is cvxopt's."""
+    points, y, p, upper, index = _problem(2)
+    p[p > 0] = 10.0
+    upper[p > 0] = np.inf
+    res = dcd_solve(y, p, upper, points, index=index, tol=1e-8, max_iter=20000, random_state=0)
+    K = (points @ points.T)[np.ix_(index, index)]
+    # a bound above any α of the solution stands for ∞
+    reference = _cvxopt_objective(K, y, p, np.where(np.isfinite(upper), upper, 1e6), True)
+    assert res.converged
+    # the optimum to the accuracy of the offset search, as in test_dcd_agrees_with_smo
+    assert abs(res.objective - reference) <= 1e-5 * abs(reference)

@@ -1,5 +1,6 @@
 """The numba SMO solver against scikit-learn's SVC and cvxopt's generic QP solver."""
 
+import inspect
 import os
 import subprocess
 import sys
@@ -185,6 +186,29 @@ def test_small_cache_matches_cvxopt(kernel, seed):
     assert abs(full.objective - ref) <= 1e-9 * abs(ref)
     assert abs(small.objective - ref) <= 1e-9 * abs(ref)
     np.testing.assert_allclose(small.alpha, full.alpha, atol=1e-7 * upper.max())
+
+
+@pytest.mark.parametrize(("seed", "m"), [(7, 60), (5, 120)])
+def test_rows_carried_over_after_a_full_unshrink_match_cvxopt(seed, m):
+    """Linear rows in a cache of a fifth of them, at tol 1e-6: rows computed over the short
+    prefix of an early point order are carried over to an order set after the run made every
+    point active again, whose first points include ones past that prefix (each row keeps only
+    its entries up to the first such point). The optimum is cvxopt's to 1e-9."""
+    points, y, p, upper, index, _ = _problem(seed, m=m, q=20)
+    ref = _cvxopt_objective(
+        kernel_matrix(points, kernel="linear")[np.ix_(index, index)], y, p, upper, True
+    )
+    res = smo_solve(y, p, upper, points, index=index, kernel="linear", tol=1e-6, cache_size=0.02)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+
+
+def test_option_defaults_are_svcs():
+    """The defaults the docstring calls libsvm's are scikit-learn SVC's."""
+    defaults = inspect.signature(smo_solve).parameters
+    svc = SVC()
+    for name in ("tol", "degree", "coef0", "shrinking", "cache_size", "max_iter"):
+        assert defaults[name].default == getattr(svc, name), name
 
 
 @pytest.mark.parametrize(("seed", "offset"), [(0, 0.0), (2, 1000.0)])
