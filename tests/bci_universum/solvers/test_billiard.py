@@ -374,6 +374,15 @@ def test_a_first_chord_rounded_to_zero_length_gives_the_midpoint():
     assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
     np.testing.assert_allclose(alpha, [0.0, 1.0], atol=1e-9)
     assert alpha @ G @ alpha == pytest.approx(1.0)
+    # a rotated, anisotropic kernel, 6e-11 from the wall: ‖γ − γ'‖² = 2 − 2γᵀGγ' rounds below 0
+    R = np.array([[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]])
+    G = np.ascontiguousarray(R @ np.diag([1.0, 2.0]) @ R.T)
+    start = np.linalg.solve(G, [6e-11, 1.0])
+    gamma, beta, alpha, d, v, a, state = bl.billiard_start(G, start, np.linalg.solve(G, [-1, 0.0]))
+    first = gamma.copy()
+    bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+    assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
+    np.testing.assert_allclose(alpha, first, atol=1e-9)
 
 
 def test_kernel_billiard_draws_one_stream_and_defaults():
