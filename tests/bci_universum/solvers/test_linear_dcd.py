@@ -172,6 +172,13 @@ def _decoupled(case):
         s2, p = np.array([0.5, 1.0, 1.0]), np.array([0.25, 2.0, -1.0])
         upper, alpha0 = np.array([1.0, 1.0, 5.0]), np.array([1.0, 0.0, 0.0])
         return s2, p, upper, alpha0, np.array([-1.0, 1.0, 1.0])
+    if case == "designed, ties":
+        # as "designed, below 1" (s2 = 0.25: exact square roots), but 1 stays at 0 with a
+        # gradient equal to the largest projected gradient 0.75, and 3 at its upper bound with
+        # one equal to the smallest, -1: neither is shrunk (strict inequalities)
+        s2, p = np.array([0.25, 1.0, 1.0, 1.0]), np.array([0.5, 0.75, -1.0, -2.0])
+        upper, alpha0 = np.array([1.0, 1.0, 5.0, 1.0]), np.array([1.0, 0.0, 0.0, 1.0])
+        return s2, p, upper, alpha0, np.array([-1.0, 1.0, 1.0, -1.0])
     start, seed = case
     rng = np.random.default_rng(seed)
     n = 12
@@ -214,7 +221,7 @@ def _decoupled_passes(s2, p, upper, alpha0, shrinking, tol):
     return 3 if shrunk.any() else 2
 
 
-_DECOUPLED = ["designed", "designed, below 1"] + [
+_DECOUPLED = ["designed", "designed, below 1", "designed, ties"] + [
     (start, seed) for start in ("zero", "upper") for seed in (0, 1)
 ]
 _DECOUPLED += [("mixed", seed) for seed in (0, 7, 11)]
@@ -241,7 +248,17 @@ def test_decoupled_variables_take_the_passes_of_liblinear(case, shrinking):
     assert res.converged and res.n_iter == expected
     np.testing.assert_allclose(res.alpha, _decoupled_minimiser(s2, p, upper), rtol=0, atol=1e-12)
     if isinstance(case, str):  # the cases shrink in the second pass, and need a third one
-        assert expected == (3 if shrinking else 2)
+        assert expected == (3 if shrinking and case != "designed, ties" else 2)
+
+
+def test_spread_equal_to_tol_stops_the_solve():
+    """The stopping rule is ``max PG − min PG ≤ tol``: a first pass whose projected gradients
+    spread exactly ``tol`` (0.75 − (−1) on "designed, ties") is the last."""
+    s2, p, upper, alpha0, y = _decoupled("designed, ties")
+    points = np.diag(np.sqrt(s2))
+    res = dcd_solve(y, p, upper, points, equality=False, tol=1.75, alpha0=alpha0)
+    assert res.converged and res.n_iter == 1
+    np.testing.assert_array_equal(res.alpha, _decoupled_minimiser(s2, p, upper))
 
 
 def test_default_cap_is_liblinears():
@@ -279,17 +296,24 @@ def _clump(n_pos, n_neg, C, shift, spread):
 )
 def test_offset_search_reaches_the_optimum(n_pos, n_neg, C, shift, spread, monkeypatch):
     """The offset is optimal: the primal value at ``(w, b)`` equals cvxopt's dual optimum (no
-    duality gap), whatever the sign, size and distance of ``Σ y α`` at ``b = 0``; each Brent
-    search stops by its tolerance, not by its cap on iterations."""
+    duality gap), whatever the sign, size and distance of ``Σ y α`` at ``b = 0``; the bracket
+    takes a logarithmic number of inner solves, and Brent's search stops by its tolerance, not
+    by its cap on iterations."""
     X, y, p, upper = _clump(n_pos, n_neg, C, shift, spread)
-    searches = []
-    minimize_scalar = linear_dcd.minimize_scalar
+    searches, solves = [], []
+    minimize_scalar, solve_at = linear_dcd.minimize_scalar, linear_dcd._solve_at
 
     def recording(*args, **kwargs):
-        searches.append(minimize_scalar(*args, **kwargs))
-        return searches[-1]
+        bracketing = len(solves)
+        searches.append((bracketing, minimize_scalar(*args, **kwargs)))
+        return searches[-1][1]
+
+    def counting(*args):
+        solves.append(args[0])
+        return solve_at(*args)
 
     monkeypatch.setattr(linear_dcd, "minimize_scalar", recording)
+    monkeypatch.setattr(linear_dcd, "_solve_at", counting)
     res = dcd_solve(y, p, upper, X, tol=1e-9, max_iter=20000, random_state=0)
     reference = _cvxopt_objective(X @ X.T, y, p, upper, True)
     assert res.converged
@@ -300,7 +324,9 @@ def test_offset_search_reaches_the_optimum(n_pos, n_neg, C, shift, spread, monke
         + C * np.maximum(0.0, 1.0 - y * (X @ res.coef + res.intercept)).sum()
     )
     assert abs(primal + reference) <= 1e-9 * abs(reference)
-    assert len(searches) == 1 and searches[0].success
+    assert len(searches) == 1 and searches[0][1].success
+    # the steps towards the sign change double: log2 of the offset's distance, not the distance
+    assert searches[0][0] <= 1 + np.ceil(np.log2(abs(res.intercept) + 1.0))
     if shift:  # the case this parameter set is about: beyond the first step of ±1
         assert abs(res.intercept) > 1.0
 

@@ -188,6 +188,16 @@ def test_small_cache_matches_cvxopt(kernel, seed):
     np.testing.assert_allclose(small.alpha, full.alpha, atol=1e-7 * upper.max())
 
 
+def test_offset_is_zero_when_every_variable_is_fixed():
+    """Zero weight on every sample (upper 0) leaves no variable to bound the offset: the
+    machine is the zero function, its offset included, not an arbitrary constant."""
+    X = np.random.default_rng(0).normal(size=(4, 2))
+    res = smo_solve(np.array([1.0, -1.0, 1.0, -1.0]), -np.ones(4), np.zeros(4), X)
+    assert res.converged
+    np.testing.assert_array_equal(res.alpha, 0.0)
+    assert res.intercept == 0.0
+
+
 @pytest.mark.parametrize(("seed", "m"), [(7, 60), (5, 120)])
 def test_rows_carried_over_after_a_full_unshrink_match_cvxopt(seed, m):
     """Linear rows in a cache of a fifth of them, at tol 1e-6: rows computed over the short
@@ -464,35 +474,56 @@ def test_options_are_keyword_only():
         smo_solve(np.array([1.0, -1.0]), -np.ones(2), np.ones(2), np.eye(2), None)
 
 
-def test_row_cache_drops_the_least_recently_used_row():
-    """The kernel-row cache of five points with no budget keeps its minimum, two rows: each row
-    is the kernel's, a hit is not recomputed, and a miss drops the row used longest ago."""
+def _row_cache(budget):
+    """The kernel-row cache of five RBF points holding ``budget`` entries, and their kernel."""
     from bci_universum.solvers.kernels import KERNEL_CODES
-    from bci_universum.solvers.smo import _get_row, _kernel_points, _kernel_state
+    from bci_universum.solvers.smo import _kernel_points, _kernel_state
 
     points = np.random.default_rng(11).normal(size=(5, 3))
-    K = kernel_matrix(points, kernel="rbf", gamma=0.5)
     X, sq, empty, _ = _kernel_points(points, KERNEL_CODES["rbf"], 200.0, 1e-9)
-    kc, diag = _kernel_state(X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, 0)
+    kc, diag = _kernel_state(
+        X, sq, np.empty((0, 0)), KERNEL_CODES["rbf"], 0.5, 3.0, 0.0, empty, budget
+    )
     np.testing.assert_allclose(diag, 1.0)
+    return kc, kernel_matrix(points, kernel="rbf", gamma=0.5)
+
+
+@pytest.mark.parametrize(
+    ("budget", "accesses"),
+    [
+        # no budget: the minimum, two rows
+        (0, [(0, {0}), (1, {0, 1}), (2, {1, 2}), (1, {1, 2}), (3, {1, 3}), (0, {0, 3}),
+             (3, {0, 3}), (4, {3, 4})]),
+        # three rows: a hit moves a row from the middle of the list to its front
+        (15, [(0, {0}), (1, {0, 1}), (2, {0, 1, 2}), (0, {0, 1, 2}), (3, {0, 2, 3}),
+              (2, {0, 2, 3}), (4, {2, 3, 4}), (1, {1, 2, 4}), (0, {0, 1, 4})]),
+    ],
+)  # fmt: skip
+def test_row_cache_drops_the_least_recently_used_row(budget, accesses):
+    """Each row is the kernel's, a hit is not recomputed, and a miss in a full cache drops
+    the row used longest ago."""
+    from bci_universum.solvers.smo import _get_row
+
+    kc, K = _row_cache(budget)
     rows, state = kc[3], kc[7]
-    for point, cached in [
-        (0, {0}),
-        (1, {0, 1}),
-        (2, {1, 2}),
-        (1, {1, 2}),
-        (3, {1, 3}),
-        (0, {0, 3}),
-        (3, {0, 3}),
-        (4, {3, 4}),
-    ]:
+    for point, cached in accesses:
         before = rows[point]
         row = _get_row(point, 5, kc)
         np.testing.assert_allclose(row, K[point], atol=1e-12)
         assert np.shares_memory(row, before) == (before.shape[0] > 0)  # a hit: no copy
         assert {a for a in range(5) if rows[a].shape[0]} == cached
         assert state[1] == 5 * len(cached) <= state[2]
-    # a row over a prefix of the point order (as after shrinking), then extended
+
+
+def test_row_over_a_prefix_of_the_point_order_is_extended():
+    """A row over a prefix of the point order (as after shrinking) is extended by the missing
+    entries when a longer one is asked for."""
+    from bci_universum.solvers.smo import _get_row
+
+    kc, K = _row_cache(0)
+    rows, state = kc[3], kc[7]
+    _get_row(3, 5, kc)
+    _get_row(4, 5, kc)
     for length, used in [(3, 5 + 3), (5, 5 + 5)]:
         np.testing.assert_allclose(_get_row(1, length, kc), K[1, :length], atol=1e-12)
         assert {a for a in range(5) if rows[a].shape[0]} == {1, 4}
