@@ -364,6 +364,19 @@ def test_directions_along_a_kernel_axis_reach_their_wall():
         np.testing.assert_allclose(gamma, [0.0, y[1]], atol=1e-15)
 
 
+def test_a_grazing_departure_does_not_hit_the_wall_just_left():
+    """The ball sits on wall 0 of the positive octant (1e-14 outside, by round-off) and leaves
+    it at a grazing angle (v_0 = 1e-4): the wall it left is not hit again 1e-10 later; the
+    flight ends on wall 2 at γ ∝ γ + (4/3)β, a chord of length √0.8 on the unit sphere."""
+    G, y = np.eye(3), np.ones(3)
+    start = bl.billiard_start(G, np.array([-1e-14, 0.6, 0.8]), np.array([1e-4, 0.8, -0.6]))
+    gamma, beta, alpha, d, v, a, state = start
+    state[bl.S_LAST] = 0
+    bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 3)), 0.0, 1)
+    assert state[bl.S_BOUNCES] == 1 and state[bl.S_LAST] == 2
+    assert state[bl.S_XI_SUM] == pytest.approx(np.sqrt(0.8), rel=1e-6)
+
+
 def test_a_first_chord_rounded_to_zero_length_gives_the_midpoint():
     """A start 1e-10 from a wall, flying into it: the chord's length rounds to 0 (Ξ + ξ = 0),
     and the estimate after that one bounce is still the segment's midpoint, on the sphere."""
@@ -374,6 +387,15 @@ def test_a_first_chord_rounded_to_zero_length_gives_the_midpoint():
     assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
     np.testing.assert_allclose(alpha, [0.0, 1.0], atol=1e-9)
     assert alpha @ G @ alpha == pytest.approx(1.0)
+    # a rotated, anisotropic kernel, 6e-11 from the wall: ‖γ − γ'‖² = 2 − 2γᵀGγ' rounds below 0
+    R = np.array([[np.cos(0.7), -np.sin(0.7)], [np.sin(0.7), np.cos(0.7)]])
+    G = np.ascontiguousarray(R @ np.diag([1.0, 2.0]) @ R.T)
+    start = np.linalg.solve(G, [6e-11, 1.0])
+    gamma, beta, alpha, d, v, a, state = bl.billiard_start(G, start, np.linalg.solve(G, [-1, 0.0]))
+    first = gamma.copy()
+    bl.billiard_run(G, y, gamma, beta, alpha, d, v, a, state, np.ones((1, 2)), 0.0, 1)
+    assert state[bl.S_BOUNCES] == 1 and state[bl.S_XI_SUM] == 0.0
+    np.testing.assert_allclose(alpha, first, atol=1e-9)
 
 
 def test_kernel_billiard_draws_one_stream_and_defaults():
