@@ -221,6 +221,19 @@ def test_option_defaults_are_svcs():
         assert defaults[name].default == getattr(svc, name), name
 
 
+def test_precomputed_kernel_with_a_small_cache_matches_cvxopt():
+    """A precomputed Gram matrix is read in place, whatever the cache size: its rows are in
+    the points' own order, which therefore never changes (no re-layout) even when a row per
+    point would not fit in the cache. The optimum is cvxopt's to 1e-9."""
+    points, y, p, upper, index, _ = _problem(0, m=120, q=40)
+    K = kernel_matrix(points, kernel="rbf", gamma=0.4)
+    ref = _cvxopt_objective(K[np.ix_(index, index)], y, p, upper, True)
+    kw = {"index": index, "kernel": "precomputed", "tol": 1e-9, "cache_size": 0.02}
+    res = smo_solve(y, p, upper, K, **kw)
+    assert res.converged
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+
+
 @pytest.mark.parametrize(("seed", "offset"), [(0, 0.0), (2, 1000.0)])
 def test_float32_rows_leave_the_solution_exact(seed, offset):
     """RBF rows in float32 (small cache, tol ≥ 1e-4): the gradient accumulates their rounding
