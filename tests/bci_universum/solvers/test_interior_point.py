@@ -15,7 +15,7 @@ from bci_universum.datasets import load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
 from bci_universum.solvers import interior_point, ipm_solve, linear_solver, smo_solve
 
-from .test_smo import _cvxopt_objective, _problem
+from ._reference import cvxopt_objective, usvm_dual
 
 
 def _few_labelled(seed=20, d=20, scale=10.0):
@@ -34,10 +34,10 @@ def _few_labelled(seed=20, d=20, scale=10.0):
 @pytest.mark.parametrize(("seed", "d"), [(0, 4), (1, 30), (2, 200)])
 def test_ipm_matches_cvxopt(seed, d, equality):
     """Low rank (Woodbury, d < variables) and full rank (dense) Newton systems."""
-    points, y, p, upper, index, _ = _problem(seed, d=d)
+    points, y, p, upper, index, _ = usvm_dual(seed, d=d)
     res = ipm_solve(y, p, upper, points, index=index, equality=equality, tol=1e-9)
     K = (points @ points.T)[np.ix_(index, index)]
-    ref = _cvxopt_objective(K, y, p, upper, equality)
+    ref = cvxopt_objective(K, y, p, upper, equality)
     assert res.converged
     assert abs(res.objective - ref) <= 1e-9 * abs(ref)
     assert np.all(res.alpha >= 0) and np.all(res.alpha <= upper)
@@ -77,7 +77,7 @@ def _ipm_problem(name):
                       "tiny": (0, 4, 1e-6), "large": (0, 4, 1e3), "zero point": (3, 4, 1.0),
                       "small p": (0, 4, 1.0), "small box": (0, 4, 1e3),
                       "small box, p < 1": (0, 4, 1e3)}[name]  # fmt: skip
-    points, y, p, upper, index, _ = _problem(seed, d=d)
+    points, y, p, upper, index, _ = usvm_dual(seed, d=d)
     if name == "zero point":
         # a universum trial at the origin with epsilon = 0: its two variables do not enter
         # the objective, and their Newton steps vanish at the start
@@ -154,7 +154,7 @@ def test_interior_point_stops_at_a_kkt_point(name, equality, monkeypatch):
     assert np.all(w[fin] > 0) and np.all(w[~fin] == 0)  # no multiplier on an infinite bound
     assert _stopping_rule(U, y, p, upper, equality, a, z, w)
     K = np.outer(y, y) * (U @ U.T)  # the kernel matrix: y = ±1
-    reference = _cvxopt_objective(K, y, p, np.where(fin, upper, 1e6), equality)
+    reference = cvxopt_objective(K, y, p, np.where(fin, upper, 1e6), equality)
     # the duality gap bounds the distance to the optimum: absolute below |objective| = 1
     objective = 0.5 * (U.T @ a) @ (U.T @ a) + p @ a
     assert abs(objective - reference) <= 1e-9 * (1.0 + abs(reference))
@@ -201,7 +201,7 @@ def test_solve_that_lost_its_accuracy_stops_the_interior_point(monkeypatch):
     """``(Q + D)`` is positive definite, so ``yᵀ(Q + D)⁻¹y ≤ 0`` means the solve lost its
     accuracy: the interior point stops at that step (no division by it) and SMO finishes to
     cvxopt's optimum. Here the fourth step's solve returns zeros: ``yᵀ(Q + D)⁻¹y = 0``."""
-    points, y, p, upper, index, _ = _problem(0)
+    points, y, p, upper, index, _ = usvm_dual(0)
     steps = []
     solver = interior_point._solver
 
@@ -214,7 +214,7 @@ def test_solve_that_lost_its_accuracy_stops_the_interior_point(monkeypatch):
         warnings.simplefilter("error")
         res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
     assert len(steps) == 4
-    ref = _cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
+    ref = cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
     assert res.converged
     assert abs(res.objective - ref) <= 1e-9 * abs(ref)
 
@@ -251,7 +251,7 @@ def test_steps_shrink_the_linear_residuals_by_a_common_factor(name, equality):
 def test_newton_systems_by_shape(n_features, woodbury, monkeypatch):
     """Woodbury through ``n_features × n_features`` when there are more variables (70) than
     features, else a dense factorisation of ``Q + D``."""
-    points, y, p, upper, index, _ = _problem(0, d=n_features)
+    points, y, p, upper, index, _ = usvm_dual(0, d=n_features)
     steps = _count_newton_steps(monkeypatch)
     interior_point._interior_point(y[:, None] * points[index], y, p, upper, True)
     assert steps and set(steps) == {woodbury}
@@ -260,7 +260,7 @@ def test_newton_systems_by_shape(n_features, woodbury, monkeypatch):
 def test_factorisation_lost_to_rounding_is_finished_by_smo(monkeypatch):
     """Near the optimum of this problem the Newton system is no longer numerically positive
     definite: the interior point stops there and SMO finishes to cvxopt's optimum."""
-    points, y, p, upper, index, _ = _problem(2, m=10, q=20, d=30)
+    points, y, p, upper, index, _ = usvm_dual(2, m=10, q=20, d=30)
     failures = []
     factor = interior_point.cho_factor
 
@@ -274,7 +274,7 @@ def test_factorisation_lost_to_rounding_is_finished_by_smo(monkeypatch):
     monkeypatch.setattr(interior_point, "cho_factor", recording)
     res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
     assert failures  # the case this test is about
-    ref = _cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
+    ref = cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
     assert res.converged
     assert abs(res.objective - ref) <= 1e-9 * abs(ref)
 
@@ -339,7 +339,7 @@ def test_snap_without_free_variables_keeps_the_equality_or_starts_cold(offset):
 
 @pytest.mark.parametrize("tol", [0.0, -0.5])
 def test_tol_must_be_positive(tol):
-    points, y, p, upper, index, _ = _problem(0)
+    points, y, p, upper, index, _ = usvm_dual(0)
     with pytest.raises(ValueError, match="tol must be positive"):
         ipm_solve(y, p, upper, points, index=index, tol=tol)
 
@@ -359,7 +359,7 @@ def test_interior_point_runs_on_one_blas_thread(monkeypatch):
         return run(*args, **kwargs)
 
     monkeypatch.setattr(interior_point, "_interior_point", recording)
-    points, y, p, upper, index, _ = _problem(0)
+    points, y, p, upper, index, _ = usvm_dual(0)
     with threadpool_limits(2, user_api="blas"):
         before = blas_threads()
         ipm_solve(y, p, upper, points, index=index)
@@ -473,5 +473,5 @@ def test_full_rank_few_labelled_problem_stays_on_smo(data_dir):
     y_var = np.r_[np.where(y[pick][:10] == auto.classes_[1], 1.0, -1.0), np.ones(90), -np.ones(90)]
     p = np.r_[-np.ones(10), np.full(180, 0.05)]
     upper = np.r_[np.ones(10), np.full(180, 0.5)]
-    ref = _cvxopt_objective((X @ X.T)[np.ix_(index, index)], y_var, p, upper, True)
+    ref = cvxopt_objective((X @ X.T)[np.ix_(index, index)], y_var, p, upper, True)
     assert abs(auto.objective_ - ref) <= 1e-8 * abs(ref)

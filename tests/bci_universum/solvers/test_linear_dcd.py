@@ -2,13 +2,12 @@
 
 import numpy as np
 import pytest
-from cvxopt import matrix, solvers
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from bci_universum.solvers import dcd_solve, linear_dcd, smo_solve
 
-from .test_smo import _cvxopt_objective
+from ._reference import cvxopt_objective
 
 
 def _problem(seed, m=50, q=15, d=30):
@@ -68,18 +67,7 @@ def test_dcd_agrees_with_smo(seed, equality):
 
 def test_dcd_without_offset_matches_cvxopt():
     points, y, p, upper, index = _problem(7)
-    K = (points @ points.T)[np.ix_(index, index)]
-    Q = np.outer(y, y) * K
-    n = len(y)
-    solvers.options.update(show_progress=False, abstol=1e-12, reltol=1e-12, feastol=1e-12)
-    sol = solvers.qp(
-        matrix(Q),
-        matrix(p),
-        matrix(np.vstack([-np.eye(n), np.eye(n)])),
-        matrix(np.concatenate([np.zeros(n), upper])),
-    )
-    a = np.array(sol["x"]).ravel()
-    ref = 0.5 * a @ Q @ a + p @ a
+    ref = cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, False)
     res = dcd_solve(y, p, upper, points, index=index, tol=1e-9, max_iter=20000, equality=False)
     assert abs(res.objective - ref) <= 1e-7 * abs(ref)
 
@@ -315,7 +303,7 @@ def test_offset_search_reaches_the_optimum(n_pos, n_neg, C, shift, spread, monke
     monkeypatch.setattr(linear_dcd, "minimize_scalar", recording)
     monkeypatch.setattr(linear_dcd, "_solve_at", counting)
     res = dcd_solve(y, p, upper, X, tol=1e-9, max_iter=20000, random_state=0)
-    reference = _cvxopt_objective(X @ X.T, y, p, upper, True)
+    reference = cvxopt_objective(X @ X.T, y, p, upper, True)
     assert res.converged
     assert abs(res.objective - reference) <= 1e-9 * abs(reference)
     assert abs(y @ res.alpha) <= 1e-9 * res.alpha.sum()
@@ -340,7 +328,7 @@ def test_infinite_upper_bounds_with_the_offset():
     res = dcd_solve(y, p, upper, points, index=index, tol=1e-8, max_iter=20000, random_state=0)
     K = (points @ points.T)[np.ix_(index, index)]
     # a bound above any α of the solution stands for ∞
-    reference = _cvxopt_objective(K, y, p, np.where(np.isfinite(upper), upper, 1e6), True)
+    reference = cvxopt_objective(K, y, p, np.where(np.isfinite(upper), upper, 1e6), True)
     assert res.converged
     # the optimum to the accuracy of the offset search, as in test_dcd_agrees_with_smo
     assert abs(res.objective - reference) <= 1e-5 * abs(reference)

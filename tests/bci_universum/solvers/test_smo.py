@@ -9,43 +9,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cvxopt import matrix, solvers
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from bci_universum.solvers import smo_solve
 from bci_universum.solvers.kernels import kernel_matrix
 
+from ._reference import cvxopt_objective, usvm_dual
+
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _problem(seed, m=40, q=15, d=4):
-    """Two overlapping classes plus universum points; the U-SVM box dual over m + 2q variables."""
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, d))
-    y = np.where(X[:, 0] + 0.7 * rng.normal(size=m) > 0, 1.0, -1.0)
-    Z = 0.5 * rng.normal(size=(q, d))
-    points = np.concatenate([X, Z])
-    C, C_u, eps = rng.uniform(0.5, 5.0), rng.uniform(0.1, 2.0), rng.uniform(0.0, 0.3)
-    y_var = np.concatenate([y, np.ones(q), -np.ones(q)])
-    p = np.concatenate([-np.ones(m), np.full(2 * q, eps)])
-    upper = np.concatenate([np.full(m, C), np.full(2 * q, C_u)])
-    index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
-    return points, y_var, p, upper, index, eps
-
-
-def _cvxopt_objective(K, y, p, upper, equality):
-    Q = np.outer(y, y) * K
-    n = len(y)
-    solvers.options.update(
-        show_progress=False, abstol=1e-12, reltol=1e-12, feastol=1e-12, maxiters=200
-    )
-    G = matrix(np.vstack([-np.eye(n), np.eye(n)]))
-    h = matrix(np.concatenate([np.zeros(n), upper]))
-    A, b = (matrix(y[None, :]), matrix(0.0)) if equality else (None, None)
-    sol = solvers.qp(matrix(Q), matrix(p), G, h, A, b)
-    a = np.array(sol["x"]).ravel()
-    return 0.5 * a @ Q @ a + p @ a
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "poly"])
@@ -112,14 +84,14 @@ def test_offset_with_every_variable_at_a_bound_matches_sklearn_svc(kernel, weigh
 
 @pytest.mark.parametrize("seed", range(12))
 def test_universum_dual_matches_cvxopt_and_kkt_holds(seed):
-    points, y, p, upper, index, eps = _problem(seed)
+    points, y, p, upper, index, eps = usvm_dual(seed)
     kernel = "rbf" if seed % 2 else "linear"
     equality = seed % 3 != 0
     res = smo_solve(
         y, p, upper, points, index=index, kernel=kernel, gamma=0.5, tol=1e-9, equality=equality
     )
     K = kernel_matrix(points, kernel=kernel, gamma=0.5)[np.ix_(index, index)]
-    ref = _cvxopt_objective(K, y, p, upper, equality)
+    ref = cvxopt_objective(K, y, p, upper, equality)
     assert abs(res.objective - ref) <= 1e-6 * abs(ref)
     alpha = res.alpha
     assert np.all(alpha >= 0) and np.all(alpha <= upper)
@@ -154,7 +126,7 @@ def test_universum_dual_matches_cvxopt_and_kkt_holds(seed):
 
 
 def test_cache_shrinking_precomputed_and_callable_give_the_same_solution():
-    points, y, p, upper, index, _ = _problem(3, m=80, q=30)
+    points, y, p, upper, index, _ = usvm_dual(3, m=80, q=30)
     kw = {"index": index, "gamma": 0.4, "tol": 1e-9}
     ref = smo_solve(y, p, upper, points, kernel="rbf", **kw)
     K = kernel_matrix(points, kernel="rbf", gamma=0.4)
@@ -176,10 +148,10 @@ def test_small_cache_matches_cvxopt(kernel, seed):
     """A cache smaller than the kernel matrix: LRU evictions, rows cut to the active points
     after shrinking and extended when they grow back. At this tolerance rows stay float64:
     the optimum is the full cache's and cvxopt's to 1e-9."""
-    points, y, p, upper, index, _ = _problem(seed, m=120, q=40)
+    points, y, p, upper, index, _ = usvm_dual(seed, m=120, q=40)
     kw = {"index": index, "kernel": kernel, "gamma": 0.4, "coef0": 1.0, "tol": 1e-9}
     K = kernel_matrix(points, kernel=kernel, gamma=0.4, coef0=1.0)[np.ix_(index, index)]
-    ref = _cvxopt_objective(K, y, p, upper, True)
+    ref = cvxopt_objective(K, y, p, upper, True)
     full = smo_solve(y, p, upper, points, **kw)
     small = smo_solve(y, p, upper, points, cache_size=0.02, **kw)  # 20 of 200 rows
     assert small.converged
@@ -204,8 +176,8 @@ def test_rows_carried_over_after_a_full_unshrink_match_cvxopt(seed, m):
     prefix of an early point order are carried over to an order set after the run made every
     point active again, whose first points include ones past that prefix (each row keeps only
     its entries up to the first such point). The optimum is cvxopt's to 1e-9."""
-    points, y, p, upper, index, _ = _problem(seed, m=m, q=20)
-    ref = _cvxopt_objective(
+    points, y, p, upper, index, _ = usvm_dual(seed, m=m, q=20)
+    ref = cvxopt_objective(
         kernel_matrix(points, kernel="linear")[np.ix_(index, index)], y, p, upper, True
     )
     res = smo_solve(y, p, upper, points, index=index, kernel="linear", tol=1e-6, cache_size=0.02)
@@ -225,9 +197,9 @@ def test_precomputed_kernel_with_a_small_cache_matches_cvxopt():
     """A precomputed Gram matrix is read in place, whatever the cache size: its rows are in
     the points' own order, which therefore never changes (no re-layout) even when a row per
     point would not fit in the cache. The optimum is cvxopt's to 1e-9."""
-    points, y, p, upper, index, _ = _problem(0, m=120, q=40)
+    points, y, p, upper, index, _ = usvm_dual(0, m=120, q=40)
     K = kernel_matrix(points, kernel="rbf", gamma=0.4)
-    ref = _cvxopt_objective(K[np.ix_(index, index)], y, p, upper, True)
+    ref = cvxopt_objective(K[np.ix_(index, index)], y, p, upper, True)
     kw = {"index": index, "kernel": "precomputed", "tol": 1e-9, "cache_size": 0.02}
     res = smo_solve(y, p, upper, K, **kw)
     assert res.converged
@@ -241,7 +213,7 @@ def test_float32_rows_leave_the_solution_exact(seed, offset):
     run's: its exact objective agrees to 1e-10, second order in that drift. The rows come from
     centred points: data far from the origin (squared norms ~1e6, float32 distances off by
     ~0.1 otherwise) changes nothing."""
-    points, y, p, upper, index, _ = _problem(seed, m=120, q=40)
+    points, y, p, upper, index, _ = usvm_dual(seed, m=120, q=40)
     points = points + offset
     kw = {"index": index, "kernel": "rbf", "gamma": 0.4, "tol": 1e-4}
     Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
@@ -259,7 +231,7 @@ def test_float32_rows_exactly_when_a_float64_row_per_point_does_not_fit(short):
     """At tol ≥ 1e-4 RBF rows go float32 when n float64 rows of the n points exceed the cache:
     with 8n² bytes they stay float64, with 8 bytes less they go float32. The gradient tells
     which: its drift from Qα + p is float64 rounding (~1e-15) or float32's (~1e-7)."""
-    points, y, p, upper, index, _ = _problem(0, m=24, q=8)
+    points, y, p, upper, index, _ = usvm_dual(0, m=24, q=8)
     n = len(points)
     res = smo_solve(
         y,
@@ -282,9 +254,9 @@ def test_fit_does_not_depend_on_blas_threads():
     script = (
         "import sys, numpy as np\n"
         "sys.path.insert(0, 'tests/bci_universum/solvers')\n"
-        "from test_smo import _problem\n"
+        "from _reference import usvm_dual\n"
         "from bci_universum.solvers import smo_solve\n"
-        "points, y, p, upper, index, _ = _problem(7, m=150, q=60, d=20)\n"
+        "points, y, p, upper, index, _ = usvm_dual(7, m=150, q=60, d=20)\n"
         "out = []\n"
         "for cache in (200.0, 0.05):\n"
         "    r = smo_solve(y, p, upper, points, index=index, gamma=0.1, cache_size=cache)\n"
@@ -312,7 +284,7 @@ def test_fit_does_not_depend_on_blas_threads():
 def test_warm_start_and_gradient(kernel):
     """A warm start at the optimum stops at once, its gradient Qα + p built from alpha0 (by
     rows, or for the linear kernel from w = Σ y_j α_j x_j)."""
-    points, y, p, upper, index, _ = _problem(4)
+    points, y, p, upper, index, _ = usvm_dual(4)
     kw = {"index": index, "kernel": kernel, "gamma": 0.5, "tol": 1e-9}
     res = smo_solve(y, p, upper, points, **kw)
     again = smo_solve(y, p, upper, points, alpha0=res.alpha, **kw)
@@ -328,7 +300,7 @@ def test_iteration_cap_warns(max_iter):
     """Stopped by the cap (the run needs ~300 updates): a warning, and the gradient returned is
     still Qα + p, also when shrinking has set variables aside (after 71 updates) and the
     small cache kept it on the active points only."""
-    points, y, p, upper, index, _ = _problem(5)
+    points, y, p, upper, index, _ = usvm_dual(5)
     kw = {"index": index, "max_iter": max_iter, "tol": 1e-9, "cache_size": 0.005}
     with pytest.warns(ConvergenceWarning, match=f"max_iter={max_iter} "):
         res = smo_solve(y, p, upper, points, **kw)
@@ -342,14 +314,14 @@ def test_capped_run_resumes_to_the_optimum(kernel):
     """A run stopped by the cap, resumed from its α with a small cache: the warm start's part
     of the gradient from the variables at their bound (rebuilt from it once shrinking has cut
     the cache to the active points) is right, and the run ends at cvxopt's optimum."""
-    points, y, p, upper, index, _ = _problem(5)
+    points, y, p, upper, index, _ = usvm_dual(5)
     kw = {"index": index, "kernel": kernel, "tol": 1e-9, "cache_size": 0.005}
     with pytest.warns(ConvergenceWarning):
         capped = smo_solve(y, p, upper, points, max_iter=40, **kw)
     assert np.any(capped.alpha == upper)
     res = smo_solve(y, p, upper, points, alpha0=capped.alpha, **kw)
     K = kernel_matrix(points, kernel=kernel)[np.ix_(index, index)]
-    ref = _cvxopt_objective(K, y, p, upper, True)
+    ref = cvxopt_objective(K, y, p, upper, True)
     assert res.converged and res.n_iter > 71  # shrinking has run
     assert abs(res.objective - ref) <= 1e-9 * abs(ref)
     np.testing.assert_allclose(res.gradient, np.outer(y, y) * K @ res.alpha + p, atol=1e-10)
@@ -413,7 +385,7 @@ def test_gradient_rebuilt_over_several_tiles_is_exact():
     shrunk = smo_solve(y, p, upper, points, **kw)
     plain = smo_solve(y, p, upper, points, shrinking=False, **kw)
     K = kernel_matrix(points, kernel="rbf", gamma=1 / d)[np.ix_(index, index)]
-    ref = _cvxopt_objective(K, y, p, upper, True)
+    ref = cvxopt_objective(K, y, p, upper, True)
     assert shrunk.converged
     assert abs(shrunk.objective - ref) <= 1e-8 * abs(ref)
     np.testing.assert_allclose(shrunk.alpha, plain.alpha, atol=1e-5)
@@ -439,7 +411,7 @@ def test_variables_fixed_at_zero_without_equality_match_cvxopt():
     """``upper = 0`` fixes a variable: without the equality the coordinate selection skips it
     (its gradient pulls it up: counted as a violation it would never stop) and the rest is the
     optimum of the problem without it."""
-    points, y, p, upper, index, _ = _problem(9)
+    points, y, p, upper, index, _ = usvm_dual(9)
     upper[::4] = 0.0
     res = smo_solve(
         y, p, upper, points, index=index, kernel="rbf", gamma=0.5, tol=1e-9, equality=False
@@ -448,7 +420,7 @@ def test_variables_fixed_at_zero_without_equality_match_cvxopt():
     assert np.all(res.alpha[::4] == 0.0)
     keep = upper > 0
     K = kernel_matrix(points, kernel="rbf", gamma=0.5)[np.ix_(index[keep], index[keep])]
-    ref = _cvxopt_objective(K, y[keep], p[keep], upper[keep], False)
+    ref = cvxopt_objective(K, y[keep], p[keep], upper[keep], False)
     assert abs(res.objective - ref) <= 1e-6 * abs(ref)
 
 
