@@ -505,9 +505,68 @@ def session_source(name: str) -> Path:
 
 
 def tests_digest(shard: dict, root: Path = ROOT) -> str:
-    """Digest of the shard's tests: in the scratch tree, that of the tests the mutants ran."""
+    """Digest of the shard's tests, with the conftest files and test-package modules they use:
+    in the scratch tree, that of the tests the mutants ran."""
     extra = (pytest_args(shard), shard.get("disable-jit", False))
-    return _digest(shard["tests"], *extra, root=root)
+    files = [
+        file
+        for path in shard["tests"]
+        for file in (
+            sorted(Path(root, path).rglob("*.py"))
+            if Path(root, path).is_dir()
+            else [Path(root, path)]
+        )
+    ]
+    files += sorted(_test_support(files, root) - set(files))
+    return _digest([file.relative_to(root) for file in files], *extra, root=root)
+
+
+def _test_support(files: list[Path], root: Path) -> set[Path]:
+    """The files under ``tests/`` that ``files`` depend on besides themselves: the conftest.py
+    of each folder from theirs up to ``tests/``, and the test-package modules they import
+    (relative or ``tests.…`` imports), followed through those modules' own imports."""
+    tests, found, todo = root / "tests", set(), list(files)
+    while todo:
+        file = todo.pop()
+        folder = file.parent
+        while folder.is_relative_to(tests):
+            conftest = folder / "conftest.py"
+            if conftest.is_file() and conftest not in found:
+                found.add(conftest)
+                todo.append(conftest)
+            folder = folder.parent
+        for module in _imported_test_modules(file, root):
+            if module not in found:
+                found.add(module)
+                todo.append(module)
+    return found
+
+
+def _imported_test_modules(file: Path, root: Path) -> set[Path]:
+    """The modules of the test package that ``file`` imports."""
+    modules = set()
+    for node in ast.walk(ast.parse(file.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = file.parents[node.level - 1]
+            parts = node.module.split(".") if node.module else []
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tests."):
+            base, parts = root, node.module.split(".")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.startswith("tests."):
+                    modules |= _module_files(root, alias.name.split("."))
+            continue
+        else:
+            continue
+        # `from .pkg import name` imports module pkg, or pkg.name when that is a module
+        for candidate in [parts] + [[*parts, alias.name] for alias in node.names]:
+            modules |= _module_files(base, candidate) if candidate else set()
+    return modules
+
+
+def _module_files(base: Path, parts: list[str]) -> set[Path]:
+    path = base.joinpath(*parts)
+    return {f for f in (path.with_suffix(".py"), path / "__init__.py") if f.is_file()}
 
 
 @contextlib.contextmanager

@@ -178,3 +178,33 @@ def test_a_condition_over_several_lines_selects_the_tests_that_run_it(tmp_path):
     }
     assert "2" not in cover["lines"]  # the premise: nothing recorded at the ``if (`` line
     assert covering_tests(cover, [2]) == {"test_f"}
+
+
+def test_the_tests_digest_follows_the_helpers_and_conftests_the_tests_use(tmp_path):
+    """A survivor is run again when its tests change: that includes a conftest.py above them
+    and a test-package module they import (directly or through another one), not others."""
+    files = {
+        "tests/__init__.py": "",
+        "tests/conftest.py": "A = 1\n",
+        "tests/pkg/__init__.py": "",
+        "tests/pkg/_helper.py": "from tests.pkg._deeper import B\n",
+        "tests/pkg/_deeper.py": "B = 2\n",
+        "tests/pkg/_unused.py": "C = 3\n",
+        "tests/pkg/test_a.py": "from ._helper import B\n\n\ndef test_b():\n    assert B == 2\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    shard = {"tests": ["tests/pkg/test_a.py"]}
+    before = tool.tests_digest(shard, tmp_path)
+    for name, counts in [
+        ("tests/pkg/_unused.py", False),
+        ("tests/pkg/_deeper.py", True),
+        ("tests/pkg/_helper.py", True),
+        ("tests/conftest.py", True),
+        ("tests/pkg/test_a.py", True),
+    ]:
+        (tmp_path / name).write_text(files[name] + "# changed\n")
+        after = tool.tests_digest(shard, tmp_path)
+        assert (after != before) == counts, name
+        before = after

@@ -61,7 +61,8 @@ def test_coding_helpers_and_fingers_matrix():
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_columns_equal_plain_svc(kernel):
-    """Empty universum, or C_universum = 0: column j is scikit-learn's SVC on its data."""
+    """Empty universum, or C_universum = 0: column j is scikit-learn's SVC on its data (labels
+    0 and 1 for the classes coded −1 and +1, as SVC sees them)."""
     X, y, X_test, _ = _data(0)
     lab = y != UNIVERSUM
     base = UniversumSVC(C=2.0, C_universum=0.0, kernel=kernel, tol=1e-8)
@@ -83,6 +84,8 @@ def test_columns_equal_plain_svc(kernel):
             np.testing.assert_allclose(
                 clf.decision_function(X_test)[:, j], ref, atol=1e-4 * scale, rtol=0
             )
+            # the documented labels of a column: class 1 is the +1 side
+            np.testing.assert_array_equal(clf.estimators_[j].classes_, svc.classes_)
 
 
 def test_decoders_match_hand_computed_example():

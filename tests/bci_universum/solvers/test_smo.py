@@ -454,6 +454,25 @@ def test_zero_curvature_steps_to_the_bound_at_once(equality):
     assert res.n_iter == 1 and res.converged
 
 
+@pytest.mark.parametrize("equality", [True, False])
+def test_a_violation_of_exactly_tol_takes_a_step(equality):
+    """As libsvm, the run stops when the largest KKT violation is *below* ``tol``: at α = 0 the
+    violation is exactly ``tol`` (a power of two, so every sum is exact), and one update goes
+    to the closed-form optimum. With the equality, α₁ = α₂ = a on two points with k = [[1, 0],
+    [0, 0]] (objective ½a² − tol·a); without it, one point with k = 1 (½α² − tol·α): a = tol
+    either way."""
+    tol = 2.0**-10
+    if equality:
+        y, X = np.array([1.0, -1.0]), np.array([[1.0], [0.0]])
+    else:
+        y, X = np.array([1.0]), np.array([[1.0]])
+    n = len(y)
+    p = np.full(n, -tol / n)
+    res = smo_solve(y, p, np.ones(n), X, kernel="linear", equality=equality, tol=tol)
+    np.testing.assert_array_equal(res.alpha, tol)
+    assert res.n_iter == 1 and res.converged
+
+
 def test_options_are_keyword_only():
     with pytest.raises(TypeError):
         smo_solve(np.array([1.0, -1.0]), -np.ones(2), np.ones(2), np.eye(2), None)
@@ -513,3 +532,31 @@ def test_row_over_a_prefix_of_the_point_order_is_extended():
         np.testing.assert_allclose(_get_row(1, length, kc), K[1, :length], atol=1e-12)
         assert {a for a in range(5) if rows[a].shape[0]} == {1, 4}
         assert rows[1].shape[0] == length and state[1] == used
+
+
+@pytest.mark.parametrize("have", [1, 3])
+def test_row_over_a_prefix_is_a_hit_then_carried_over_to_a_new_order(have):
+    """A row over a prefix of ``have`` points (one when a single point is left active) is
+    returned from the cache while the order stays; once the active points are moved to the
+    front of the order (:func:`_relayout`, after a shrink), it keeps only the entries of the
+    points still in its prefix, and the others are computed."""
+    from bci_universum.solvers.smo import _get_row, _relayout
+
+    kc, K = _row_cache(0)
+    rows, order, state = kc[3], kc[5], kc[7]
+    row = _get_row(2, have, kc)
+    np.testing.assert_allclose(row, K[2, :have], atol=1e-12)
+    assert np.shares_memory(_get_row(2, have, kc), row) and state[1] == have
+    # the variables still active are those of points 1 and 3
+    index = np.array([1, 3])
+    vpos, ones = index.copy(), np.ones(2)
+    v = (ones, ones, ones, index, ones, index.copy(), vpos, ones, ones, np.ones(2, np.uint8))
+    F, Fbar = np.arange(5.0), 10 * np.arange(5.0)
+    _relayout(v, F, Fbar, 2, kc)
+    np.testing.assert_array_equal(order, [1, 3, 0, 2, 4])
+    np.testing.assert_array_equal(F, order)  # F and Fbar follow the points
+    np.testing.assert_array_equal(Fbar, 10 * order)
+    np.testing.assert_array_equal(vpos, [0, 1])
+    assert state[0] == 2 and state[3] == 1
+    np.testing.assert_allclose(_get_row(2, 2, kc), K[2, [1, 3]], atol=1e-12)
+    assert rows[2].shape[0] == 2 and state[1] == 2
