@@ -473,6 +473,17 @@ def test_a_violation_of_exactly_tol_takes_a_step(equality):
     assert res.n_iter == 1 and res.converged
 
 
+def test_a_warm_start_at_the_upper_bound_moves_to_the_optimum():
+    """Without the equality, ½α² on [0, 1] from the warm start α = 1 (projected gradient
+    exactly 1): one update reaches the closed-form minimiser α = 0."""
+    one = np.ones(1)
+    res = smo_solve(
+        one, np.zeros(1), one, np.ones((1, 1)), kernel="linear", equality=False, alpha0=one
+    )
+    np.testing.assert_array_equal(res.alpha, 0.0)
+    assert res.n_iter == 1 and res.converged
+
+
 def test_options_are_keyword_only():
     with pytest.raises(TypeError):
         smo_solve(np.array([1.0, -1.0]), -np.ones(2), np.ones(2), np.eye(2), None)
