@@ -4,14 +4,19 @@ import numpy as np
 from cvxopt import matrix, solvers
 
 
-def usvm_dual(seed, m=40, q=15, d=4):
-    """Two overlapping classes plus universum points; the U-SVM box dual over m + 2q variables."""
+def usvm_dual(seed, m=40, q=15, d=4, noise=0.7, costs=None):
+    """Two overlapping classes plus universum points; the U-SVM box dual over m + 2q variables.
+
+    ``costs`` fixes ``(C, C_u, eps)``; ``None`` draws them (after the points, which stay the
+    same either way)."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(m, d))
-    y = np.where(X[:, 0] + 0.7 * rng.normal(size=m) > 0, 1.0, -1.0)
+    y = np.where(X[:, 0] + noise * rng.normal(size=m) > 0, 1.0, -1.0)
     Z = 0.5 * rng.normal(size=(q, d))
     points = np.concatenate([X, Z])
-    C, C_u, eps = rng.uniform(0.5, 5.0), rng.uniform(0.1, 2.0), rng.uniform(0.0, 0.3)
+    if costs is None:
+        costs = rng.uniform(0.5, 5.0), rng.uniform(0.1, 2.0), rng.uniform(0.0, 0.3)
+    C, C_u, eps = costs
     y_var = np.concatenate([y, np.ones(q), -np.ones(q)])
     p = np.concatenate([-np.ones(m), np.full(2 * q, eps)])
     upper = np.concatenate([np.full(m, C), np.full(2 * q, C_u)])

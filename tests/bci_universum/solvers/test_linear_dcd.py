@@ -7,20 +7,11 @@ from sklearn.svm import LinearSVC
 
 from bci_universum.solvers import dcd_solve, linear_dcd, smo_solve
 
-from ._reference import cvxopt_objective
+from ._reference import cvxopt_objective, usvm_dual
 
 
 def _problem(seed, m=50, q=15, d=30):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(m, d))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=m) > 0, 1.0, -1.0)
-    Z = 0.5 * rng.normal(size=(q, d))
-    points = np.concatenate([X, Z])
-    y_var = np.concatenate([y, np.ones(q), -np.ones(q)])
-    p = np.concatenate([-np.ones(m), np.full(2 * q, 0.1)])
-    upper = np.concatenate([np.full(m, 1.0), np.full(2 * q, 0.5)])
-    index = np.concatenate([np.arange(m), np.arange(m, m + q), np.arange(m, m + q)])
-    return points, y_var, p, upper, index
+    return usvm_dual(seed, m, q, d, noise=0.5, costs=(1.0, 0.5, 0.1))[:5]
 
 
 @pytest.mark.parametrize("equality", [True, False])
