@@ -191,15 +191,23 @@ def shard_env(name: str, shard: dict, factor: float = 1.0) -> dict:
     return env
 
 
-def _digest(paths, *extra, root: Path = ROOT) -> str:
-    h = hashlib.sha256(repr(extra).encode())
-    for path in paths:
+def _files(paths, root: Path) -> list[Path]:
+    """The files named by ``paths`` (relative to ``root``), a folder standing for its modules."""
+    return [
+        file
+        for path in paths
         for file in (
             sorted(Path(root, path).rglob("*.py"))
             if Path(root, path).is_dir()
             else [Path(root, path)]
-        ):
-            h.update(str(file.relative_to(root)).encode() + file.read_bytes())
+        )
+    ]
+
+
+def _digest(paths, *extra, root: Path = ROOT) -> str:
+    h = hashlib.sha256(repr(extra).encode())
+    for file in _files(paths, root):
+        h.update(str(file.relative_to(root)).encode() + file.read_bytes())
     return h.hexdigest()
 
 
@@ -508,15 +516,7 @@ def tests_digest(shard: dict, root: Path = ROOT) -> str:
     """Digest of the shard's tests, with the conftest files and test-package modules they use:
     in the scratch tree, that of the tests the mutants ran."""
     extra = (pytest_args(shard), shard.get("disable-jit", False))
-    files = [
-        file
-        for path in shard["tests"]
-        for file in (
-            sorted(Path(root, path).rglob("*.py"))
-            if Path(root, path).is_dir()
-            else [Path(root, path)]
-        )
-    ]
+    files = _files(shard["tests"], root)
     files += sorted(_test_support(files, root) - set(files))
     return _digest([file.relative_to(root) for file in files], *extra, root=root)
 
