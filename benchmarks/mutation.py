@@ -738,11 +738,16 @@ def _equivalents() -> dict:
     line after (``followed_by``) when the mutated line alone would match other places."""
     if not EQUIVALENT.exists():
         return {}
-    entries = tomllib.loads(EQUIVALENT.read_text()).get("equivalent", [])
-    return {
-        (e["module"], e["operator"], e["mutated"], e.get("followed_by")): e["reason"]
-        for e in entries
-    }
+    equivalent = {}
+    for e in tomllib.loads(EQUIVALENT.read_text()).get("equivalent", []):
+        key = (e["module"], e["operator"], e["mutated"], e.get("followed_by"))
+        if key in equivalent:
+            raise ValueError(
+                f"{EQUIVALENT.name} declares {e['module']} {e['operator']} {e['mutated']!r} "
+                f"twice: name the line after each place (followed_by)"
+            )
+        equivalent[key] = e["reason"]
+    return equivalent
 
 
 def _reason(equivalent: dict, module: str, record: dict) -> str | None:

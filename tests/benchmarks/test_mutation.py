@@ -77,7 +77,8 @@ def test_a_key_changes_with_its_function():
 
 def test_an_equivalent_entry_can_name_the_line_after_a_shared_mutated_line(tmp_path, monkeypatch):
     """Two loops both mutate to `for i in []:`: an entry naming the line after the mutated one
-    declares one of them; an entry without it declares the mutated line wherever it is."""
+    declares one of them; an entry without it declares the mutated line wherever it is. One
+    place declared twice is an error naming it."""
     source = "def f(x):\n    for i in range(2):\n        x += i\n    for i in range(2):\n"
     source += "        x -= i\n    return x\n"
     lines = source.splitlines()
@@ -99,6 +100,9 @@ def test_an_equivalent_entry_can_name_the_line_after_a_shared_mutated_line(tmp_p
     assert [_reason(equivalent, "m.py", r) for r in records] == ["anywhere", "the second"]
     # a record stored before the line after was kept
     assert _reason(equivalent, "m.py", {"operator": op, "mutated": mutated}) == "anywhere"
+    table.write_text(table.read_text() + "\n" + entry + 'reason = "again"\n')
+    with pytest.raises(ValueError, match=r"declares m\.py core/ZeroIterationForLoop .* twice"):
+        _equivalents()
 
 
 SPIN = """def spin(n):

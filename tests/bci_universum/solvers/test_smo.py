@@ -327,6 +327,66 @@ def test_capped_run_resumes_to_the_optimum(kernel):
     np.testing.assert_allclose(res.gradient, np.outer(y, y) * K @ res.alpha + p, atol=1e-10)
 
 
+def test_gradient_rebuilt_past_a_short_prefix_counts_each_bound_variable_once():
+    """Many labelled variables at their upper bound while a small cache has cut the point
+    order to the active prefix: rebuilding the gradient past it adds the free variables'
+    rows to ``Fbar``, which already holds those at the bound (counting them again moves the
+    run to another problem's optimum). The optimum is cvxopt's to 1e-9."""
+    for seed in (2, 3):
+        points, y, p, upper, index, _ = usvm_dual(
+            seed, m=120, q=40, noise=1.5, costs=(0.1, 0.5, 0.2)
+        )
+        K = kernel_matrix(points, kernel="linear")[np.ix_(index, index)]
+        ref = cvxopt_objective(K, y, p, upper, True)
+        kw = {"index": index, "kernel": "linear", "tol": 1e-6, "cache_size": 0.02}
+        res = smo_solve(y, p, upper, points, **kw)
+        assert res.converged and np.sum(res.alpha >= upper) >= 100
+        assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+
+
+@pytest.mark.parametrize(
+    ("alpha_a", "g_a", "g_b"),
+    [
+        (0.5, 2.0, -1.5),  # b's unclipped step decreases more than a's step clipped at 0
+        (0.1, 2.0, -0.5),  # a's short clipped step decreases more than b's unclipped one
+    ],
+)
+def test_without_the_equality_an_update_takes_the_largest_decrease(alpha_a, g_a, g_b):
+    """Without the equality one update moves the single variable whose Newton step, clipped
+    to its box, decreases the objective most, to that point. Two variables with Q = I, from
+    a warm start with gradients ``g_a`` (a free variable stepping down to 0) and ``g_b`` (one
+    at 0): the decreases are evaluated on the objective itself."""
+    alpha0 = np.array([alpha_a, 0.0])
+    upper = np.array([1.0, 10.0])
+    p = np.array([g_a - alpha_a, g_b])  # g = Qα + p
+    target = np.clip(alpha0 - (alpha0 + p), 0.0, upper)  # the Newton steps, clipped
+    steps = alpha0 + np.diag(target - alpha0)  # row t: variable t moved
+    decrease = (0.5 * alpha0 @ alpha0 + p @ alpha0) - (0.5 * np.sum(steps**2, 1) + steps @ p)
+    assert abs(decrease[0] - decrease[1]) > 0.05
+    with pytest.warns(ConvergenceWarning):
+        res = smo_solve(
+            np.ones(2), p, upper, np.eye(2), kernel="linear", equality=False, max_iter=1,
+            alpha0=alpha0,
+        )  # fmt: skip
+    np.testing.assert_allclose(res.alpha, steps[np.argmax(decrease)], atol=1e-15)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_ties_in_the_working_set_go_to_the_last_variable(sign):
+    """As libsvm's selection (``>=`` and ``<=`` in its scans), the working set takes the last
+    of tied variables. From α = 0, −yG = 1 for every positive variable, and variables 1 and 3
+    are one point given twice. With labels +−+− they tie for ``j`` (``i`` = 2, the last of the
+    positives 0 and 2); with labels −+−+ they tie for ``i`` (``j`` = 2, nearer to them than 0).
+    Either way one update moves α₂ = α₃ to the closed-form step min(C, 2 / (k₂₂ + k₃₃ − 2k₂₃))."""
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [0.3, 0.2], [1.0, 0.0]])
+    y = sign * np.array([1.0, -1.0, 1.0, -1.0])
+    K = kernel_matrix(X, kernel="rbf", gamma=0.5)
+    step = min(10.0, 2.0 / (K[2, 2] + K[3, 3] - 2.0 * K[2, 3]))
+    with pytest.warns(ConvergenceWarning):
+        res = smo_solve(y, -np.ones(4), np.full(4, 10.0), X, gamma=0.5, max_iter=1)
+    np.testing.assert_allclose(res.alpha, [0.0, 0.0, step, step], rtol=1e-12)
+
+
 def test_infinite_bounds_hard_margin():
     """C = ∞ on separable data gives the hard-margin SVM (all margins ≥ 1, SVs at 1)."""
     rng = np.random.default_rng(6)
