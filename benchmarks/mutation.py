@@ -21,7 +21,7 @@ compiled from the mutated source (a changed file invalidates its ``cache=True`` 
 kernels of the other modules come from the tree's warm cache. A shard with
 ``disable-jit = true`` runs its tests with ``NUMBA_DISABLE_JIT=1`` instead. Each mutant runs
 only the tests that execute its line, after a map made by one run of the shard's tests under
-coverage.py (``benchmarks/mutation_order.py``); ``--check-selection N`` runs N random mutants
+coverage.py (``benchmarks/mutation_order.py``); ``--check-selection N`` runs N random survivors
 with that selection and with all the tests. A mutant's run stops at a time budget set by the
 baseline durations of its selected tests (``[tool.cosmic-ray] timeout-factor``); kills by
 timeout are counted apart, and ``--recheck-timeouts 3`` runs them again with three times the
@@ -636,9 +636,19 @@ def recheck_timeouts(name, shard, config: Path, session: Path, deadline: float, 
     _rerun(name, shard, config, session, unchecked, deadline, factor, rechecked=True)
 
 
+def _unchecked_survivors(items: list, keys: dict[str, str], data: dict) -> list:
+    """The work items whose stored outcome is a survival not checked yet. Only a survivor's
+    verdict can change with more tests (what the selected tests kill, all of them kill), so
+    the selection is checked on survivors, declared equivalent or not."""
+    survived = {k for k, r in data["results"].items() if r["outcome"] == "survived"}
+    seen = {c["key"] for c in data["selection"]}
+    return [i for i in items if keys[i.job_id] in survived - seen]
+
+
 def check_selection(name: str, shard: dict, settings: dict, count: int, deadline: float):
-    """Run ``count`` random mutants with the tests chosen by coverage and with all the shard's
-    tests; store both outcomes with the shard's results (the report compares them)."""
+    """Run ``count`` random survivors with the tests chosen by coverage and with all the
+    shard's tests; store both outcomes with the shard's results (the report compares them),
+    and the verdict of all the tests as the mutant's."""
     import random
 
     from cosmic_ray.config import load_config
@@ -647,14 +657,12 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
 
     config, session = prepare(name, shard, settings)
     cr = load_config(str(config))
-    checks = load_results(name)["selection"]
-    seen = {c["key"] for c in checks}
+    data = load_results(name)
     with use_db(str(session), WorkDB.Mode.open) as db:
-        skipped = {i.job_id for i, r in db.completed_work_items if r.worker_outcome == "skipped"}
         items = list(db.work_items)
     keys = _mutant_keys(items, session_source(name).read_text())
-    items = [i for i in items if i.job_id not in skipped and keys[i.job_id] not in seen]
-    for item in random.Random(len(checks)).sample(items, min(count, len(items))):
+    items = _unchecked_survivors(items, keys, data)
+    for item in random.Random(len(data["selection"])).sample(items, min(count, len(items))):
         if time.monotonic() > deadline:
             break
         check = {"key": keys[item.job_id], "line": item.mutations[0].start_pos[0]}
@@ -774,7 +782,7 @@ def _selection_checks(name: str, checks: list[dict]) -> list[str]:
     fast = sum(c["selected_seconds"] for c in checks)
     slow = sum(c["all_seconds"] for c in checks)
     lines = [
-        f"- `{name}`: {len(checks)} random mutants, {same} with the same outcome "
+        f"- `{name}`: {len(checks)} random survivors, {same} with the same outcome "
         f"({sum(c['all'] == 'killed' for c in checks)} killed by all the tests); "
         f"{fast:.0f} s with the selected tests, {slow:.0f} s with all of them."
     ]
@@ -861,8 +869,9 @@ def report() -> str:
         "",
         "## Selection check",
         "",
-        "Random mutants run twice, with the tests coverage selects and with all the shard's "
-        "tests (`python benchmarks/mutation.py SHARD --check-selection 30`):",
+        "Random survivors run twice, with the tests coverage selects and with all the shard's "
+        "tests (`python benchmarks/mutation.py SHARD --check-selection 30`); only a survivor's "
+        "verdict can change with more tests:",
         "",
         *(selection or ["Not run."]),
         "",
@@ -927,7 +936,7 @@ def main(argv=None) -> int:
         "--check-selection",
         type=int,
         metavar="N",
-        help="run N random mutants with the tests coverage selects and with all the tests",
+        help="run N random survivors with the tests coverage selects and with all the tests",
     )
     parser.add_argument(
         "--work",

@@ -18,6 +18,7 @@ from benchmarks.mutation import (
     _mutant_keys,
     _reason,
     _scopes,
+    _unchecked_survivors,
 )
 from benchmarks.mutation_order import OVER_BUDGET, covering_tests
 
@@ -103,6 +104,19 @@ def test_an_equivalent_entry_can_name_the_line_after_a_shared_mutated_line(tmp_p
     table.write_text(table.read_text() + "\n" + entry + 'reason = "again"\n')
     with pytest.raises(ValueError, match=r"declares m\.py core/ZeroIterationForLoop .* twice"):
         _equivalents()
+
+
+def test_the_selection_is_checked_on_survivors_not_checked_yet():
+    """What the selected tests kill, all of them kill: only survivors are worth running with
+    every test, each once."""
+    outcomes = {"a": "killed", "b": "survived", "c": "survived", "d": "survived"}
+    data = {
+        "results": {k: {"outcome": o} for k, o in outcomes.items()},
+        "selection": [{"key": "c"}],
+    }
+    items = [SimpleNamespace(job_id=f"job-{k}") for k in "abcde"]  # e: not run yet
+    keys = {f"job-{k}": k for k in "abcde"}
+    assert [i.job_id for i in _unchecked_survivors(items, keys, data)] == ["job-b", "job-d"]
 
 
 SPIN = """def spin(n):
