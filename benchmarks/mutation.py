@@ -608,14 +608,10 @@ def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rech
 
 
 def retest_survivors(name: str, shard: dict, config: Path, session: Path, deadline: float):
-    """Test again (first) the surviving mutants whose tests changed since they survived."""
-    equivalent = _equivalents()  # equivalent mutants survive any test: not worth a run
+    """Test again (first) the surviving mutants whose tests changed since they survived, those
+    declared equivalent too: a new test can show a declaration wrong."""
     tests = tests_digest(shard, TREE)[:12]
-
-    def stale(record) -> bool:
-        return _stale(record, tests) and _reason(equivalent, shard["module"], record) is None
-
-    _rerun(name, shard, config, session, stale, deadline)
+    _rerun(name, shard, config, session, lambda record: _stale(record, tests), deadline)
 
 
 def _stale(record: dict | None, tests: str) -> bool:
@@ -814,13 +810,7 @@ def report() -> str:
         tests = tests_digest(shard)[:12]
         # incompetent: cosmic-ray could not build the mutant (not a test outcome)
         rows = {k: r for k, r in data["results"].items() if r["outcome"] != "incompetent"}
-        # an equivalent mutant survives any tests: not stale when they change
-        done = {
-            k: r
-            for k, r in rows.items()
-            if _current(k, scopes)
-            and not (_stale(r, tests) and _reason(equivalent, shard["module"], r) is None)
-        }
+        done = {k: r for k, r in rows.items() if _current(k, scopes) and not _stale(r, tests)}
         rerun = len(rows) - len(done)
         killed = [r for r in done.values() if r["outcome"] == "killed"]
         alive = [r for r in done.values() if r["outcome"] == "survived"]
