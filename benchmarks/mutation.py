@@ -754,10 +754,19 @@ def _equivalents() -> dict:
     return equivalent
 
 
+def _declaration(equivalent: dict, module: str, record: dict) -> tuple | None:
+    """The key of the entry declaring a surviving mutant equivalent (``None``: none does)."""
+    key = (module, record["operator"], record["mutated"])
+    for declared in ((*key, record.get("followed_by")), (*key, None)):
+        if declared in equivalent:
+            return declared
+    return None
+
+
 def _reason(equivalent: dict, module: str, record: dict) -> str | None:
     """Why a surviving mutant is equivalent (``None``: it is not declared)."""
-    key = (module, record["operator"], record["mutated"])
-    return equivalent.get((*key, record.get("followed_by")), equivalent.get((*key, None)))
+    key = _declaration(equivalent, module, record)
+    return None if key is None else equivalent[key]
 
 
 def _diff_line(diff: str | None) -> str:
@@ -799,7 +808,7 @@ def report() -> str:
         "| survived (no test runs the line) | equivalent | kill rate | s / mutant |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    survivors, equivalents, selection, machine = [], [], [], 0.0
+    survivors, equivalents, selection, machine, used = [], [], [], 0.0, set()
     for name, shard in settings["shards"].items():
         data = load_results(name)
         machine += data["machine"]
@@ -810,6 +819,11 @@ def report() -> str:
         tests = tests_digest(shard)[:12]
         # incompetent: cosmic-ray could not build the mutant (not a test outcome)
         rows = {k: r for k, r in data["results"].items() if r["outcome"] != "incompetent"}
+        used |= {
+            _declaration(equivalent, shard["module"], r)
+            for r in rows.values()
+            if r["outcome"] == "survived"
+        }
         done = {k: r for k, r in rows.items() if _current(k, scopes) and not _stale(r, tests)}
         rerun = len(rows) - len(done)
         killed = [r for r in done.values() if r["outcome"] == "killed"]
@@ -892,6 +906,14 @@ def report() -> str:
         ]
     else:
         lines.append("None.")
+    unused = sorted(k for k in equivalent if k not in used)
+    lines += ["", "## Declarations matching no survivor", ""]
+    lines.append(
+        f"Entries of `{EQUIVALENT.name}` whose mutant was killed or is gone: remove them."
+        if unused
+        else "None."
+    )
+    lines += [f"- `{module}` {op}: `{mutated}`" for module, op, mutated, _ in unused]
     text = "\n".join(lines) + "\n"
     REPORT.write_text(text)
     return text

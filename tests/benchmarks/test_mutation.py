@@ -13,6 +13,7 @@ import benchmarks.mutation as tool
 from benchmarks.mutation import (
     ROOT,
     _current,
+    _declaration,
     _equivalents,
     _followed_by,
     _mutant_keys,
@@ -95,6 +96,7 @@ def test_an_equivalent_entry_can_name_the_line_after_a_shared_mutated_line(tmp_p
     monkeypatch.setattr(tool, "EQUIVALENT", table)
     equivalent = _equivalents()
     assert [_reason(equivalent, "m.py", r) for r in records] == [None, "the second"]
+    assert _declaration(equivalent, "m.py", records[1]) == ("m.py", op, mutated, "x -= i")
     assert _reason(equivalent, "other.py", records[1]) is None
     table.write_text(table.read_text() + "\n" + entry + 'reason = "anywhere"\n')
     equivalent = _equivalents()
