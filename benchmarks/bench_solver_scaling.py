@@ -39,6 +39,7 @@ from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import data_path, load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
+from bci_universum.solvers.kernels import KERNEL_CODES, kernel_row, squared_norms
 
 GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
@@ -62,6 +63,43 @@ def warm_up() -> None:
             UniversumSVC(kernel="linear", solver=solver, **UNI).fit(X, y)
 
 
+def support_counts(est: UniversumSVC) -> dict:
+    """Updates, support vectors (points) and those at their bound of a fitted RBF machine."""
+    coef = np.concatenate([est.dual_coef_[0], est.universum_dual_coef_[0]])
+    bound = np.concatenate(
+        [
+            np.full(est.dual_coef_.shape[1], est.C),
+            np.full(est.universum_dual_coef_.shape[1], est.C_universum),
+        ]
+    )
+    return {
+        "updates": est.n_iter_,
+        "sv": coef.size,
+        "universum_sv": est.universum_dual_coef_.shape[1],
+        "at_bound": int(np.sum(np.isclose(np.abs(coef), bound))),
+    }
+
+
+def kernel_floor_seconds(est: UniversumSVC, X: np.ndarray) -> float:
+    """Time to compute every support vector's kernel row over all points once.
+
+    Any exact solver needs these entries to check every variable's optimality conditions.
+    They are computed as the solver computes its rows at this size (:func:`kernel_row`,
+    float32 on centred points, no BLAS), so this is a floor for a solver limited by its
+    kernel evaluations (up to the symmetric half of the block of support vectors).
+    """
+    centred = X - X.mean(axis=0)
+    sq = squared_norms(centred).astype(np.float32)
+    centred = centred.astype(np.float32)
+    XT = np.ascontiguousarray(centred.T)
+    out = np.empty(X.shape[0], dtype=np.float32)
+    rbf = KERNEL_CODES["rbf"]
+    start = time.perf_counter()
+    for s in np.concatenate([est.support_, est.universum_support_]):
+        kernel_row(centred[s], sq[s], XT, sq, 0, s, rbf, GAMMA, 3.0, 0.0, out)
+    return time.perf_counter() - start
+
+
 def rbf_cells(n: int, repeats: int) -> dict:
     X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
     lab = y != UNIVERSUM
@@ -69,11 +107,21 @@ def rbf_cells(n: int, repeats: int) -> dict:
     loads = [os.getloadavg()[0]]
     for _ in range(repeats):
         times["svc"].append(fit_seconds(SVC(**RBF), X[lab], y[lab]))
-        times["plain"].append(fit_seconds(UniversumSVC(**RBF, C_universum=0.0), X[lab], y[lab]))
-        times["usvm"].append(fit_seconds(UniversumSVC(**RBF, **UNI), X, y))
+        plain = UniversumSVC(**RBF, C_universum=0.0)
+        times["plain"].append(fit_seconds(plain, X[lab], y[lab]))
+        usvm = UniversumSVC(**RBF, **UNI)
+        times["usvm"].append(fit_seconds(usvm, X, y))
         loads.append(os.getloadavg()[0])
     row = {k: statistics.median(v) for k, v in times.items()}
-    row.update(n=n, load=(min(loads), max(loads)))
+    row.update(
+        n=n,
+        load=(min(loads), max(loads)),
+        counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
+        floor={
+            "plain": kernel_floor_seconds(plain, X[lab]),
+            "usvm": kernel_floor_seconds(usvm, X),
+        },
+    )
     print(row, flush=True)
     return row
 
@@ -214,6 +262,31 @@ def write_markdown(args, blas, rbf, threads, linear, few, s001):
             f"{exponent(ns, [r['plain'] for r in scaled]):.2f}, U-SVM "
             f"{exponent(ns, [r['usvm'] for r in scaled]):.2f}.",
         ]
+    lines += [
+        "",
+        "Where the U-SVM's time goes (last repeat of each size): updates and support vectors "
+        "(points with a non-zero coefficient; in brackets, at their bound C or C_U) of the two "
+        "fits; the ratio of their kernel work (support vectors × points: every support vector's "
+        "row over all points is needed to check every variable's optimality conditions) beside "
+        "the ratio of their fit times; and each fit's time over the time to compute every one "
+        "of its support vectors' kernel rows over all its points once, as the solver computes "
+        "its rows (`kernel_row`, float32, no BLAS).",
+        "",
+        "| n labelled | plain updates | U-SVM updates | plain SV (at bound) "
+        "| U-SVM SV (at bound; universum) | SV rows (SV × points), U-SVM / plain "
+        "| U-SVM / plain fit time | plain fit / its SV rows | U-SVM fit / its SV rows |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rbf:
+        plain, usvm = r["counts"]["plain"], r["counts"]["usvm"]
+        work = usvm["sv"] * (r["n"] + r["n"] // 2) / (plain["sv"] * r["n"])
+        lines.append(
+            f"| {r['n']} | {plain['updates']} | {usvm['updates']} | "
+            f"{plain['sv']} ({plain['at_bound']}) | {usvm['sv']} ({usvm['at_bound']}; "
+            f"{usvm['universum_sv']}) | {work:.2f} | "
+            f"{r['usvm'] / r['plain']:.2f} | {r['plain'] / r['floor']['plain']:.2f} | "
+            f"{r['usvm'] / r['floor']['usvm']:.2f} |"
+        )
     n_t = min(args.sizes[-1], 4000)
     lines += [
         "",
