@@ -27,7 +27,8 @@ baseline durations of its selected tests (``[tool.cosmic-ray] timeout-factor``);
 timeout are counted apart, and ``--recheck-timeouts 3`` runs them again with three times the
 time. Pending mutants run in
 random order and a run stops after ``--minutes`` (the next run resumes), so a partly run shard
-reports an unbiased sample.
+reports an unbiased sample. A run whose shards have nothing left to test (no pending mutant,
+no survivor whose tests changed) says so and exits with status 3, which ends a loop of runs.
 
 Operators: cosmic-ray's core set, narrowed to one meaningful replacement per operator
 (``+``/``-``, ``*``/``/``, each comparison to its boundary and its negation, ...) by
@@ -64,6 +65,7 @@ from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
 
 # the session state: kept outside the checkout with --work or $BCI_MUTATION_WORK
 WORK_ENV = "BCI_MUTATION_WORK"
+NOTHING_TO_RUN = 3  # exit status of a run whose shards have nothing left to test
 WORK = ROOT / ".mutation"
 TREE = WORK / "tree"
 REPORT = ROOT / "benchmarks" / "results" / "mutation.md"
@@ -679,9 +681,24 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
         print(f"{name}: {check}", flush=True)
 
 
-def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
-    """Test the survivors whose tests changed again, then the pending mutants."""
+def work_left(session: Path, records: dict, tests: str) -> int:
+    """How many mutants a run would test: pending in the session, or survivors whose tests
+    changed (``tests`` is the short digest of the current tests)."""
+    from cosmic_ray.work_db import WorkDB, use_db
+
+    with use_db(str(session), WorkDB.Mode.open) as db:
+        pending = len(db.pending_work_items)
+    return pending + sum(_stale(record, tests) for record in records.values())
+
+
+def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> bool:
+    """Test the survivors whose tests changed again, then the pending mutants; return whether
+    there was any to test."""
     config, session = prepare(name, shard, settings)
+    tests = tests_digest(shard, TREE)[:12]
+    if not work_left(session, load_results(name)["results"], tests):
+        print(f"{name}: nothing to run (every mutant has a result with the current tests)")
+        return False
     print(f"{name}: testing again the survivors whose tests changed", flush=True)
     retest_survivors(name, shard, config, session, deadline)
     # undo a mutant left by an interrupted retest (not a refresh: the tests must stay those
@@ -698,15 +715,18 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> None:
         data["seconds"] += time.monotonic() - start
         data["mutants_run"] += len(data["results"]) - before
         save_results(name, data)
+    return True
 
 
-def run(names: list[str], minutes: float, recheck: float | None, check: int | None) -> None:
+def run(names: list[str], minutes: float, recheck: float | None, check: int | None) -> bool:
+    """Run the shards within ``minutes``; return whether any of them had mutants to test."""
     settings = load_settings()
     shards = settings["shards"]
     unknown = [n for n in names if n not in shards]
     if unknown:
         raise SystemExit(f"Unknown shard(s) {unknown}; known: {sorted(shards)}.")
     deadline = time.monotonic() + 60 * minutes
+    ran = False
     for name in names:
         left = deadline - time.monotonic()
         if left < 30:
@@ -718,16 +738,19 @@ def run(names: list[str], minutes: float, recheck: float | None, check: int | No
             with warm_server(name, shards[name]):
                 if check:
                     check_selection(name, shards[name], settings, check, deadline)
+                    ran = True
                 elif recheck:
                     config, session = prepare(name, shards[name], settings)
                     recheck_timeouts(name, shards[name], config, session, deadline, recheck)
+                    ran = True
                 else:
-                    run_shard(name, shards[name], settings, deadline)
+                    ran |= run_shard(name, shards[name], settings, deadline)
         finally:
             data = load_results(name)
             data["machine"] += time.monotonic() - start
             save_results(name, data)
     refresh_tree()  # a run stopped mid-mutant leaves no mutant behind
+    return ran
 
 
 def _followed_by(lines: list[str], line: int) -> str:
@@ -971,11 +994,12 @@ def main(argv=None) -> int:
     if args.list:
         list_shards()
         return 0
+    ran = True
     if not args.report:
         shards = args.shards or list(load_settings()["shards"])
-        run(shards, args.minutes, args.recheck_timeouts, args.check_selection)
+        ran = run(shards, args.minutes, args.recheck_timeouts, args.check_selection)
     print(report())
-    return 0
+    return 0 if ran else NOTHING_TO_RUN
 
 
 if __name__ == "__main__":
