@@ -810,7 +810,7 @@ def _selection_checks(name: str, checks: list[dict]) -> list[str]:
     fast = sum(c["selected_seconds"] for c in checks)
     slow = sum(c["all_seconds"] for c in checks)
     lines = [
-        f"- `{name}`: {len(checks)} random survivors, {same} with the same outcome "
+        f"- `{name}`: random survivors checked: {len(checks)}, with the same outcome: {same} "
         f"({sum(c['all'] == 'killed' for c in checks)} killed by all the tests); "
         f"{fast:.0f} s with the selected tests, {slow:.0f} s with all of them."
     ]
