@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_usvm_training import make_problem
+from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -39,7 +40,8 @@ from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import data_path, load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
-from bci_universum.solvers.kernels import KERNEL_CODES, kernel_row, squared_norms
+from bci_universum.solvers.kernels import KERNEL_CODES, kernel_row
+from bci_universum.solvers.smo import _kernel_points
 
 GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
@@ -84,20 +86,29 @@ def kernel_floor_seconds(est: UniversumSVC, X: np.ndarray) -> float:
     """Time to compute every support vector's kernel row over all points once.
 
     Any exact solver needs these entries to check every variable's optimality conditions.
-    They are computed as the solver computes its rows at this size (:func:`kernel_row`,
-    float32 on centred points, no BLAS), so this is a floor for a solver limited by its
-    kernel evaluations (up to the symmetric half of the block of support vectors).
+    They are computed as the fit's solver computes its rows (:func:`kernel_row`, no BLAS,
+    float32 on centred points when its cache cannot hold a row per point), so this is a
+    floor for a solver limited by its kernel evaluations (up to the symmetric half of the
+    block of support vectors).
     """
-    centred = X - X.mean(axis=0)
-    sq = squared_norms(centred).astype(np.float32)
-    centred = centred.astype(np.float32)
-    XT = np.ascontiguousarray(centred.T)
-    out = np.empty(X.shape[0], dtype=np.float32)
     rbf = KERNEL_CODES["rbf"]
+    # the points and squared norms the fit's solver used (float32 and centred when its cache
+    # could not hold a row per point)
+    points, sq, empty, _ = _kernel_points(X, rbf, est.cache_size, est.tol)
+    XT = np.ascontiguousarray(points.T)
+    out = np.empty(X.shape[0], dtype=empty.dtype)
+    sv = np.concatenate([est.support_, est.universum_support_])
+    _rows(points, sq, XT, sv[:1], rbf, out)  # compiled for this dtype before the clock starts
     start = time.perf_counter()
-    for s in np.concatenate([est.support_, est.universum_support_]):
-        kernel_row(centred[s], sq[s], XT, sq, 0, s, rbf, GAMMA, 3.0, 0.0, out)
+    _rows(points, sq, XT, sv, rbf, out)
     return time.perf_counter() - start
+
+
+@njit
+def _rows(points, sq, XT, sv, kcode, out):
+    """The rows of the points ``sv`` over all points, one after the other into ``out``."""
+    for s in sv:
+        kernel_row(points[s], sq[s], XT, sq, 0, s, kcode, GAMMA, 3.0, 0.0, out)
 
 
 def rbf_cells(n: int, repeats: int) -> dict:
@@ -211,14 +222,14 @@ def exponent(ns, ts) -> float:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000])
-    parser.add_argument("--repeats", type=int, default=3, help="repeats for n <= 4000")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per size (3)")
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "solver_scaling.md"
     )
     args = parser.parse_args(argv)
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
     warm_up()
-    rbf = [rbf_cells(n, args.repeats if n <= 4000 else 1) for n in args.sizes]
+    rbf = [rbf_cells(n, args.repeats) for n in args.sizes]
     threads = thread_cells(min(args.sizes[-1], 4000), args.repeats)
     linear = linear_cells(min(args.sizes[-1], 2000))
     few = few_labelled_cells(5, few_labelled_problem())
@@ -242,7 +253,7 @@ def write_markdown(args, blas, rbf, threads, linear, few, s001):
         "",
         "RBF, gamma = 1/64, C = 1, d = 64; universum fits: n/2 universum trials from N(0, I), "
         "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "
-        f"({args.repeats} for n <= 4000, else 1); load = 1-minute load average around the cells.",
+        f"({args.repeats}); load = 1-minute load average around the cells.",
         "",
         "| n labelled | SVC s | plain s | U-SVM (n + n/2) s | plain / SVC | U-SVM / plain "
         "| U-SVM / SVC | load |",
@@ -264,13 +275,13 @@ def write_markdown(args, blas, rbf, threads, linear, few, s001):
         ]
     lines += [
         "",
-        "Where the U-SVM's time goes (last repeat of each size): updates and support vectors "
+        "Where the U-SVM's time goes (the last repeat's fits): updates and support vectors "
         "(points with a non-zero coefficient; in brackets, at their bound C or C_U) of the two "
         "fits; the ratio of their kernel work (support vectors × points: every support vector's "
         "row over all points is needed to check every variable's optimality conditions) beside "
         "the ratio of their fit times; and each fit's time over the time to compute every one "
         "of its support vectors' kernel rows over all its points once, as the solver computes "
-        "its rows (`kernel_row`, float32, no BLAS).",
+        "its rows (`kernel_row`, no BLAS, float32 when the cache cannot hold a row per point).",
         "",
         "| n labelled | plain updates | U-SVM updates | plain SV (at bound) "
         "| U-SVM SV (at bound; universum) | SV rows (SV × points), U-SVM / plain "
