@@ -731,6 +731,7 @@ def run(names: list[str], minutes: float, recheck: float | None, check: int | No
         left = deadline - time.monotonic()
         if left < 30:
             print(f"{name}: no time left, skipped")
+            ran = True  # not known to be complete
             continue
         refresh_tree()
         start = time.monotonic()
