@@ -681,13 +681,17 @@ def check_selection(name: str, shard: dict, settings: dict, count: int, deadline
         print(f"{name}: {check}", flush=True)
 
 
-def work_left(session: Path, records: dict, tests: str) -> int:
-    """How many mutants a run would test: pending in the session, or survivors whose tests
-    changed (``tests`` is the short digest of the current tests)."""
+def _pending(session: Path) -> int:
+    """How many mutants of the session have no result yet."""
     from cosmic_ray.work_db import WorkDB, use_db
 
     with use_db(str(session), WorkDB.Mode.open) as db:
-        pending = len(db.pending_work_items)
+        return len(db.pending_work_items)
+
+
+def work_left(pending: int, records: dict, tests: str) -> int:
+    """How many mutants a run would test: the ``pending`` ones, and the survivors whose tests
+    changed (``tests`` is the short digest of the current tests)."""
     return pending + sum(_stale(record, tests) for record in records.values())
 
 
@@ -696,7 +700,7 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> bool:
     there was any to test."""
     config, session = prepare(name, shard, settings)
     tests = tests_digest(shard, TREE)[:12]
-    if not work_left(session, load_results(name)["results"], tests):
+    if not work_left(_pending(session), load_results(name)["results"], tests):
         print(f"{name}: nothing to run (every mutant has a result with the current tests)")
         return False
     print(f"{name}: testing again the survivors whose tests changed", flush=True)
