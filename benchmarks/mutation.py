@@ -609,10 +609,10 @@ def _rerun(name, shard, config, session, pick, deadline: float, factor=1.0, rech
         sync(name, shard, session, tests_digest(shard, TREE), {item.job_id}, rechecked)
 
 
-def retest_survivors(name: str, shard: dict, config: Path, session: Path, deadline: float):
+def retest_survivors(name, shard, config: Path, session: Path, tests: str, deadline: float):
     """Test again (first) the surviving mutants whose tests changed since they survived, those
-    declared equivalent too: a new test can show a declaration wrong."""
-    tests = tests_digest(shard, TREE)[:12]
+    declared equivalent too: a new test can show a declaration wrong. ``tests`` is the short
+    digest of the current tests."""
     _rerun(name, shard, config, session, lambda record: _stale(record, tests), deadline)
 
 
@@ -704,7 +704,7 @@ def run_shard(name: str, shard: dict, settings: dict, deadline: float) -> bool:
         print(f"{name}: nothing to run (every mutant has a result with the current tests)")
         return False
     print(f"{name}: testing again the survivors whose tests changed", flush=True)
-    retest_survivors(name, shard, config, session, deadline)
+    retest_survivors(name, shard, config, session, tests, deadline)
     # undo a mutant left by an interrupted retest (not a refresh: the tests must stay those
     # of the coverage map and of the digest the results are stored with)
     shutil.copy2(session_source(name), TREE / shard["module"])
