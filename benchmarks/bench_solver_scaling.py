@@ -45,6 +45,7 @@ from bci_universum.solvers.smo import _kernel_points
 
 GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
+RBF_CODE = KERNEL_CODES["rbf"]
 UNI = {"C_universum": 0.5, "epsilon": 0.05}
 SOLVERS = ("auto", "smo", "dcd", "ipm")
 
@@ -91,16 +92,15 @@ def kernel_floor_seconds(est: UniversumSVC, X: np.ndarray) -> float:
     floor for a solver limited by its kernel evaluations (up to the symmetric half of the
     block of support vectors).
     """
-    rbf = KERNEL_CODES["rbf"]
     # the points and squared norms the fit's solver used (float32 and centred when its cache
     # could not hold a row per point)
-    points, sq, empty, _ = _kernel_points(X, rbf, est.cache_size, est.tol)
+    points, sq, empty, _ = _kernel_points(X, RBF_CODE, est.cache_size, est.tol)
     XT = np.ascontiguousarray(points.T)
     out = np.empty(X.shape[0], dtype=empty.dtype)
     sv = np.concatenate([est.support_, est.universum_support_])
-    _rows(points, sq, XT, sv[:1], rbf, out)  # compiled for this dtype before the clock starts
+    _rows(points, sq, XT, sv[:1], RBF_CODE, out)  # compiled for this dtype before the clock
     start = time.perf_counter()
-    _rows(points, sq, XT, sv, rbf, out)
+    _rows(points, sq, XT, sv, RBF_CODE, out)
     return time.perf_counter() - start
 
 
@@ -111,21 +111,47 @@ def _rows(points, sq, XT, sv, kcode, out):
         kernel_row(points[s], sq[s], XT, sq, 0, s, kcode, GAMMA, 3.0, 0.0, out)
 
 
+def row_dtype(est: UniversumSVC, n_points: int) -> np.dtype:
+    """The dtype of the kernel rows that ``est`` caches in an RBF fit on ``n_points`` points."""
+    _, _, empty, _ = _kernel_points(np.zeros((n_points, 1)), RBF_CODE, est.cache_size, est.tol)
+    return empty.dtype
+
+
+def cache_holding_all(dtype: np.dtype, n_points: int) -> float:
+    """A cache size (MB) whose rows are ``dtype`` and hold a row per point.
+
+    :func:`_kernel_points` picks float32 rows when a float64 row per point does not fit, so
+    just below that size the rows are float32 and still all fit (twice as many per MB).
+    """
+    float64_all = 8 * n_points * n_points / 2**20
+    return float64_all * (0.999 if dtype == np.float32 else 1.001)
+
+
 def rbf_cells(n: int, repeats: int) -> dict:
     X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
     lab = y != UNIVERSUM
-    times = {"svc": [], "plain": [], "usvm": []}
+    dtypes = {"plain": row_dtype(UniversumSVC(), n), "usvm": row_dtype(UniversumSVC(), n + n // 2)}
+    # the plain fit again with the U-SVM's row precision when its own differs
+    matched = dtypes["plain"] != dtypes["usvm"]
+    times = {"svc": [], "plain": [], "usvm": [], "plain_matched": []}
     loads = [os.getloadavg()[0]]
     for _ in range(repeats):
         times["svc"].append(fit_seconds(SVC(**RBF), X[lab], y[lab]))
         plain = UniversumSVC(**RBF, C_universum=0.0)
         times["plain"].append(fit_seconds(plain, X[lab], y[lab]))
+        if matched:
+            cache = cache_holding_all(dtypes["usvm"], n)
+            plain_matched = UniversumSVC(**RBF, C_universum=0.0, cache_size=cache)
+            times["plain_matched"].append(fit_seconds(plain_matched, X[lab], y[lab]))
         usvm = UniversumSVC(**RBF, **UNI)
         times["usvm"].append(fit_seconds(usvm, X, y))
         loads.append(os.getloadavg()[0])
+    if not matched:
+        times["plain_matched"] = times["plain"]
     row = {k: statistics.median(v) for k, v in times.items()}
     row.update(
         n=n,
+        dtypes={k: np.dtype(v).name for k, v in dtypes.items()},
         load=(min(loads), max(loads)),
         counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
         floor={
@@ -135,6 +161,31 @@ def rbf_cells(n: int, repeats: int) -> dict:
     )
     print(row, flush=True)
     return row
+
+
+def cache_cells(n: int, repeats: int) -> dict:
+    """Plain and U-SVM fits whose cache holds every row, float32 or float64 (interleaved)."""
+    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
+    lab = y != UNIVERSUM
+    fits = {
+        (fit, dtype): (X[lab], y[lab], cache_holding_all(dtype, n), {"C_universum": 0.0})
+        if fit == "plain"
+        else (X, y, cache_holding_all(dtype, n + n // 2), UNI)
+        for fit in ("plain", "usvm")
+        for dtype in (np.float32, np.float64)
+    }
+    times = {key: [] for key in fits}
+    for _ in range(repeats):
+        for key, (Xf, yf, cache, params) in fits.items():
+            times[key].append(fit_seconds(UniversumSVC(**RBF, **params, cache_size=cache), Xf, yf))
+    cells = {
+        f"{fit}_{np.dtype(dtype).name}": statistics.median(t) for (fit, dtype), t in times.items()
+    }
+    cells["cache_mb"] = {
+        f"{fit}_{np.dtype(dtype).name}": cache for (fit, dtype), (_, _, cache, _) in fits.items()
+    }
+    print(cells, flush=True)
+    return cells
 
 
 def thread_cells(n: int, repeats: int) -> dict:
@@ -230,15 +281,16 @@ def main(argv=None):
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
     warm_up()
     rbf = [rbf_cells(n, args.repeats) for n in args.sizes]
+    cache = cache_cells(args.sizes[-1], args.repeats)
     threads = thread_cells(min(args.sizes[-1], 4000), args.repeats)
     linear = linear_cells(min(args.sizes[-1], 2000))
     few = few_labelled_cells(5, few_labelled_problem())
     real = s001_problem()
     s001 = few_labelled_cells(3, real) if real is not None else []
-    write_markdown(args, blas, rbf, threads, linear, few, s001)
+    write_markdown(args, blas, rbf, cache, threads, linear, few, s001)
 
 
-def write_markdown(args, blas, rbf, threads, linear, few, s001):
+def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
     scaled = [r for r in rbf if r["n"] >= 2000]
     ns = [r["n"] for r in scaled]
     command = "PYTHONPATH=. python benchmarks/bench_solver_scaling.py"
@@ -255,15 +307,24 @@ def write_markdown(args, blas, rbf, threads, linear, few, s001):
         "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "
         f"({args.repeats}); load = 1-minute load average around the cells.",
         "",
+        "Kernel rows: the precision of the rows each fit caches with the default 200 MB "
+        "(float64 when a float64 row per point fits, else float32). Where the plain fit's "
+        "differs from the U-SVM's, the plain fit is also timed with the U-SVM's precision "
+        "(a cache just below the size that holds every float64 row: float32 rows, all of "
+        "them held) and the last column compares the U-SVM with that fit.",
+        "",
         "| n labelled | SVC s | plain s | U-SVM (n + n/2) s | plain / SVC | U-SVM / plain "
-        "| U-SVM / SVC | load |",
-        "|---|---|---|---|---|---|---|---|",
+        "| U-SVM / SVC | rows plain, U-SVM | plain s, U-SVM's rows | U-SVM / plain, same rows "
+        "| load |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rbf:
         lines.append(
             f"| {r['n']} | {r['svc']:.3f} | {r['plain']:.3f} | {r['usvm']:.3f} | "
             f"{r['plain'] / r['svc']:.2f} | {r['usvm'] / r['plain']:.2f} | "
-            f"{r['usvm'] / r['svc']:.2f} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            f"{r['usvm'] / r['svc']:.2f} | {r['dtypes']['plain']}, {r['dtypes']['usvm']} | "
+            f"{r['plain_matched']:.3f} | {r['usvm'] / r['plain_matched']:.2f} | "
+            f"{r['load'][0]:.1f}–{r['load'][1]:.1f} |"
         )
     if len(ns) >= 2:
         lines += [
@@ -298,6 +359,29 @@ def write_markdown(args, blas, rbf, threads, linear, few, s001):
             f"{r['usvm'] / r['plain']:.2f} | {r['plain'] / r['floor']['plain']:.2f} | "
             f"{r['usvm'] / r['floor']['usvm']:.2f} |"
         )
+    n_c, mb = args.sizes[-1], cache["cache_mb"]
+    largest = rbf[-1]
+    lines += [
+        "",
+        f"## Caches holding every row, n = {n_c} (+ {n_c // 2} universum)",
+        "",
+        "Each fit with the default cache and with a cache that holds a row per point, in float32 "
+        f"(plain {mb['plain_float32']:.0f} MB, U-SVM {mb['usvm_float32']:.0f} MB: every row "
+        "is computed once) and in float64 (plain "
+        f"{mb['plain_float64']:.0f} MB, U-SVM {mb['usvm_float64']:.0f} MB: what raising "
+        "`cache_size` past that size gives). Medians of interleaved repeats; the default "
+        "column is the table above.",
+        "",
+        "| | 200 MB (default) | every row, float32 | every row, float64 |",
+        "|---|---|---|---|",
+        f"| plain s | {largest['plain']:.3f} | {cache['plain_float32']:.3f} | "
+        f"{cache['plain_float64']:.3f} |",
+        f"| U-SVM s | {largest['usvm']:.3f} | {cache['usvm_float32']:.3f} | "
+        f"{cache['usvm_float64']:.3f} |",
+        f"| U-SVM / plain | {largest['usvm'] / largest['plain']:.2f} | "
+        f"{cache['usvm_float32'] / cache['plain_float32']:.2f} | "
+        f"{cache['usvm_float64'] / cache['plain_float64']:.2f} |",
+    ]
     n_t = min(args.sizes[-1], 4000)
     lines += [
         "",
