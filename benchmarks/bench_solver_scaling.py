@@ -89,12 +89,11 @@ def kernel_floor_seconds(est: UniversumSVC, X: np.ndarray) -> float:
 
     Any exact solver needs these entries to check every variable's optimality conditions.
     They are computed as the fit's solver computes its rows (:func:`kernel_row`, no BLAS,
-    float32 on centred points when its cache cannot hold a row per point), so this is a
+    float32 on centred points at the default tol), so this is a
     floor for a solver limited by its kernel evaluations (up to the symmetric half of the
     block of support vectors).
     """
-    # the points and squared norms the fit's solver used (float32 and centred when its cache
-    # could not hold a row per point)
+    # the points and squared norms the fit's solver used (float32 and centred at tol ≥ 1e-4)
     points, sq, empty, _ = _kernel_points(X, RBF_CODE, est.cache_size, est.tol)
     XT = np.ascontiguousarray(points.T)
     out = np.empty(X.shape[0], dtype=empty.dtype)
@@ -118,41 +117,27 @@ def row_dtype(est: UniversumSVC, n_points: int) -> np.dtype:
     return empty.dtype
 
 
-def cache_holding_all(dtype: np.dtype, n_points: int) -> float:
-    """A cache size (MB) whose rows are ``dtype`` and hold a row per point.
-
-    :func:`_kernel_points` picks float32 rows when a float64 row per point does not fit, so
-    just below that size the rows are float32 and still all fit (twice as many per MB).
-    """
-    float64_all = 8 * n_points * n_points / 2**20
-    return float64_all * (0.999 if dtype == np.float32 else 1.001)
+def cache_holding_all(est: UniversumSVC, n_points: int) -> float:
+    """A cache size (MB) that holds a row per point in the rows' dtype, with a margin."""
+    return 1.001 * row_dtype(est, n_points).itemsize * n_points * n_points / 2**20
 
 
 def rbf_cells(n: int, repeats: int) -> dict:
     X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
     lab = y != UNIVERSUM
-    dtypes = {"plain": row_dtype(UniversumSVC(), n), "usvm": row_dtype(UniversumSVC(), n + n // 2)}
-    # the plain fit again with the U-SVM's row precision when its own differs
-    matched = dtypes["plain"] != dtypes["usvm"]
-    times = {"svc": [], "plain": [], "usvm": [], "plain_matched": []}
+    times = {"svc": [], "plain": [], "usvm": []}
     loads = [os.getloadavg()[0]]
     for _ in range(repeats):
         times["svc"].append(fit_seconds(SVC(**RBF), X[lab], y[lab]))
         plain = UniversumSVC(**RBF, C_universum=0.0)
         times["plain"].append(fit_seconds(plain, X[lab], y[lab]))
-        if matched:
-            cache = cache_holding_all(dtypes["usvm"], n)
-            plain_matched = UniversumSVC(**RBF, C_universum=0.0, cache_size=cache)
-            times["plain_matched"].append(fit_seconds(plain_matched, X[lab], y[lab]))
         usvm = UniversumSVC(**RBF, **UNI)
         times["usvm"].append(fit_seconds(usvm, X, y))
         loads.append(os.getloadavg()[0])
-    if not matched:
-        times["plain_matched"] = times["plain"]
     row = {k: statistics.median(v) for k, v in times.items()}
     row.update(
         n=n,
-        dtypes={k: np.dtype(v).name for k, v in dtypes.items()},
+        rows={"plain": row_dtype(plain, n).name, "usvm": row_dtype(usvm, n + n // 2).name},
         load=(min(loads), max(loads)),
         counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
         floor={
@@ -165,32 +150,26 @@ def rbf_cells(n: int, repeats: int) -> dict:
 
 
 def cache_cells(n: int, repeats: int) -> dict:
-    """Plain and U-SVM fits whose cache holds every row, float32 or float64 (interleaved)."""
+    """Plain and U-SVM fits whose cache holds every row: wall-clock and system CPU seconds."""
     X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
     lab = y != UNIVERSUM
     fits = {
-        (fit, dtype): (X[lab], y[lab], cache_holding_all(dtype, n), {"C_universum": 0.0})
-        if fit == "plain"
-        else (X, y, cache_holding_all(dtype, n + n // 2), UNI)
-        for fit in ("plain", "usvm")
-        for dtype in (np.float32, np.float64)
+        "plain": (X[lab], y[lab], {"C_universum": 0.0}),
+        "usvm": (X, y, UNI),
     }
-    times = {key: [] for key in fits}
-    system = {key: [] for key in fits}
+    times = {fit: [] for fit in fits}
+    system = {fit: [] for fit in fits}
+    cache_mb = {}
     for _ in range(repeats):
-        for key, (Xf, yf, cache, params) in fits.items():
+        for fit, (Xf, yf, params) in fits.items():
+            cache_mb[fit] = cache_holding_all(UniversumSVC(**params), Xf.shape[0])
+            est = UniversumSVC(**RBF, **params, cache_size=cache_mb[fit])
             before = resource.getrusage(resource.RUSAGE_SELF).ru_stime
-            est = UniversumSVC(**RBF, **params, cache_size=cache)
-            times[key].append(fit_seconds(est, Xf, yf))
-            system[key].append(resource.getrusage(resource.RUSAGE_SELF).ru_stime - before)
-    cells = {}
-    for (fit, dtype), t in times.items():
-        name = f"{fit}_{np.dtype(dtype).name}"
-        cells[name] = statistics.median(t)
-        cells[f"{name}_system"] = statistics.median(system[fit, dtype])
-    cells["cache_mb"] = {
-        f"{fit}_{np.dtype(dtype).name}": cache for (fit, dtype), (_, _, cache, _) in fits.items()
-    }
+            times[fit].append(fit_seconds(est, Xf, yf))
+            system[fit].append(resource.getrusage(resource.RUSAGE_SELF).ru_stime - before)
+    cells = {fit: statistics.median(t) for fit, t in times.items()}
+    cells.update({f"{fit}_system": statistics.median(t) for fit, t in system.items()})
+    cells["cache_mb"] = cache_mb
     print(cells, flush=True)
     return cells
 
@@ -314,23 +293,18 @@ def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
         "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "
         f"({args.repeats}); load = 1-minute load average around the cells.",
         "",
-        "Kernel rows: the precision of the rows each fit caches with the default 200 MB "
-        "(float64 when a float64 row per point fits, else float32). Where the plain fit's "
-        "differs from the U-SVM's, the plain fit is also timed with the U-SVM's precision "
-        "(a cache just below the size that holds every float64 row: float32 rows, all of "
-        "them held) and the last column compares the U-SVM with that fit.",
+        "Rows: the dtype of the kernel rows each fit caches (float32 for RBF at the default "
+        "tol = 1e-3, as in libsvm).",
         "",
         "| n labelled | SVC s | plain s | U-SVM (n + n/2) s | plain / SVC | U-SVM / plain "
-        "| U-SVM / SVC | rows plain, U-SVM | plain s, U-SVM's rows | U-SVM / plain, same rows "
-        "| load |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| U-SVM / SVC | rows plain, U-SVM | load |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in rbf:
         lines.append(
             f"| {r['n']} | {r['svc']:.3f} | {r['plain']:.3f} | {r['usvm']:.3f} | "
             f"{r['plain'] / r['svc']:.2f} | {r['usvm'] / r['plain']:.2f} | "
-            f"{r['usvm'] / r['svc']:.2f} | {r['dtypes']['plain']}, {r['dtypes']['usvm']} | "
-            f"{r['plain_matched']:.3f} | {r['usvm'] / r['plain_matched']:.2f} | "
+            f"{r['usvm'] / r['svc']:.2f} | {r['rows']['plain']}, {r['rows']['usvm']} | "
             f"{r['load'][0]:.1f}–{r['load'][1]:.1f} |"
         )
     if len(ns) >= 2:
@@ -349,7 +323,7 @@ def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
         "row over all points is needed to check every variable's optimality conditions) beside "
         "the ratio of their fit times; and each fit's time over the time to compute every one "
         "of its support vectors' kernel rows over all its points once, as the solver computes "
-        "its rows (`kernel_row`, no BLAS, float32 when the cache cannot hold a row per point).",
+        "its rows (`kernel_row`, no BLAS, in the dtype of the fit's rows).",
         "",
         "| n labelled | plain updates | U-SVM updates | plain SV (at bound) "
         "| U-SVM SV (at bound; universum) | SV rows (SV × points), U-SVM / plain "
@@ -370,29 +344,20 @@ def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
     largest = rbf[-1]
     lines += [
         "",
-        f"## Caches holding every row, n = {n_c} (+ {n_c // 2} universum)",
+        f"## A cache holding every row, n = {n_c} (+ {n_c // 2} universum)",
         "",
-        "Each fit with the default cache and with a cache that holds a row per point, in float32 "
-        f"(plain {mb['plain_float32']:.0f} MB, U-SVM {mb['usvm_float32']:.0f} MB: every row "
-        "is computed once) and in float64 (plain "
-        f"{mb['plain_float64']:.0f} MB, U-SVM {mb['usvm_float64']:.0f} MB: what raising "
-        "`cache_size` past that size gives). Medians of interleaved repeats; the default "
-        "column is the table above. System CPU time is the kernel's, mostly the page faults "
-        "of the cache's fresh memory.",
+        "Each fit with the default 200 MB cache and with one that holds a row per point (plain "
+        f"{mb['plain']:.0f} MB, U-SVM {mb['usvm']:.0f} MB: every row is computed once). "
+        "Medians of interleaved repeats; the default column is the table above. System CPU "
+        "time is the kernel's, mostly the page faults of the cache's fresh memory.",
         "",
-        "| | 200 MB (default) | every row, float32 | every row, float64 |",
+        "| | 200 MB (default) | every row | every row, system CPU s |",
         "|---|---|---|---|",
-        f"| plain s | {largest['plain']:.3f} | {cache['plain_float32']:.3f} | "
-        f"{cache['plain_float64']:.3f} |",
-        f"| U-SVM s | {largest['usvm']:.3f} | {cache['usvm_float32']:.3f} | "
-        f"{cache['usvm_float64']:.3f} |",
+        f"| plain s | {largest['plain']:.3f} | {cache['plain']:.3f} | "
+        f"{cache['plain_system']:.3f} |",
+        f"| U-SVM s | {largest['usvm']:.3f} | {cache['usvm']:.3f} | {cache['usvm_system']:.3f} |",
         f"| U-SVM / plain | {largest['usvm'] / largest['plain']:.2f} | "
-        f"{cache['usvm_float32'] / cache['plain_float32']:.2f} | "
-        f"{cache['usvm_float64'] / cache['plain_float64']:.2f} |",
-        f"| plain, system CPU s | | {cache['plain_float32_system']:.3f} | "
-        f"{cache['plain_float64_system']:.3f} |",
-        f"| U-SVM, system CPU s | | {cache['usvm_float32_system']:.3f} | "
-        f"{cache['usvm_float64_system']:.3f} |",
+        f"{cache['usvm'] / cache['plain']:.2f} | |",
     ]
     n_t = min(args.sizes[-1], 4000)
     lines += [
