@@ -13,7 +13,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from bci_universum.solvers import smo_solve
-from bci_universum.solvers.kernels import kernel_matrix
+from bci_universum.solvers.kernels import KERNEL_CODES, kernel_matrix
+from bci_universum.solvers.smo import _kernel_points
 
 from ._reference import cvxopt_objective, usvm_dual
 
@@ -240,6 +241,17 @@ def test_float32_rows_exactly_from_tol_1e_4_whatever_the_cache(tol, rows):
     Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
     drift = np.abs(Q @ res.alpha + p - res.gradient).max()
     assert drift > 1e-9 if tol >= 1e-4 else drift < 1e-12
+
+
+@pytest.mark.parametrize(
+    ("kernel", "tol", "itemsize"), [("rbf", 1e-3, 4), ("rbf", 1e-5, 8), ("linear", 1e-3, 8)]
+)
+def test_cache_size_is_megabytes_of_rows(kernel, tol, itemsize):
+    """``cache_size`` megabytes (2²⁰ bytes) hold as many entries as rows of the cache's dtype
+    fit in them: float32 RBF rows at tol ≥ 1e-4 take twice as many as float64 ones."""
+    _, _, empty, entries = _kernel_points(np.zeros((5, 3)), KERNEL_CODES[kernel], 1.5, tol)
+    assert empty.itemsize == itemsize
+    assert entries == int(1.5 * 2**20) // itemsize
 
 
 def test_fit_does_not_depend_on_blas_threads():
