@@ -209,20 +209,21 @@ def test_precomputed_kernel_with_a_small_cache_matches_cvxopt():
 
 @pytest.mark.parametrize(("seed", "offset"), [(0, 0.0), (2, 1000.0)])
 def test_float32_rows_leave_the_solution_exact(seed, offset):
-    """RBF rows in float32 (small cache, tol ≥ 1e-4): the gradient accumulates their rounding
-    (~1e-6, first order in the objective computed from it) but the solution is the float64
-    run's: its exact objective agrees to 1e-10, second order in that drift. The rows come from
-    centred points: data far from the origin (squared norms ~1e6, float32 distances off by
-    ~0.1 otherwise) changes nothing."""
+    """RBF rows in float32 (tol ≥ 1e-4; here with a small cache too): the gradient accumulates
+    their rounding (~1e-6, first order in the objective computed from it) but the solution is
+    that of float64 rows (tol just below 1e-4): its exact objective agrees to 1e-10, second
+    order in that drift. The rows come from centred points: data far from the origin (squared
+    norms ~1e6, float32 distances off by ~0.1 otherwise) changes nothing."""
     points, y, p, upper, index, _ = usvm_dual(seed, m=120, q=40)
     points = points + offset
-    kw = {"index": index, "kernel": "rbf", "gamma": 0.4, "tol": 1e-4}
+    kw = {"index": index, "kernel": "rbf", "gamma": 0.4}
     Q = np.outer(y, y) * kernel_matrix(points, kernel="rbf", gamma=0.4)[np.ix_(index, index)]
-    full = smo_solve(y, p, upper, points, **kw)
-    small = smo_solve(y, p, upper, points, cache_size=0.02, **kw)
+    full = smo_solve(y, p, upper, points, tol=0.99e-4, **kw)
+    small = smo_solve(y, p, upper, points, tol=1e-4, cache_size=0.02, **kw)
     exact = [0.5 * r.alpha @ Q @ r.alpha + p @ r.alpha for r in (full, small)]
     drift = np.abs(Q @ small.alpha + p - small.gradient).max()
     assert 1e-9 < drift < 1e-5  # float32 rows were used (float64 ones drift ~1e-14)
+    assert np.abs(Q @ full.alpha + p - full.gradient).max() < 1e-12  # and float64 ones here
     assert abs(exact[1] - exact[0]) <= 1e-10 * abs(exact[0])
     assert abs(small.objective - exact[1]) <= 1e-7 * abs(exact[1])
 
