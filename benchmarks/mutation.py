@@ -827,6 +827,11 @@ def _selection_checks(name: str, checks: list[dict]) -> list[str]:
     ]
 
 
+def _cell(text: str) -> str:
+    """``text`` in a Markdown table cell: a bare ``|`` would end the cell, even in code."""
+    return text.replace("|", "\\|")
+
+
 def report() -> str:
     """Write the report from the committed results alone (no session needed)."""
     settings = load_settings()
@@ -917,7 +922,7 @@ def report() -> str:
         ]
         lines += [
             f"| {name} | {r['line']} | {r['definition']} | {r['operator']} | "
-            f"`{r['mutated']}` | {'none' if r['uncovered'] else 'some'} |"
+            f"`{_cell(r['mutated'])}` | {'none' if r['uncovered'] else 'some'} |"
             for name, r in sorted(survivors, key=lambda x: (x[0], x[1]["line"]))
         ]
     else:
@@ -929,7 +934,7 @@ def report() -> str:
             "|---|---|---|---|---|",
         ]
         lines += [
-            f"| {name} | {r['line']} | {r['operator']} | `{r['mutated']}` | {why} |"
+            f"| {name} | {r['line']} | {r['operator']} | `{_cell(r['mutated'])}` | {_cell(why)} |"
             for name, r, why in sorted(equivalents, key=lambda x: (x[0], x[1]["line"]))
         ]
     else:

@@ -3,6 +3,7 @@ its own tests' time budget."""
 
 import json
 import os
+import re
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -239,3 +240,17 @@ def test_work_left_counts_pending_mutants_and_survivors_whose_tests_changed():
     assert tool.work_left(2, records, "new") == 2 + 1  # "a" survived other tests
     assert tool.work_left(0, records, "old") == 1  # "b"; a kill stands whatever the tests
     assert tool.work_left(0, {}, "new") == 0
+
+
+def test_every_row_of_the_reports_tables_has_its_headers_cells(tmp_path, monkeypatch):
+    """A ``|`` in a mutated line or a reason is escaped, so it does not split its cell."""
+    monkeypatch.setattr(tool, "REPORT", tmp_path / "mutation.md")
+    columns = None
+    for line in tool.report().splitlines():
+        if not line.startswith("|"):
+            columns = None
+            continue
+        cells = len(re.split(r"(?<!\\)\|", line)) - 2
+        if columns is None:
+            columns = cells
+        assert cells == columns, line
