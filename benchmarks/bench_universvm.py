@@ -30,18 +30,20 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_solver_scaling import GAMMA, RBF, UNI, fit_seconds, warm_up
+from bench_solver_scaling import RBF, UNI, fit_seconds, warm_up
 from bench_usvm_training import make_problem
 from sklearn.datasets import dump_svmlight_file
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
 
-# -t 2: RBF exp(-g·‖x − y‖²); -V 0 -o 0: the standard U-SVM solved as one QP; -G: epsilon
+OURS = UniversumSVC(**RBF, **UNI)
+# -t 2: RBF exp(-g·‖x − y‖²); -V 0 -o 0: the standard U-SVM solved as one QP; -G: epsilon;
+# -e and -m: our fit's stopping tolerance and cache size (libsvm's meaning in both)
 UNIVERSVM_ARGS = [
-    *("-t", "2", "-g", repr(GAMMA), "-c", str(RBF["C"])),
-    *("-C", str(UNI["C_universum"]), "-G", str(UNI["epsilon"])),
-    *("-e", "0.001", "-m", "200", "-V", "0", "-o", "0"),
+    *("-t", "2", "-g", str(OURS.gamma), "-c", str(OURS.C)),
+    *("-C", str(OURS.C_universum), "-G", str(OURS.epsilon)),
+    *("-e", str(OURS.tol), "-m", str(OURS.cache_size), "-V", "0", "-o", "0"),
 ]
 UNIVERSVM_LABEL = -2  # UniverSVM reads training points labelled -2 as universum trials
 
