@@ -48,6 +48,7 @@ GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
 RBF_CODE = KERNEL_CODES["rbf"]
 UNI = {"C_universum": 0.5, "epsilon": 0.05}
+PLAIN = {"C_universum": 0.0}
 SOLVERS = ("auto", "smo", "dcd", "ipm")
 
 
@@ -122,15 +123,25 @@ def cache_holding_all(est: UniversumSVC, n_points: int) -> float:
     return 1.001 * row_dtype(est, n_points).itemsize * n_points * n_points / 2**20
 
 
-def rbf_cells(n: int, repeats: int) -> dict:
+def paired_fits(n: int) -> dict:
+    """The plain fit of n labelled trials and the fit with n/2 universum trials besides.
+
+    Maps ``"plain"`` and ``"usvm"`` to ``(X, y, parameters)``, the parameters on top of ``RBF``.
+    """
     X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
     lab = y != UNIVERSUM
+    return {"plain": (X[lab], y[lab], PLAIN), "usvm": (X, y, UNI)}
+
+
+def rbf_cells(n: int, repeats: int) -> dict:
+    fits = paired_fits(n)
+    (X_lab, y_lab, _), (X, y, _) = fits["plain"], fits["usvm"]
     times = {"svc": [], "plain": [], "usvm": []}
     loads = [os.getloadavg()[0]]
     for _ in range(repeats):
-        times["svc"].append(fit_seconds(SVC(**RBF), X[lab], y[lab]))
-        plain = UniversumSVC(**RBF, C_universum=0.0)
-        times["plain"].append(fit_seconds(plain, X[lab], y[lab]))
+        times["svc"].append(fit_seconds(SVC(**RBF), X_lab, y_lab))
+        plain = UniversumSVC(**RBF, **PLAIN)
+        times["plain"].append(fit_seconds(plain, X_lab, y_lab))
         usvm = UniversumSVC(**RBF, **UNI)
         times["usvm"].append(fit_seconds(usvm, X, y))
         loads.append(os.getloadavg()[0])
@@ -141,7 +152,7 @@ def rbf_cells(n: int, repeats: int) -> dict:
         load=(min(loads), max(loads)),
         counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
         floor={
-            "plain": kernel_floor_seconds(plain, X[lab]),
+            "plain": kernel_floor_seconds(plain, X_lab),
             "usvm": kernel_floor_seconds(usvm, X),
         },
     )
@@ -151,12 +162,7 @@ def rbf_cells(n: int, repeats: int) -> dict:
 
 def cache_cells(n: int, repeats: int) -> dict:
     """Plain and U-SVM fits whose cache holds every row: wall-clock and system CPU seconds."""
-    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
-    lab = y != UNIVERSUM
-    fits = {
-        "plain": (X[lab], y[lab], {"C_universum": 0.0}),
-        "usvm": (X, y, UNI),
-    }
+    fits = paired_fits(n)
     times = {fit: [] for fit in fits}
     system = {fit: [] for fit in fits}
     cache_mb = {}
@@ -175,7 +181,7 @@ def cache_cells(n: int, repeats: int) -> dict:
 
 
 def thread_cells(n: int, repeats: int) -> dict:
-    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
+    X, y, _ = paired_fits(n)["usvm"]
     times = {"default": [], "one": []}
     for _ in range(repeats):
         times["default"].append(fit_seconds(UniversumSVC(**RBF, **UNI), X, y))
@@ -185,9 +191,9 @@ def thread_cells(n: int, repeats: int) -> dict:
 
 
 def linear_cells(n: int) -> dict:
-    X, y, _, _ = make_problem(n, seed=n, n_universum=n // 2)
-    lab = y != UNIVERSUM
-    row = {"n": n, "svc": fit_seconds(SVC(kernel="linear"), X[lab], y[lab])}
+    fits = paired_fits(n)
+    (X_lab, y_lab, _), (X, y, _) = fits["plain"], fits["usvm"]
+    row = {"n": n, "svc": fit_seconds(SVC(kernel="linear"), X_lab, y_lab)}
     for solver in SOLVERS:
         est = UniversumSVC(kernel="linear", solver=solver, random_state=0, **UNI)
         with warnings.catch_warnings():

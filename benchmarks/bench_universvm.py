@@ -30,8 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_solver_scaling import RBF, UNI, fit_seconds, warm_up
-from bench_usvm_training import make_problem
+from bench_solver_scaling import RBF, UNI, fit_seconds, paired_fits, warm_up
 from sklearn.datasets import dump_svmlight_file
 
 from bci_universum import UNIVERSUM
@@ -90,11 +89,10 @@ def fit_ours(X: np.ndarray, y: np.ndarray, params: dict) -> dict:
 
 
 def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
-    X, y, X_test, y_test = make_problem(n, seed=n, n_universum=n // 2)
-    lab = y != UNIVERSUM
-    problems = {"plain": (X[lab], y[lab], {"C_universum": 0.0}), "usvm": (X, y, UNI)}
+    problems = paired_fits(n)
+    X_lab, y_lab, _ = problems["plain"]
     test = folder / "test.txt"
-    write_problem(test, X_test[:1], y_test[:1])
+    write_problem(test, X_lab[:1], y_lab[:1])
     for fit, (Xf, yf, _) in problems.items():
         write_problem(folder / f"{fit}.txt", Xf, yf)
     runs = {(tool, fit): [] for tool in ("universvm", "ours") for fit in problems}
