@@ -120,8 +120,9 @@ def write_markdown(args, rows):
         "from the solution itself. Wall-clock seconds including the gradient at the start, "
         f"medians of {args.repeats} interleaved repeats; updates in brackets; load: 1-minute "
         "load average around the cells. The start from the solution makes no update and is the "
-        "least any warm start can cost: the last column, the U-SVM's time over the plain fit's "
-        "from zero, is what a perfect warm start would leave of the cost of a universum.",
+        "least any warm start can cost: the column U-SVM / plain from zero, the U-SVM's time "
+        "over the plain fit's from zero, is what a perfect warm start would leave of the cost "
+        "of a universum.",
         "",
         "| n labelled | start | plain s (updates) | U-SVM s (updates) "
         "| objective vs from zero, plain / U-SVM | U-SVM / plain from zero | load |",
