@@ -1,0 +1,146 @@
+"""What a warm start could save the U-SVM: SMO started from the solution's bounds and from it.
+
+The plain and U-SVM problems of ``bench_solver_scaling.py`` (RBF, gamma = 1/64, C = 1, d = 64;
+n/2 universum trials from N(0, I), C_U = 0.5, epsilon = 0.05) are solved by ``smo_solve`` as
+``UniversumSVC.fit`` solves them, from three starts:
+
+- zero, as ``fit`` does;
+- the solution's bounds: every variable that ends at its bound starts there, the others at
+  zero, with yᵀα = 0 restored on the free variables of the sign it needs, in proportion to
+  their final values (what a perfect guess of the bounded variables gives);
+- the solution itself (no update: the gradient at the start, a kernel row per support vector,
+  and one check of the optimality conditions).
+
+The last start is the least any warm start can cost, so its U-SVM time over the plain fit's from
+zero bounds what warm starts can do for the ratio of the two fits. Wall-clock seconds, medians of
+interleaved repeats, after a numba warm-up; a start's time includes the gradient at it.
+
+Run from the repository root::
+
+    PYTHONPATH=. python benchmarks/bench_warm_start.py [--sizes 4000 16000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import time
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+from bench_solver_scaling import GAMMA, RBF, paired_fits, warm_up
+
+from bci_universum.classifiers import UniversumSVC
+from bci_universum.solvers.smo import smo_solve
+
+STARTS = ("zero", "bounds", "solution")
+
+
+def bound_start(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """The solution's bounded variables at their bound, the others at zero, with yᵀα = 0."""
+    start = np.where(alpha >= upper, upper, 0.0)
+    gap = float(y @ start)
+    free = np.flatnonzero((alpha > 0) & (alpha < upper) & (y == -np.sign(gap)))
+    start[free] = np.minimum(alpha[free] / alpha[free].sum() * abs(gap), upper[free])
+    return start
+
+
+def problems(n: int) -> dict:
+    """Each fit's solver call (its dual as ``fit`` assembles it) and its three starts."""
+    out = {}
+    for fit, (X, y, params) in paired_fits(n).items():
+        est = UniversumSVC(**RBF, **params)
+        dual = est._assemble(X, y, *est._validate_fit_data(X, y))
+        solve = partial(
+            smo_solve,
+            dual.y,
+            dual.p,
+            dual.upper,
+            dual.points,
+            index=dual.index,
+            kernel=RBF["kernel"],
+            gamma=GAMMA,
+        )
+        solution = solve()
+        starts = {"zero": None, "bounds": bound_start(dual.y, solution.alpha, dual.upper)}
+        out[fit] = solve, {**starts, "solution": solution.alpha}, solution.objective
+    return out
+
+
+def cells(n: int, repeats: int) -> dict:
+    fits = problems(n)
+    times, updates, objective = {}, {}, {}
+    loads = [os.getloadavg()[0]]
+    for _ in range(repeats):
+        for fit, (solve, starts, reference) in fits.items():
+            for start, alpha0 in starts.items():
+                begin = time.perf_counter()
+                result = solve(alpha0=alpha0)
+                times.setdefault((fit, start), []).append(time.perf_counter() - begin)
+                updates[fit, start] = result.n_iter
+                objective[fit, start] = abs(result.objective - reference) / abs(reference)
+        loads.append(os.getloadavg()[0])
+    row = {key: statistics.median(t) for key, t in times.items()}
+    row.update(n=n, updates=updates, objective=objective, load=(min(loads), max(loads)))
+    print(row, flush=True)
+    return row
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per size (3)")
+    parser.add_argument(
+        "--output", type=Path, default=Path(__file__).parent / "results" / "warm_start.md"
+    )
+    args = parser.parse_args(argv)
+    if min(args.sizes) < 4 or args.repeats < 1:
+        parser.error("--sizes must be at least 4 and --repeats at least 1")
+    warm_up()
+    write_markdown(args, [cells(n, args.repeats) for n in args.sizes])
+
+
+def write_markdown(args, rows):
+    command = "PYTHONPATH=. python benchmarks/bench_warm_start.py"
+    if args.sizes != [4000, 16000] or args.repeats != 3:
+        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
+    lines = [
+        "# Warm starts and the cost of a universum",
+        "",
+        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores).",
+        "",
+        "Problems of `bench_solver_scaling.py`: RBF, gamma = 1/64, C = 1, d = 64; U-SVM with n/2 "
+        "universum trials from N(0, I), C_U = 0.5, epsilon = 0.05. `smo_solve` on each fit's "
+        "dual from zero (as `fit` does), from the solution's bounds (every variable that ends "
+        "at its bound starts there, the others at zero, yᵀα = 0 restored on the free ones) and "
+        "from the solution itself. Wall-clock seconds including the gradient at the start, "
+        f"medians of {args.repeats} interleaved repeats; updates in brackets; load: 1-minute "
+        "load average around the cells. The start from the solution makes no update and is the "
+        "least any warm start can cost: the column U-SVM / plain from zero, the U-SVM's time "
+        "over the plain fit's from zero, is what a perfect warm start would leave of the cost "
+        "of a universum.",
+        "",
+        "| n labelled | start | plain s (updates) | U-SVM s (updates) "
+        "| objective vs from zero, plain / U-SVM | U-SVM / plain from zero | load |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        for start in STARTS:
+            plain, usvm = r["plain", start], r["usvm", start]
+            lines.append(
+                f"| {r['n']} | {start} | {plain:.3f} ({r['updates']['plain', start]}) | "
+                f"{usvm:.3f} ({r['updates']['usvm', start]}) | "
+                f"{r['objective']['plain', start]:.1e} / {r['objective']['usvm', start]:.1e} | "
+                f"{usvm / r['plain', 'zero']:.2f} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text("\n".join(lines) + "\n")
+    print(f"wrote {args.output}")
+
+
+if __name__ == "__main__":
+    main()
