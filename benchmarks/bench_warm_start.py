@@ -65,8 +65,9 @@ def problems(n: int) -> dict:
             gamma=GAMMA,
         )
         solution = solve()
-        starts = {"zero": None, "bounds": bound_start(dual.y, solution.alpha, dual.upper)}
-        out[fit] = solve, {**starts, "solution": solution.alpha}, solution.objective
+        bounds = bound_start(dual.y, solution.alpha, dual.upper)
+        starts = dict(zip(STARTS, (None, bounds, solution.alpha), strict=True))
+        out[fit] = solve, starts, solution.objective
     return out
 
 
