@@ -28,6 +28,7 @@ import resource
 import statistics
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -50,6 +51,50 @@ RBF_CODE = KERNEL_CODES["rbf"]
 UNI = {"C_universum": 0.5, "epsilon": 0.05}
 PLAIN = {"C_universum": 0.0}
 SOLVERS = ("auto", "smo", "dcd", "ipm")
+SIZES = [1000, 2000, 4000, 8000, 16000]
+REPEATS = 3  # interleaved repeats per size, the default of every solver benchmark
+
+
+class Repeats:
+    """Interleaved repeats that note the 1-minute load average before and after each one."""
+
+    def __init__(self, repeats: int) -> None:
+        self.repeats = repeats
+        self.loads: list[float] = []
+
+    def __iter__(self) -> Iterator[int]:
+        self.loads.append(os.getloadavg()[0])
+        for repeat in range(self.repeats):
+            yield repeat
+            self.loads.append(os.getloadavg()[0])
+
+    @property
+    def load(self) -> str:
+        """The load average's range around the repeats, as a table cell."""
+        return f"{min(self.loads):.1f}–{max(self.loads):.1f}"
+
+
+def run_line(
+    script: str, args: argparse.Namespace, sizes: list[int], given: str = "", note: str = ""
+) -> str:
+    """How this run was made, for the head of a results file.
+
+    The command (``given`` options, then ``--sizes`` and ``--repeats`` when they are not
+    ``sizes`` and ``REPEATS``) and the machine, followed by ``note``.
+    """
+    command = f"PYTHONPATH=. python benchmarks/{script}{given}"
+    if args.sizes != sizes or args.repeats != REPEATS:
+        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
+    return (
+        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
+        f"{os.cpu_count()} cores{note})."
+    )
+
+
+def write_results(path: Path, lines: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines) + "\n")
+    print(f"wrote {path}")
 
 
 def fit_seconds(estimator, X, y) -> float:
@@ -137,19 +182,18 @@ def rbf_cells(n: int, repeats: int) -> dict:
     fits = paired_fits(n)
     (X_lab, y_lab, _), (X, y, _) = fits["plain"], fits["usvm"]
     times = {"svc": [], "plain": [], "usvm": []}
-    loads = [os.getloadavg()[0]]
-    for _ in range(repeats):
+    interleaved = Repeats(repeats)
+    for _ in interleaved:
         times["svc"].append(fit_seconds(SVC(**RBF), X_lab, y_lab))
         plain = UniversumSVC(**RBF, **PLAIN)
         times["plain"].append(fit_seconds(plain, X_lab, y_lab))
         usvm = UniversumSVC(**RBF, **UNI)
         times["usvm"].append(fit_seconds(usvm, X, y))
-        loads.append(os.getloadavg()[0])
     row = {k: statistics.median(v) for k, v in times.items()}
     row.update(
         n=n,
         rows={"plain": row_dtype(plain, n).name, "usvm": row_dtype(usvm, n + n // 2).name},
-        load=(min(loads), max(loads)),
+        load=interleaved.load,
         counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
         floor={
             "plain": kernel_floor_seconds(plain, X_lab),
@@ -264,8 +308,10 @@ def exponent(ns, ts) -> float:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 2000, 4000, 8000, 16000])
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per size (3)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
+    parser.add_argument(
+        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
+    )
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "solver_scaling.md"
     )
@@ -285,15 +331,15 @@ def main(argv=None):
 def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
     scaled = [r for r in rbf if r["n"] >= 2000]
     ns = [r["n"] for r in scaled]
-    command = "PYTHONPATH=. python benchmarks/bench_solver_scaling.py"
-    if args.sizes != [1000, 2000, 4000, 8000, 16000] or args.repeats != 3:
-        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
     lines = [
         "# Solver speed at scale",
         "",
-        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores shared with other jobs; BLAS thread pools at their defaults: "
-        f"{blas}).",
+        run_line(
+            "bench_solver_scaling.py",
+            args,
+            SIZES,
+            note=f" shared with other jobs; BLAS thread pools at their defaults: {blas}",
+        ),
         "",
         "RBF, gamma = 1/64, C = 1, d = 64; universum fits: n/2 universum trials from N(0, I), "
         "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "
@@ -311,7 +357,7 @@ def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
             f"| {r['n']} | {r['svc']:.3f} | {r['plain']:.3f} | {r['usvm']:.3f} | "
             f"{r['plain'] / r['svc']:.2f} | {r['usvm'] / r['plain']:.2f} | "
             f"{r['usvm'] / r['svc']:.2f} | {r['rows']['plain']}, {r['rows']['usvm']} | "
-            f"{r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            f"{r['load']} |"
         )
     if len(ns) >= 2:
         lines += [
@@ -398,9 +444,7 @@ def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
             f"{r['objective']:.8g} | {r['warned']} |"
             for r in rows
         ]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.output}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import re
 import statistics
 import subprocess
@@ -30,7 +29,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from bench_solver_scaling import RBF, UNI, fit_seconds, paired_fits, warm_up
+from bench_solver_scaling import (
+    RBF,
+    REPEATS,
+    UNI,
+    Repeats,
+    fit_seconds,
+    paired_fits,
+    run_line,
+    warm_up,
+    write_results,
+)
 from sklearn.datasets import dump_svmlight_file
 
 from bci_universum import UNIVERSUM
@@ -45,6 +54,7 @@ UNIVERSVM_ARGS = [
     *("-e", str(OURS.tol), "-m", str(OURS.cache_size), "-V", "0", "-o", "0"),
 ]
 UNIVERSVM_LABEL = -2  # UniverSVM reads training points labelled -2 as universum trials
+SIZES = [2000, 4000, 8000, 16000]
 
 
 def write_problem(path: Path, X: np.ndarray, y: np.ndarray) -> None:
@@ -96,16 +106,15 @@ def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
     for fit, (Xf, yf, _) in problems.items():
         write_problem(folder / f"{fit}.txt", Xf, yf)
     runs = {(tool, fit): [] for tool in ("universvm", "ours") for fit in problems}
-    loads = [os.getloadavg()[0]]
-    for _ in range(repeats):
+    interleaved = Repeats(repeats)
+    for _ in interleaved:
         for fit in problems:
             runs["universvm", fit].append(
                 run_universvm(binary, folder / f"{fit}.txt", test, folder)
             )
         for fit, (Xf, yf, params) in problems.items():
             runs["ours", fit].append(fit_ours(Xf, yf, params))
-        loads.append(os.getloadavg()[0])
-    row = {"n": n, "load": (min(loads), max(loads))}
+    row = {"n": n, "load": interleaved.load}
     for (tool, fit), results in runs.items():
         row[tool, fit] = {key: statistics.median(r[key] for r in results) for key in results[0]}
     print(row, flush=True)
@@ -115,8 +124,10 @@ def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--universvm", type=Path, required=True, help="the built binary")
-    parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 4000, 8000, 16000])
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per size (3)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
+    parser.add_argument(
+        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
+    )
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "universvm.md"
     )
@@ -132,14 +143,13 @@ def main(argv=None):
 
 
 def write_markdown(args, rows):
-    command = "PYTHONPATH=. python benchmarks/bench_universvm.py --universvm PATH"
-    if args.sizes != [2000, 4000, 8000, 16000] or args.repeats != 3:
-        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
     lines = [
         "# UniverSVM against UniversumSVC: the cost of a universum",
         "",
-        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores; both tools single-threaded). UniverSVM built from "
+        run_line(
+            "bench_universvm.py", args, SIZES, " --universvm PATH", "; both tools single-threaded"
+        )
+        + " UniverSVM built from "
         "fabiansinz/UniverSVM with `-O3` and run as `universvm "
         f"{' '.join(UNIVERSVM_ARGS)} -T test train model`.",
         "",
@@ -163,7 +173,7 @@ def write_markdown(args, rows):
             f"{uv_usvm['train'] / uv_plain['train']:.2f} | {our_plain['wall']:.3f} | "
             f"{our_usvm['wall']:.3f} | {our_usvm['wall'] / our_plain['wall']:.2f} | "
             f"{uv_usvm['train'] / our_usvm['wall']:.1f} | "
-            f"{r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+            f"{r['load']} |"
         )
     lines += [
         "",
@@ -184,9 +194,7 @@ def write_markdown(args, rows):
                 f"{uv['sv']:.0f} / {ours['sv']:.0f} | "
                 f"{uv['iterations']:.0f} / {ours['iterations']:.0f} |"
             )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.output}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

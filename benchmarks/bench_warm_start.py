@@ -23,20 +23,28 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
 from functools import partial
 from pathlib import Path
 
 import numpy as np
-from bench_solver_scaling import GAMMA, RBF, paired_fits, warm_up
+from bench_solver_scaling import (
+    GAMMA,
+    RBF,
+    REPEATS,
+    Repeats,
+    paired_fits,
+    run_line,
+    warm_up,
+    write_results,
+)
 
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.solvers.smo import smo_solve
 
 STARTS = ("zero", "bounds", "solution")
+SIZES = [4000, 16000]
 
 
 def bound_start(y: np.ndarray, alpha: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -74,8 +82,8 @@ def problems(n: int) -> dict:
 def cells(n: int, repeats: int) -> dict:
     fits = problems(n)
     times, updates, objective = {}, {}, {}
-    loads = [os.getloadavg()[0]]
-    for _ in range(repeats):
+    interleaved = Repeats(repeats)
+    for _ in interleaved:
         for fit, (solve, starts, reference) in fits.items():
             for start, alpha0 in starts.items():
                 begin = time.perf_counter()
@@ -83,17 +91,18 @@ def cells(n: int, repeats: int) -> dict:
                 times.setdefault((fit, start), []).append(time.perf_counter() - begin)
                 updates[fit, start] = result.n_iter
                 objective[fit, start] = abs(result.objective - reference) / abs(reference)
-        loads.append(os.getloadavg()[0])
     row = {key: statistics.median(t) for key, t in times.items()}
-    row.update(n=n, updates=updates, objective=objective, load=(min(loads), max(loads)))
+    row.update(n=n, updates=updates, objective=objective, load=interleaved.load)
     print(row, flush=True)
     return row
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000])
-    parser.add_argument("--repeats", type=int, default=3, help="interleaved repeats per size (3)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
+    parser.add_argument(
+        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
+    )
     parser.add_argument(
         "--output", type=Path, default=Path(__file__).parent / "results" / "warm_start.md"
     )
@@ -105,14 +114,10 @@ def main(argv=None):
 
 
 def write_markdown(args, rows):
-    command = "PYTHONPATH=. python benchmarks/bench_warm_start.py"
-    if args.sizes != [4000, 16000] or args.repeats != 3:
-        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
     lines = [
         "# Warm starts and the cost of a universum",
         "",
-        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores).",
+        run_line("bench_warm_start.py", args, SIZES),
         "",
         "Problems of `bench_solver_scaling.py`: RBF, gamma = 1/64, C = 1, d = 64; U-SVM with n/2 "
         "universum trials from N(0, I), C_U = 0.5, epsilon = 0.05. `smo_solve` on each fit's "
@@ -136,11 +141,9 @@ def write_markdown(args, rows):
                 f"| {r['n']} | {start} | {plain:.3f} ({r['updates']['plain', start]}) | "
                 f"{usvm:.3f} ({r['updates']['usvm', start]}) | "
                 f"{r['objective']['plain', start]:.1e} / {r['objective']['usvm', start]:.1e} | "
-                f"{usvm / r['plain', 'zero']:.2f} | {r['load'][0]:.1f}–{r['load'][1]:.1f} |"
+                f"{usvm / r['plain', 'zero']:.2f} | {r['load']} |"
             )
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text("\n".join(lines) + "\n")
-    print(f"wrote {args.output}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":
