@@ -91,6 +91,15 @@ def run_line(
     )
 
 
+def add_run_options(parser: argparse.ArgumentParser, sizes: list[int], results: str) -> None:
+    """``--sizes`` (default ``sizes``), ``--repeats`` and ``--output`` (``results/<results>``)."""
+    parser.add_argument("--sizes", type=int, nargs="+", default=sizes)
+    parser.add_argument(
+        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
+    )
+    parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results" / results)
+
+
 def write_results(path: Path, lines: list[str]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -308,13 +317,7 @@ def exponent(ns, ts) -> float:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
-    parser.add_argument(
-        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
-    )
-    parser.add_argument(
-        "--output", type=Path, default=Path(__file__).parent / "results" / "solver_scaling.md"
-    )
+    add_run_options(parser, SIZES, "solver_scaling.md")
     args = parser.parse_args(argv)
     blas = [(i["internal_api"], i["num_threads"]) for i in threadpool_info()]
     warm_up()

@@ -31,9 +31,9 @@ from pathlib import Path
 import numpy as np
 from bench_solver_scaling import (
     RBF,
-    REPEATS,
     UNI,
     Repeats,
+    add_run_options,
     fit_seconds,
     paired_fits,
     run_line,
@@ -124,13 +124,7 @@ def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--universvm", type=Path, required=True, help="the built binary")
-    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
-    parser.add_argument(
-        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
-    )
-    parser.add_argument(
-        "--output", type=Path, default=Path(__file__).parent / "results" / "universvm.md"
-    )
+    add_run_options(parser, SIZES, "universvm.md")
     args = parser.parse_args(argv)
     if not (args.universvm.is_file() and os.access(args.universvm, os.X_OK)):
         parser.error(f"--universvm {args.universvm} is not an executable file")

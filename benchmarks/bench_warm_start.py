@@ -26,14 +26,13 @@ import argparse
 import statistics
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 from bench_solver_scaling import (
     GAMMA,
     RBF,
-    REPEATS,
     Repeats,
+    add_run_options,
     paired_fits,
     run_line,
     warm_up,
@@ -99,13 +98,7 @@ def cells(n: int, repeats: int) -> dict:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=SIZES)
-    parser.add_argument(
-        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
-    )
-    parser.add_argument(
-        "--output", type=Path, default=Path(__file__).parent / "results" / "warm_start.md"
-    )
+    add_run_options(parser, SIZES, "warm_start.md")
     args = parser.parse_args(argv)
     if min(args.sizes) < 4 or args.repeats < 1:
         parser.error("--sizes must be at least 4 and --repeats at least 1")
