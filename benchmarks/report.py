@@ -22,6 +22,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parents[1]
 #: Environment variables that change the timings, shown before the command when set.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+# as the run started: the parallel backends of a run set some of them for their workers
+_STARTING_ENVIRONMENT = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
 
 
 class LoadAverage:
@@ -47,11 +49,11 @@ def add_output_option(parser: argparse.ArgumentParser, name: str) -> None:
 def command_line(parser: argparse.ArgumentParser, args: argparse.Namespace) -> str:
     """The command that repeats the run: the script and each option not at its default.
 
-    The thread-count variables set in the environment come first. ``--output`` is left out
-    (where the results go, not what they are). A required option with a ``metavar`` shows
-    the metavar, as its value is a path on this machine.
+    The thread-count variables set in the environment when the script started come first.
+    ``--output`` is left out (where the results go, not what they are). A required option
+    with a ``metavar`` shows the metavar, as its value is a path on this machine.
     """
-    words = [f"{name}={os.environ[name]}" for name in THREAD_VARIABLES if name in os.environ]
+    words = [f"{name}={value}" for name, value in _STARTING_ENVIRONMENT.items()]
     words += ["python", f"benchmarks/{Path(sys.argv[0]).name}"]
     for action in parser._actions:
         if not action.option_strings or action.dest in ("help", "output"):

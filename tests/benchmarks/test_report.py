@@ -24,14 +24,14 @@ def parser():
 @pytest.fixture(autouse=True)
 def script(monkeypatch):
     monkeypatch.setattr(report.sys, "argv", ["/somewhere/benchmarks/bench_example.py"])
-    for name in report.THREAD_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(report, "_STARTING_ENVIRONMENT", {})
 
 
 def test_command_line_gives_the_options_not_at_their_default(parser, monkeypatch):
     args = parser.parse_args(["--tool", "/home/me/bin/tool", "--output", "/tmp/x.md"])
     assert report.command_line(parser, args) == "python benchmarks/bench_example.py --tool PATH"
-    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # set during the run: not in the command
+    monkeypatch.setattr(report, "_STARTING_ENVIRONMENT", {"OPENBLAS_NUM_THREADS": "1"})
     options = ["--tool", "t", "--sizes", "300", "600", "--seconds", "2.5", "--quick"]
     args = parser.parse_args(options)
     assert report.command_line(parser, args) == (
