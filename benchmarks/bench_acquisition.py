@@ -20,8 +20,6 @@ Writes ``benchmarks/results/acquisition.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import queue
 import subprocess
 import sys
@@ -31,6 +29,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -197,7 +196,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="latency run length")
     parser.add_argument("--sweep-seconds", type=float, default=5.0, help="per sweep point")
+    add_output_option(parser, "acquisition.md")
     args = parser.parse_args()
+    load = LoadAverage()
 
     from acquisition.lsl_config import configure_lsl
 
@@ -210,21 +211,26 @@ def main() -> None:
             row = sustain(n_ch, sfreq, args.sweep_seconds)
             print(row, flush=True)
             rows.append(row)
-    write_report(lat, rows, args)
+    load.sample()
+    write_report(parser, args, load, lat, rows)
 
 
-def write_report(lat: dict, rows: list[dict], args) -> None:
+def write_report(parser, args, load: LoadAverage, lat: dict, rows: list[dict]) -> None:
+    import pylsl
+
     ratio50 = lat["receiver"]["p50"] / lat["bare"]["p50"]
     ratio99 = lat["receiver"]["p99"] / lat["bare"]["p99"]
     best = max((r for r in rows if r["ok"]), key=lambda r: r["n_ch"] * r["sfreq"], default=None)
     lines = [
         "# Acquisition benchmarks",
         "",
-        f"Command: `python benchmarks/bench_acquisition.py --seconds {args.seconds:g} "
-        f"--sweep-seconds {args.sweep_seconds:g}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), "
-        f"Python {platform.python_version()}; LSL on loopback; the outlet runs in a separate "
-        "process.",
+        run_line(
+            parser,
+            args,
+            libraries=[pylsl],
+            load=load,
+            note="LSL on loopback; the outlet runs in a separate process",
+        ),
         "",
         f"## Push → reader latency, {lat['n_ch']} ch × {lat['sfreq']:g} Hz, "
         f"chunks of {lat['chunk']} samples, {args.seconds:g} s",
@@ -266,10 +272,7 @@ def write_report(lat: dict, rows: list[dict], args) -> None:
         ),
         "",
     ]
-    out = ROOT / "benchmarks" / "results" / "acquisition.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
-    print(f"wrote {out}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,11 @@ Run from the repository root: ``PYTHONPATH=. python benchmarks/bench_biased_tran
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+import sklearn
+from report import LoadAverage, add_output_option, run_line, write_results
 from sklearn.frozen import FrozenEstimator
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
@@ -20,8 +19,6 @@ from threadpoolctl import threadpool_limits
 from bci_universum.classifiers import BiasedSVC
 from bci_universum.datasets import data_path
 from bci_universum.studies import biased_transfer as bt
-
-RESULTS = Path(__file__).resolve().parent / "results" / "biased_transfer.md"
 
 
 def _curve_table(result: bt.TransferResult) -> list[str]:
@@ -78,8 +75,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--draws", type=int, default=10, help="random draws per size and run")
     parser.add_argument("--prior-weight", type=float, default=1.0)
+    add_output_option(parser, "biased_transfer.md")
     args = parser.parse_args()
 
+    load = LoadAverage()
     start = time.perf_counter()
     data = bt.load_imagery_runs(data_path(required=True))
     with threadpool_limits(1):  # small matrices: threads only add contention
@@ -91,14 +90,14 @@ def main() -> None:
         }
         scaling = _fit_time_scaling()
     elapsed = time.perf_counter() - start
+    load.sample()
     n_draws_total = len(data) * args.draws
     lines = [
         "# Biased regularisation: session transfer on eegmmidb S001",
         "",
-        f"Command: `PYTHONPATH=. python benchmarks/bench_biased_transfer.py --draws "
-        f"{args.draws} --prior-weight {args.prior_weight}` (one run, {elapsed:.0f} s; Python "
-        f"{platform.python_version()}, {os.cpu_count()} cores shared with other jobs, load "
-        f"average {os.getloadavg()[0]:.1f} at the end, so timings are noisy).",
+        run_line(
+            parser, args, libraries=[sklearn], load=load, note=f"{elapsed:.0f} s of wall time"
+        ),
         "",
         "Imagined left vs right fist, runs R04/R08/R12 (15 trials each, 7–8 per class), "
         "8–30 Hz, 0.5–2.5 s after the cue, 64 channels, single-threaded BLAS. Each run is the new "
@@ -137,9 +136,7 @@ def main() -> None:
         *scaling,
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -7,18 +7,16 @@ Run from the repository root: ``python benchmarks/bench_bpm.py [--splits 10]``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+import scipy
+import sklearn
+from report import LoadAverage, add_output_option, run_line, write_results
 from scipy import stats
 
 from bci_universum.drift import DriftMonitor
 from bci_universum.studies import bpm_table1 as t1
-
-RESULTS = Path(__file__).resolve().parent / "results" / "bpm.md"
 
 
 def _drift_costs(rng: np.random.Generator) -> dict:
@@ -44,21 +42,28 @@ def _drift_costs(rng: np.random.Generator) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--splits", type=int, default=10, help="random 60:40 splits per dataset")
+    add_output_option(parser, "bpm.md")
     args = parser.parse_args()
 
+    load = LoadAverage()
     start = time.perf_counter()
     results = t1.run_table1(n_splits=args.splits, random_state=0)
     elapsed = time.perf_counter() - start
     summaries = {name: t1.summarise(result) for name, result in results.items()}
     pooled_curve = np.mean([s["rejection"] for s in summaries.values()], axis=0)
     drift = _drift_costs(np.random.default_rng(0))
+    load.sample()
 
     lines = [
         "# Bayes point machine vs hard-margin SVC, and drift-monitor cost",
         "",
-        f"Command: `python benchmarks/bench_bpm.py --splits {args.splits}` "
-        f"(one run, {elapsed:.0f} s; Python {platform.python_version()}, "
-        f"{os.cpu_count()} cores shared with other jobs, so timings are noisy).",
+        run_line(
+            parser,
+            args,
+            libraries=[sklearn, scipy],
+            load=load,
+            note=f"Table 1 in {elapsed:.0f} s of wall time",
+        ),
         "",
         "## Table 1 on stand-in datasets (NOT the paper's UCI sets)",
         "",
@@ -102,9 +107,7 @@ def main() -> None:
         f"| per-feature KS test, one window | {1e3 * drift['ks_s']:.3f} ms | 1 |",
         "",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines), encoding="utf-8")
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

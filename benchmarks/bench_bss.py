@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import platform
 import time
 import warnings
-from pathlib import Path
 
 import mne
 import numpy as np
 import sklearn
+from report import LoadAverage, add_output_option, run_line, write_results
 from scipy.signal import lfilter
 from sklearn.decomposition import FastICA
 from sklearn.exceptions import ConvergenceWarning
@@ -32,8 +31,6 @@ from sklearn.exceptions import ConvergenceWarning
 from bci_universum.features._metrics import amari_index
 from bci_universum.features.tdsep import TDSEP, lagged_covariances
 from bci_universum.solvers.joint_diag import joint_diagonalize
-
-RESULTS = Path(__file__).parent / "results" / "bss.md"
 
 
 def make_mixture(seed: int, n_sources: int = 64, n_times: int = 15_000):
@@ -87,7 +84,14 @@ def timed(fn, repeats: int):
     return float(np.median(times)), out
 
 
-def main(repeats: int = 3, seed: int = 0) -> str:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    add_output_option(parser, "bss.md")
+    args = parser.parse_args(argv)
+    repeats, seed = args.repeats, args.seed
+    load = LoadAverage()
     mne.set_log_level("ERROR")
     A, X = make_mixture(seed)
     n_ch, n_times = X.shape
@@ -142,16 +146,15 @@ def main(repeats: int = 3, seed: int = 0) -> str:
     t_numpy, (V_np, sweeps_np) = timed(lambda: jacobi_numpy(Z), 1)
     agree = np.abs(V_np - res.rotation).max()
     print(f"AJD numba {t_numba:.3f} s ({res.n_sweeps} sweeps), numpy {t_numpy:.3f} s")
+    load.sample()
 
     lines = [
         "# Blind source separation benchmark",
         "",
-        "Command: `python benchmarks/bench_bss.py` (one run; times are medians over "
-        f"{repeats} repeats for the bci_universum code, one run for the peers).",
+        run_line(parser, args, libraries=[np, sklearn, mne], load=load),
         "",
-        f"Machine: {platform.processor() or platform.machine()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}, scikit-learn "
-        f"{sklearn.__version__}, MNE {mne.__version__}.",
+        f"Times are medians over {repeats} repeats for the bci_universum code, one run for the "
+        "peers.",
         "",
         f"Data: {n_ch} AR(1) sources with Laplace innovations and distinct coefficients, "
         f"{n_times} samples (60 s at 250 Hz), random Gaussian {n_ch}×{n_ch} mixing, seed {seed}.",
@@ -180,15 +183,8 @@ def main(repeats: int = 3, seed: int = 0) -> str:
         f"Largest difference between the two rotation matrices: {agree:.1e}.",
         "",
     ]
-    text = "\n".join(lines)
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(text, encoding="utf-8")
-    return text
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    print(main(args.repeats, args.seed))
+    main()

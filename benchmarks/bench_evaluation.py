@@ -23,14 +23,14 @@ Writes ``benchmarks/results/evaluation.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+import sklearn
+from report import LoadAverage, add_output_option, run_line, write_results
 from sklearn.model_selection import GridSearchCV
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -135,18 +135,17 @@ def main() -> None:
     parser.add_argument("--subjects", type=int, default=2)
     parser.add_argument("--folds", type=int, default=4)
     parser.add_argument("--inner", type=int, default=3)
+    add_output_option(parser, "evaluation.md")
     ns = parser.parse_args()
+    load = LoadAverage()
     datasets = [synthetic_epochs(f"S{i + 1}", seed=i) for i in range(ns.subjects)]
     selection = bench_selection(datasets[0], ns.inner)
     backends = bench_backends(datasets, ns.folds)
-    load = os.getloadavg()[0]
-    text = "\n".join([
+    load.sample()
+    write_results(ns.output, [
         "# Evaluation engine",
         "",
-        f"`PYTHONPATH=. python benchmarks/bench_evaluation.py --subjects {ns.subjects} "
-        f"--folds {ns.folds} --inner {ns.inner}` on {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores shared with other jobs (load average {load:.1f} at the end; "
-        "wall times are indicative).",
+        run_line(parser, ns, libraries=[sklearn], load=load),
         "",
         f"## Inner model selection of one job (thesis grid, {ns.inner}-fold, 80 labelled + 40 "
         "universum trials, 32 channels × 250 samples)",
@@ -158,9 +157,6 @@ def main() -> None:
         *backends,
         "",
     ])  # fmt: skip
-    out = ROOT / "benchmarks" / "results" / "evaluation.md"
-    out.write_text(text)
-    print(text)
 
 
 if __name__ == "__main__":

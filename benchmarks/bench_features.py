@@ -17,10 +17,8 @@ cores shared with other jobs). Run: ``PYTHONPATH=. python benchmarks/bench_featu
 
 from __future__ import annotations
 
-import os
-import platform
+import argparse
 import time
-from pathlib import Path
 
 import mne
 import numpy as np
@@ -28,13 +26,13 @@ import pyriemann
 import sklearn
 from pyriemann.estimation import Covariances
 from pyriemann.tangentspace import TangentSpace as PyriemannTangentSpace
+from report import LoadAverage, add_output_option, run_line, write_results
 from threadpoolctl import threadpool_limits
 
 from bci_universum.datasets import data_path, load_eegmmidb
 from bci_universum.features import CSP, TangentSpace
 from bci_universum.pipelines import pipeline_factory
 
-RESULTS = Path(__file__).parent / "results" / "features.md"
 BAND = (7.0, 30.0)
 #: Registry pipelines scored on eegmmidb: label → (name, parameter overrides).
 ACCURACY_PIPELINES = {
@@ -129,20 +127,26 @@ def accuracy_eegmmidb(folder):
     return X.shape, {name: cross_val_score(pipe, X, y, cv=cv) for name, pipe in pipelines.items()}
 
 
-def main():
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_output_option(parser, "features.md")
+    args = parser.parse_args(argv)
+    load = LoadAverage()
     X, y = synthetic_epochs()
     with threadpool_limits(1):
         csp_rows = bench_csp(X, y)
         ts_rows, diff, eigh = bench_tangent_space(X, y)
+    load.sample()
     lines = [
         "# Features benchmark (CSP, tangent space)",
         "",
-        "Command: `PYTHONPATH=. python benchmarks/bench_features.py`. "
-        f"Python {platform.python_version()}, "
-        f"numpy {np.__version__}, scikit-learn {sklearn.__version__}, mne {mne.__version__}, "
-        f"pyriemann {pyriemann.__version__}; {os.cpu_count()} CPUs, load average "
-        f"{os.getloadavg()[0]:.1f} at the start of the run (a shared machine: absolute times "
-        "are inflated, the ratios are what this file reports). BLAS single-threaded.",
+        run_line(
+            parser,
+            args,
+            libraries=[np, sklearn, mne, pyriemann],
+            load=load,
+            note="BLAS single-threaded; the ratios, not the absolute times, carry over",
+        ),
         "",
         "Synthetic epochs: 64 channels, 250 samples, 200 trials (two classes).",
         "",
@@ -181,9 +185,7 @@ def main():
         for name, s in scores.items():
             folds = ", ".join(f"{v:.2f}" for v in s)
             lines.append(f"| {name} | {s.mean():.3f} ± {s.std():.3f} | {folds} |")
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

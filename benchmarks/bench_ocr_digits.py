@@ -15,21 +15,18 @@ training points; KernelRidge has no offset and no universum block), as time rati
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import sklearn
+from report import LoadAverage, add_output_option, run_line, write_results
 from sklearn.kernel_ridge import KernelRidge
 from threadpoolctl import threadpool_limits
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC
 from bci_universum.studies.ocr_digits import run_ocr_study
-
-RESULTS = Path(__file__).parent / "results" / "ocr_digits.md"
 
 
 def _best_times(fits, repeats: int = 15) -> list[float]:
@@ -71,19 +68,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    add_output_option(parser, "ocr_digits.md")
     args = parser.parse_args()
 
+    load = LoadAverage()
     start = time.perf_counter()
     study = run_ocr_study(quick=False, random_state=args.seed, n_jobs=args.n_jobs)
     study_seconds = time.perf_counter() - start
     timing = fit_time_table(seed=args.seed)
-    report = "\n".join(
+    load.sample()
+    write_results(
+        args.output,
         [
             "# OCR digits study and LS-U-SVM fit time",
             "",
-            f"Command: `PYTHONPATH=. python benchmarks/bench_ocr_digits.py --n-jobs {args.n_jobs} "
-            f"--seed {args.seed}`; python {platform.python_version()}, scikit-learn "
-            f"{sklearn.__version__}, numpy {np.__version__}, {platform.machine()}.",
+            run_line(parser, args, libraries=[np, sklearn], load=load),
             "",
             study.replace("## OCR study", "## Part 1 - OCR study", 1).replace("### ", "#### "),
             f"Wall time of the full study: {study_seconds:.0f} s with n_jobs={args.n_jobs}.",
@@ -96,11 +95,8 @@ def main() -> None:
             "",
             timing,
             "",
-        ]
+        ],
     )
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(report, encoding="utf-8")
-    print(report)
 
 
 if __name__ == "__main__":

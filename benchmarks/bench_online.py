@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import threading
@@ -44,6 +43,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -330,6 +330,7 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=2000, help="decoder updates timed")
     parser.add_argument("--paced", type=int, default=300, help="decoder updates at 16 Hz")
     parser.add_argument("--seconds", type=float, default=30.0, help="end-to-end run length")
+    add_output_option(parser, "online.md")
     args = parser.parse_args()
 
     from acquisition.lsl_config import configure_lsl
@@ -342,7 +343,7 @@ def main() -> None:
 
     from bci_universum.online import OnlineDecoder
 
-    load_start = os.getloadavg()[0]
+    load = LoadAverage()
     pipes = fitted_pipelines()
     rows = []
     with threadpool_limits(1):
@@ -362,20 +363,20 @@ def main() -> None:
             print(name, "paced", ms(t["wall"]), ms(t["cpu"]), flush=True)
         components = component_times(pipes, 500)
         e2e = end_to_end(pipes["filter + ts_usvm"], args.seconds)
-    load_end = os.getloadavg()[0]
+    load.sample()
     print("end to end", ms(e2e["decision"]), ms(e2e["echo"]), flush=True)
 
     hop = e2e["hop"]
     lines = [
         "# Online decoding benchmarks",
         "",
-        f"Command: `python benchmarks/bench_online.py --updates {args.updates} "
-        f"--paced {args.paced} --seconds {args.seconds:g}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores shared with other jobs, load "
-        f"average {load_start:.1f} at the start and {load_end:.1f} at the end of the run; "
-        f"Python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"scikit-learn {sklearn.__version__}, pyriemann {pyriemann.__version__}; BLAS "
-        "single-threaded.",
+        run_line(
+            parser,
+            args,
+            libraries=[np, scipy, sklearn, pyriemann],
+            load=load,
+            note="BLAS single-threaded",
+        ),
         "",
         f"Stream: {N_CH} channels, {SFREQ:g} Hz; decoder: 8–30 Hz Butterworth band-pass "
         f"(order 4, state kept), {WINDOW:g} s window, update every {hop} samples "
@@ -431,10 +432,7 @@ def main() -> None:
         f"per received chunk p50 | p99: {ms(e2e['update_cpu'])} ms.",
         "",
     ]
-    out = ROOT / "benchmarks" / "results" / "online.md"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines))
-    print(f"wrote {out}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import subprocess
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -123,7 +123,9 @@ def soak(args) -> dict:
         }
 
 
-def write_report(r: dict, args) -> Path:
+def write_report(parser, args, load: LoadAverage, r: dict) -> None:
+    import pylsl
+
     sfreq, speed = args.sfreq, args.speed
     lost_markers = r["markers_pushed"] - r["markers_recorded"]
     intact = "counter intact" if r["counter_ok"] else "COUNTER BROKEN"
@@ -132,11 +134,7 @@ def write_report(r: dict, args) -> Path:
     lines = [
         "# Recorder soak: an hour of stream time, accelerated",
         "",
-        f"Command: `python benchmarks/bench_recorder_soak.py --hours {args.hours:g} "
-        f"--speed {speed:g} --sfreq {sfreq:g} --channels {args.channels}`",
-        "",
-        f"Machine: {platform.platform()}, Python {platform.python_version()}, "
-        f"{platform.processor() or 'cpu'}; shared with other jobs while it ran.",
+        run_line(parser, args, libraries=[pylsl], load=load, note="LSL on loopback"),
         "",
         f"`bci-universum stream replay` (own process) replays {args.hours:g} h of "
         f"{args.channels - 1} EEG channels + a counter channel at {sfreq:g} Hz, paced at "
@@ -166,9 +164,7 @@ def write_report(r: dict, args) -> Path:
         "by design; a `kill -9` loses at most that (`stream recover` keeps the rest).",
         "",
     ]  # fmt: skip
-    out = ROOT / "benchmarks" / "results" / "recorder_soak.md"
-    out.write_text("\n".join(lines))
-    return out
+    write_results(args.output, lines)
 
 
 def main() -> None:
@@ -177,10 +173,12 @@ def main() -> None:
     parser.add_argument("--speed", type=float, default=60.0, help="pacing factor (default 60)")
     parser.add_argument("--sfreq", type=float, default=250.0, help="sampling rate (250 Hz)")
     parser.add_argument("--channels", type=int, default=64, help="channels with the counter")
+    add_output_option(parser, "recorder_soak.md")
     args = parser.parse_args()
+    load = LoadAverage()
     result = soak(args)
-    out = write_report(result, args)
-    print(out.read_text())
+    load.sample()
+    write_report(parser, args, load, result)
     ok = (
         result["counter_ok"]
         and result["markers_recorded"] == result["markers_pushed"]

@@ -10,13 +10,14 @@ Run: ``python benchmarks/bench_replay.py`` (writes ``benchmarks/results/replay.m
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import threading
 import time
-from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 from acquisition.lsl_config import configure_lsl
 
@@ -29,7 +30,6 @@ from acquisition.streams import resolve_stream  # noqa: E402
 from bci_universum.datasets import data_path, read_recording  # noqa: E402
 from bci_universum.simulation.eeg import SimulatedEEG, simulate_raw  # noqa: E402
 
-RESULTS = Path(__file__).parent / "results" / "replay.md"
 REPEATS = 3
 
 
@@ -91,7 +91,11 @@ def time_bare_pylsl(raw, chunk_size) -> float:
     return end - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_output_option(parser, "replay.md")
+    args = parser.parse_args(argv)
+    load_average = LoadAverage()
     raw, label = load()
     duration = raw.n_times / raw.info["sfreq"]
     rows = []
@@ -104,13 +108,15 @@ def main() -> None:
     start = time.perf_counter()
     model.generate(250 * 60)
     sim_speed = 60.0 / (time.perf_counter() - start)
+    load_average.sample()
 
     lines = [
         "# Replay without pacing, and simulated-subject generation",
         "",
+        run_line(parser, args, libraries=[pylsl], load=load_average, note="LSL on loopback"),
+        "",
         f"Recording: {label}, {len(raw.ch_names)} ch, {raw.info['sfreq']:g} Hz, "
-        f"{duration:.0f} s; loopback LSL, float32, median of {REPEATS} runs, one run of "
-        "`python benchmarks/bench_replay.py` on the shared 2-core machine.",
+        f"{duration:.0f} s; float32, median of {REPEATS} runs.",
         "",
         "| chunk size | Player (no pacing) × real time | bare pylsl loop × real time "
         "| time ratio Player / bare |",
@@ -123,9 +129,7 @@ def main() -> None:
         "",
         "Budget (ARCHITECTURE.md): replay without pacing ≥ 200 × real time.",
     ]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

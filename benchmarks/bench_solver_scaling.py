@@ -22,18 +22,17 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import resource
 import statistics
 import time
 import warnings
 from collections.abc import Iterator
-from pathlib import Path
 
 import numpy as np
+import sklearn
 from bench_usvm_training import make_problem
 from numba import njit
+from report import LoadAverage, add_output_option, run_line, write_results
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -56,39 +55,22 @@ REPEATS = 3  # interleaved repeats per size, the default of every solver benchma
 
 
 class Repeats:
-    """Interleaved repeats that note the 1-minute load average before and after each one."""
+    """Interleaved repeats that sample the load average before and after each one."""
 
     def __init__(self, repeats: int) -> None:
         self.repeats = repeats
-        self.loads: list[float] = []
+        self._load: LoadAverage | None = None
 
     def __iter__(self) -> Iterator[int]:
-        self.loads.append(os.getloadavg()[0])
+        self._load = LoadAverage()
         for repeat in range(self.repeats):
             yield repeat
-            self.loads.append(os.getloadavg()[0])
+            self._load.sample()
 
     @property
     def load(self) -> str:
         """The load average's range around the repeats, as a table cell."""
-        return f"{min(self.loads):.1f}–{max(self.loads):.1f}"
-
-
-def run_line(
-    script: str, args: argparse.Namespace, sizes: list[int], given: str = "", note: str = ""
-) -> str:
-    """How this run was made, for the head of a results file.
-
-    The command (``given`` options, then ``--sizes`` and ``--repeats`` when they are not
-    ``sizes`` and ``REPEATS``) and the machine, followed by ``note``.
-    """
-    command = f"PYTHONPATH=. python benchmarks/{script}{given}"
-    if args.sizes != sizes or args.repeats != REPEATS:
-        command += f" --sizes {' '.join(map(str, args.sizes))} --repeats {args.repeats}"
-    return (
-        f"`{command}` (one run; python {platform.python_version()}, {platform.machine()}, "
-        f"{os.cpu_count()} cores{note})."
-    )
+        return str(self._load)
 
 
 def add_run_options(parser: argparse.ArgumentParser, sizes: list[int], results: str) -> None:
@@ -97,13 +79,7 @@ def add_run_options(parser: argparse.ArgumentParser, sizes: list[int], results: 
     parser.add_argument(
         "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
     )
-    parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results" / results)
-
-
-def write_results(path: Path, lines: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
-    print(f"wrote {path}")
+    add_output_option(parser, results)
 
 
 def fit_seconds(estimator, X, y) -> float:
@@ -328,21 +304,19 @@ def main(argv=None):
     few = few_labelled_cells(5, few_labelled_problem())
     real = s001_problem()
     s001 = few_labelled_cells(3, real) if real is not None else []
-    write_markdown(args, blas, rbf, cache, threads, linear, few, s001)
+    header = run_line(
+        parser, args, libraries=[sklearn], note=f"BLAS thread pools at their defaults: {blas}"
+    )
+    write_markdown(args, header, rbf, cache, threads, linear, few, s001)
 
 
-def write_markdown(args, blas, rbf, cache, threads, linear, few, s001):
+def write_markdown(args, header, rbf, cache, threads, linear, few, s001):
     scaled = [r for r in rbf if r["n"] >= 2000]
     ns = [r["n"] for r in scaled]
     lines = [
         "# Solver speed at scale",
         "",
-        run_line(
-            "bench_solver_scaling.py",
-            args,
-            SIZES,
-            note=f" shared with other jobs; BLAS thread pools at their defaults: {blas}",
-        ),
+        header,
         "",
         "RBF, gamma = 1/64, C = 1, d = 64; universum fits: n/2 universum trials from N(0, I), "
         "C_U = 0.5, epsilon = 0.05. Wall-clock fit seconds, median of interleaved repeats "

@@ -12,16 +12,15 @@ Run: ``python benchmarks/bench_spike_kernels.py``
 
 from __future__ import annotations
 
-import platform
+import argparse
 import time
-from pathlib import Path
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 from bci_universum.features.spike_kernels import alignment_kernel, count_rbf_kernel, spikernel
 from bci_universum.simulation.spikes import simulate_v1_population
 
-RESULTS = Path(__file__).parent / "results" / "spike_kernels.md"
 PARAMS = {"pattern_length": 3, "lam": 0.5, "mu": 0.9, "p": 0.5}
 GAP = 1.0
 
@@ -99,7 +98,11 @@ def best_time(fn, repeats=3):
     return (min(cpu), min(wall)), out
 
 
-def main():
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_output_option(parser, "spike_kernels.md")
+    args = parser.parse_args(argv)
+    load = LoadAverage()
     trains = simulate_v1_population(random_state=0)
     X = np.ascontiguousarray(trains.bin(0.08), dtype=np.float64)
     gamma = 1.0 / (X[0].size * X.var())
@@ -133,15 +136,15 @@ def main():
         np.testing.assert_allclose(K_ours, K_peer, rtol=1e-9, atol=1e-12 * np.abs(K_peer).max())
         rows.append((name, t_ours, t_peer))
         print(f"{name}: (CPU, wall) s numba {t_ours}, numpy {t_peer}")
+    load.sample()
 
     lines = [
         "# Spike kernels: Gram-matrix time, bci_universum (numba) vs plain numpy",
         "",
+        run_line(parser, args, libraries=[np], load=load),
+        "",
         f"240 trials × 20 neurons × 10 bins (V1 simulator, seed 0); spikernel {PARAMS}; "
         f"alignment gap cost {GAP}. Best of 3 (numpy spikernels: 1 run); results checked equal.",
-        f"Machine: {platform.processor() or platform.machine()}, Python "
-        f"{platform.python_version()}, numpy {np.__version__}; one run of "
-        "`python benchmarks/bench_spike_kernels.py` on a shared 2-core machine.",
         "",
         "Times are process CPU time, wall time in brackets (the machine was shared with other "
         "jobs, so wall time is noisier; numpy's BLAS threads count in CPU time).",
@@ -154,9 +157,7 @@ def main():
             f"| {name} | {c_ours * 1e3:.1f} ({w_ours * 1e3:.1f}) | {c_peer * 1e3:.1f} "
             f"({w_peer * 1e3:.1f}) | {c_peer / c_ours:.1f} | {w_peer / w_ours:.1f} |"
         )
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(lines) + "\n")
-    print(f"wrote {RESULTS}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,13 @@ Writes ``benchmarks/results/training.md``.
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -110,8 +109,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20, help="trials per class (default 20)")
     parser.add_argument("--seed", type=int, default=0)
+    add_output_option(parser, "training.md")
     args = parser.parse_args()
 
+    load = LoadAverage()
     rows = []
     for n_channels in (16, 32):
         for universum in ("rest", "other"):
@@ -130,12 +131,12 @@ def main() -> None:
                         f"{result.metadata.params['selected']} | {seconds:.1f} |"
                     )
                     print(rows[-1], flush=True)
+    prior_rows = _prior_rows(args.trials, args.seed)
+    load.sample()
     lines = [
         "# Training on simulated sessions",
         "",
-        f"`PYTHONPATH=. python benchmarks/bench_training.py --trials {args.trials}` on "
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores "
-        f"(shared), Python {platform.python_version()}.",
+        run_line(parser, args, load=load),
         "",
         f"{args.trials} trials per class + {args.trials} universum trials, 250 Hz, band 8–30 Hz "
         "(causal), window 0.5–2.5 s; nested 5-fold CV accuracy (%) on the same outer folds.",
@@ -151,12 +152,9 @@ def main() -> None:
         "",
         "| model | p50 | p99 |",
         "|---|---|---|",
-        *_prior_rows(args.trials, args.seed),
-        "",
+        *prior_rows,
     ]
-    out = ROOT / "benchmarks" / "results" / "training.md"
-    out.write_text("\n".join(lines))
-    print(f"wrote {out}")
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

@@ -26,13 +26,11 @@ Run from the repository root (the real recordings must be present)::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 from study_decoder import BAND, SUBJECTS, WINDOW, load
 
 from bci_universum.evaluation import WithinSession, plan_jobs
@@ -40,7 +38,6 @@ from bci_universum.evaluation.jobs import run_job
 from bci_universum.pipelines import pipeline_factory
 from bci_universum.training import DEFAULT_GRID
 
-RESULTS = Path(__file__).parent / "results"
 # universum pipeline → the study's plain fit (pipeline, universum)
 PAIRS = {
     "ts_ulr": ("ts_ulr", "none"),
@@ -123,23 +120,15 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subjects", nargs="+", choices=SUBJECTS, default=["tomer", "assaf"])
     parser.add_argument("--folds", type=int, default=5)
-    parser.add_argument("--output", type=Path, default=RESULTS / "universum_fit.md")
+    add_output_option(parser, "universum_fit.md")
     args = parser.parse_args(argv)
-    load_start = os.getloadavg()[0]
+    load = LoadAverage()
     rows = [r for s in args.subjects for r in time_subject(s, args.folds)]
-    threads = [f"{v}={os.environ[v]} " for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-               if v in os.environ]  # fmt: skip
-    command = (
-        "".join(threads)
-        + "python benchmarks/bench_universum_fit.py --subjects "
-        + " ".join(args.subjects)
-    )
+    load.sample()
     text = [
         "# Per-fold cost of the universum fits",
         "",
-        f"`{command} --folds {args.folds}` (one run; python {platform.python_version()}, "
-        f"{platform.machine()}; 1-minute load average {load_start:.1f} at the start and "
-        f"{os.getloadavg()[0]:.1f} at the end, on 2 shared cores).",
+        run_line(parser, args, load=load),
         "",
         "Seconds of one fit (inner model selection over the study's `DEFAULT_GRID` and refit) "
         "on the same within-session fold, fits interleaved fold by fold; CPU: the process's "
@@ -153,8 +142,7 @@ def main(argv=None) -> None:
         *table(rows),
         "",
     ]
-    args.output.write_text("\n".join(text))
-    print(f"wrote {args.output}")
+    write_results(args.output, text)
 
 
 if __name__ == "__main__":

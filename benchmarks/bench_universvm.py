@@ -36,10 +36,9 @@ from bench_solver_scaling import (
     add_run_options,
     fit_seconds,
     paired_fits,
-    run_line,
     warm_up,
-    write_results,
 )
+from report import run_line, write_results
 from sklearn.datasets import dump_svmlight_file
 
 from bci_universum import UNIVERSUM
@@ -123,7 +122,9 @@ def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--universvm", type=Path, required=True, help="the built binary")
+    parser.add_argument(
+        "--universvm", type=Path, required=True, metavar="PATH", help="the built binary"
+    )
     add_run_options(parser, SIZES, "universvm.md")
     args = parser.parse_args(argv)
     if not (args.universvm.is_file() and os.access(args.universvm, os.X_OK)):
@@ -133,17 +134,14 @@ def main(argv=None):
     warm_up()
     with tempfile.TemporaryDirectory() as folder:
         rows = [cells(n, args.repeats, args.universvm, Path(folder)) for n in args.sizes]
-    write_markdown(args, rows)
+    write_markdown(parser, args, rows)
 
 
-def write_markdown(args, rows):
+def write_markdown(parser, args, rows):
     lines = [
         "# UniverSVM against UniversumSVC: the cost of a universum",
         "",
-        run_line(
-            "bench_universvm.py", args, SIZES, " --universvm PATH", "; both tools single-threaded"
-        )
-        + " UniverSVM built from "
+        run_line(parser, args, note="both tools single-threaded") + " UniverSVM built from "
         "fabiansinz/UniverSVM with `-O3` and run as `universvm "
         f"{' '.join(UNIVERSVM_ARGS)} -T test train model`.",
         "",

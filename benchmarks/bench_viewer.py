@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import signal
 import subprocess
 import sys
@@ -26,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 from uuid import uuid4
+
+from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -126,9 +127,9 @@ def main() -> None:
     parser.add_argument("--sfreq", type=float, default=1000.0)
     parser.add_argument("--seconds", type=float, default=20.0, help="steady state measured")
     parser.add_argument("--warmup", type=float, default=8.0, help="start-up left out")
-    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks/results/viewer.md")
+    add_output_option(parser, "viewer.md")
     args = parser.parse_args()
-    load_before = os.getloadavg()[0]
+    load = LoadAverage()
     configure_lsl("loopback")
     env = dict(os.environ)
     if not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY")):
@@ -150,18 +151,24 @@ def main() -> None:
     )
 
     ours, peer = rows["bci-universum view"], rows["mne-lsl viewer"]
-    load_after = os.getloadavg()[0]
-    command = "python benchmarks/bench_viewer.py " + " ".join(sys.argv[1:])
+    load.sample()
+    import mne_lsl
+    import pyqtgraph
+
     lines = [
         "# Signal viewer CPU",
         "",
-        f"Command: `{command.strip()}`  ",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared with other jobs), "
-        f"Python {platform.python_version()}; LSL on loopback; Qt "
-        f"{env.get('QT_QPA_PLATFORM', 'on screen')}; outlet and viewers in separate processes; "
-        f"load average {load_before:.1f} before, {load_after:.1f} after (with that many "
-        "runnable processes a viewer gets about 2/load of a core: the shares below are what "
-        "each got, capped by the other jobs).",
+        run_line(
+            parser,
+            args,
+            libraries=[pyqtgraph, mne_lsl],
+            load=load,
+            note=f"LSL on loopback; Qt {env.get('QT_QPA_PLATFORM', 'on screen')}; outlet and "
+            "viewers in separate processes",
+        ),
+        "",
+        "With a load average L, a viewer gets about 2/L of a core: the shares below are what "
+        "each got, capped by the other jobs.",
         "",
         f"Stream: {args.channels} channels + a counter at {args.sfreq:g} Hz, {CHUNK_MS} ms "
         f"chunks. CPU = viewer process user + system time over {args.seconds:g} s of steady "
@@ -194,8 +201,7 @@ def main() -> None:
             f"{ours['gaps']} gap events.",
             "",
         ]
-    args.output.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":

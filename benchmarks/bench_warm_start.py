@@ -34,10 +34,9 @@ from bench_solver_scaling import (
     Repeats,
     add_run_options,
     paired_fits,
-    run_line,
     warm_up,
-    write_results,
 )
+from report import run_line, write_results
 
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.solvers.smo import smo_solve
@@ -103,14 +102,14 @@ def main(argv=None):
     if min(args.sizes) < 4 or args.repeats < 1:
         parser.error("--sizes must be at least 4 and --repeats at least 1")
     warm_up()
-    write_markdown(args, [cells(n, args.repeats) for n in args.sizes])
+    write_markdown(parser, args, [cells(n, args.repeats) for n in args.sizes])
 
 
-def write_markdown(args, rows):
+def write_markdown(parser, args, rows):
     lines = [
         "# Warm starts and the cost of a universum",
         "",
-        run_line("bench_warm_start.py", args, SIZES),
+        run_line(parser, args),
         "",
         "Problems of `bench_solver_scaling.py`: RBF, gamma = 1/64, C = 1, d = 64; U-SVM with n/2 "
         "universum trials from N(0, I), C_U = 0.5, epsilon = 0.05. `smo_solve` on each fit's "

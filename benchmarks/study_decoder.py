@@ -54,6 +54,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
+from report import write_results
 from scipy.stats import wilcoxon
 from sklearn.metrics import roc_auc_score
 
@@ -724,7 +725,7 @@ def write_replay_results(cache: Path, output: Path, command: str) -> bool:
     if not rows:
         return False
     write_csv([_tidy(r, rows) for r in rows], output.with_suffix(".csv"))
-    output.write_text(replay_report(rows, command))
+    write_results(output, [replay_report(rows, command)])
     return True
 
 
@@ -793,7 +794,7 @@ def main(argv=None) -> None:
             f"cached jobs are reused): {missing}\n"
         )
     )
-    args.output.write_text(text)
+    write_results(args.output, [text])
     print(json.dumps({"rows": len(rows), "output": str(args.output)}))
 
 

@@ -14,12 +14,10 @@ Writes ``benchmarks/results/spike_decoding.md``. Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
-from pathlib import Path
 
 import numpy as np
+from report import LoadAverage, add_output_option, run_line, write_results
 from scipy.stats import ttest_rel
 
 from bci_universum.datasets import data_path
@@ -32,7 +30,6 @@ from bci_universum.studies.spike_decoding import (
     results_to_markdown,
 )
 
-RESULTS = Path(__file__).parent / "results" / "spike_decoding.md"
 M1_PER_SECTOR = 30
 #: Each universum classifier and the classifier it reduces to without a universum.
 BASELINE = {"U-SVM": "SVM", "U_c-SVM": "SVM", "LS-U-SVM": "LS-SVM"}
@@ -66,7 +63,11 @@ def timed(function, **kwargs):
     return results, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def main(output: Path) -> None:
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_output_option(parser, "spike_decoding.md")
+    args = parser.parse_args(argv)
+    load = LoadAverage()
     sections = []
     results, wall, cpu = timed(decode_simulated_v1, random_state=0)
     sections.append(("V1 simulator, 240 trials (8 orientations × 30, seed 0)", results, wall, cpu))
@@ -81,6 +82,7 @@ def main(output: Path) -> None:
                 cpu,
             )
         )
+    load.sample()
     kernels, estimators = default_kernels(), default_estimators()
     lines = [
         "# Spike decoding: thesis Tables 3.9–3.11 protocol",
@@ -104,10 +106,7 @@ def main(output: Path) -> None:
         + ". RBF and the cosine-normalised spikernel have k(x, x) = 1, where the U_c-SVM equals"
         " the U-SVM (its rows repeat the U-SVM's).",
         "",
-        f"Machine: {platform.machine()}, Python {platform.python_version()}, numpy "
-        f"{np.__version__}; one run of `PYTHONPATH=. nice python "
-        f"benchmarks/study_spike_decoding.py` on a shared 2-core machine, "
-        f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.",
+        run_line(parser, args, libraries=[np], load=load),
         "",
     ]
     for title, results, wall, cpu in sections:
@@ -123,12 +122,8 @@ def main(output: Path) -> None:
             *universum_use(results),
             "",
         ]
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("\n".join(lines))
-    print("\n".join(lines))
+    write_results(args.output, lines)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output", type=Path, default=RESULTS)
-    main(parser.parse_args().output)
+    main()

@@ -10,6 +10,7 @@ that runs the same calls on real streams.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -249,11 +250,14 @@ def test_python_blocks_of_the_user_guide_run(page, simulated, tmp_path, monkeypa
 
 @pytest.mark.slow
 def test_documentation_builds_without_warnings(tmp_path):
-    """``sphinx-build -W``: API reference, CLI reference, user guide, and the gallery runs."""
-    out = tmp_path / "html"
+    """``sphinx-build -W``: API reference, CLI reference, user guide, and the gallery runs,
+    removing the temporary folders its examples write to."""
+    out, scratch = tmp_path / "html", tmp_path / "tmp"
+    scratch.mkdir()
     proc = subprocess.run(
         [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "docs", out],
         cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(scratch)},
         capture_output=True,
         text=True,
         timeout=1200,
@@ -266,6 +270,7 @@ def test_documentation_builds_without_warnings(tmp_path):
     for example in examples:
         figures = list((out / "_images").glob(f"sphx_glr_{example.stem}_*.png"))
         assert figures, f"{example.name} made no figure"
+    assert not list(scratch.glob("bci-universum-*")), "an example left its folder behind"
     api = (out / "generated" / "bci_universum.classifiers.usvm.UniversumSVC.html").read_text()
     assert "C_universum" in api and "decision_function" in api
     cli = (out / "cli.html").read_text()

@@ -31,7 +31,8 @@ from paradigms.config import load_session_config
 from paradigms.session import Session
 from paradigms.training import train_model
 
-output = Path(tempfile.mkdtemp(prefix="bci-universum-example-"))
+workspace = tempfile.TemporaryDirectory(prefix="bci-universum-example-")
+output = Path(workspace.name)
 tag = uuid.uuid4().hex[:8]
 config = load_session_config(
     None,
@@ -98,3 +99,7 @@ ax.plot(table["lsl_time"] - t0, table["smoothed"], color="k", lw=1)
 ax.axhline(0, color="0.5", lw=0.8)
 ax.set(xlabel="LSL time (s, at 10x)", ylabel="smoothed decision", title="Online feedback")
 plt.show()
+
+# %%
+# The session folder of this example is temporary; a real session keeps its recordings.
+workspace.cleanup()

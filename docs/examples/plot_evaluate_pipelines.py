@@ -58,8 +58,8 @@ print(len(rows), "rows, e.g.", {k: rows[0][k] for k in ("pipeline", "universum",
 # %%
 # The report: tables, paired tests and plots
 # ------------------------------------------
-out = tempfile.mkdtemp(prefix="bci-universum-report-")
-paths = write_report(rows, out, n_classes=2)
+workspace = tempfile.TemporaryDirectory(prefix="bci-universum-report-")
+paths = write_report(rows, workspace.name, n_classes=2)
 print(paths["markdown"].read_text())
 
 # %%
@@ -77,3 +77,7 @@ fig, ax = plt.subplots(figsize=(4.4, 4.4), layout="constrained")
 ax.imshow(plt.imread(paths["paired_peer"]))
 ax.set_axis_off()
 plt.show()
+
+# %%
+# The report of this example went to a temporary folder; remove it.
+workspace.cleanup()
