@@ -94,7 +94,8 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
     support_ : ndarray of shape (n_train,)
         Indices of the labelled training trials (all of them: the solution is dense).
     support_vectors_ : ndarray of shape (n_train, n_features)
-        The labelled training trials (shape ``(n_train, 0)`` for a precomputed kernel).
+        The labelled training trials (empty, shape ``(0, 0)``, for a precomputed kernel, as
+        :class:`sklearn.svm.SVC`'s).
     gamma_ : float
         The numeric kernel coefficient used.
     n_bounces_ : int
@@ -206,7 +207,7 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
                 raise ValueError(
                     "With kernel='precomputed', X must be a symmetric training Gram matrix."
                 )
-            self.support_vectors_ = np.empty((labelled.size, 0))
+            self.support_vectors_ = np.empty((0, 0))
             self.gamma_ = 0.0
         else:
             self.support_vectors_ = X[labelled]

@@ -138,7 +138,8 @@ class LeastSquaresUniversumSVC(BaseKernelUniversumClassifier):
         Index of each training trial in ``X`` (universum trials given as ``X_universum`` get
         ``-1``).
     support_vectors_ : ndarray of shape (n_labelled + n_universum, n_features)
-        All training trials (the solution is not sparse); empty for a precomputed kernel.
+        All training trials (the solution is not sparse); empty, shape ``(0, 0)``, for a
+        precomputed kernel, as :class:`sklearn.svm.SVC`'s.
     gamma_ : float
         The numeric kernel coefficient used (0 for a precomputed kernel).
     n_universum_ : int
@@ -232,7 +233,7 @@ class LeastSquaresUniversumSVC(BaseKernelUniversumClassifier):
         self.support_ = system.support
         precomputed = self.kernel == "precomputed"
         points = system.points
-        self.support_vectors_ = np.empty((0, points.shape[1])) if precomputed else points
+        self.support_vectors_ = np.empty((0, 0)) if precomputed else points
         self._set_expansion(points, self.support_, self.dual_coef_[0])
         self.n_universum_ = system.n_universum
         if self.kernel == "linear":

@@ -2,7 +2,9 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
 from sklearn.metrics import accuracy_score
+from sklearn.svm import SVC
 from sklearn.utils._param_validation import InvalidParameterError
 
 from bci_universum import UNIVERSUM
@@ -149,6 +151,23 @@ def test_kernel_machines_decide_through_the_shared_expansion(cls, kernel):
     np.testing.assert_allclose(scores, expected, atol=tol)
     np.testing.assert_allclose([clf.decision_trial(r) for r in rows], scores, atol=1e-10)
     assert cls.decision_trial is BaseKernelUniversumClassifier.decision_trial
+
+
+# BiasedSVC evaluates its prior on feature vectors (it rejects a kernel matrix); the ECOC
+# classifier keeps no support vectors of its own
+@pytest.mark.parametrize(
+    "estimator",
+    [e for e in [*BINARY, *MULTICLASS] if not isinstance(e, BiasedSVC | ECOCUniversumClassifier)],
+    ids=repr,
+)
+def test_precomputed_support_vectors_are_empty_like_svc(estimator):
+    """With a kernel matrix the trials' features are unknown: every kernel machine leaves its
+    ``support_vectors_`` empty in the shape of scikit-learn's SVC, whatever else it keeps."""
+    X, y = _data(3 if isinstance(estimator, MulticlassUniversumSVC) else 2)
+    fitted = clone(estimator).set_params(kernel="precomputed").fit(X @ X.T, y)
+    labelled = X[y != UNIVERSUM]
+    svc = SVC(kernel="precomputed").fit(labelled @ labelled.T, y[y != UNIVERSUM])
+    assert fitted.support_vectors_.shape == svc.support_vectors_.shape == (0, 0)
 
 
 def test_expansions_of_zero_and_one_point_against_their_closed_form():

@@ -333,12 +333,6 @@ def test_one_support_vector_against_the_closed_form():
     np.testing.assert_allclose([clf.decision_trial(x) for x in X_test], -X_test[:, 0])
 
 
-def test_precomputed_support_vectors_are_empty_like_svc():
-    X, y, _ = _data(23)
-    clf = MulticlassUniversumSVC(kernel="precomputed").fit(X @ X.T, y)
-    assert clf.support_vectors_.shape == (0, 0)  # sklearn.svm.SVC's with a precomputed kernel
-
-
 def test_a_single_pass_is_allowed():
     X, y, _ = _data(24)
     with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
