@@ -141,14 +141,15 @@ def main() -> None:
         [sys.executable, __file__, "--ours", name, str(ours_seconds)], name, args, env
     )
     # mne-lsl's own liblsl reads the project's loopback configuration from a file
-    config = Path(tempfile.mkdtemp()) / "lsl_api.cfg"
-    config.write_text(LOOPBACK_CONFIG)
-    name = f"bench-view-{uuid4().hex[:8]}"
-    peer_env = {**env, "LSLAPICFG": str(config)}
-    # its Qt objects complain on SIGTERM, the only way to close it from here
-    rows["mne-lsl viewer"] = measure(
-        ["mne-lsl", "viewer", "-s", name], name, args, peer_env, stderr=subprocess.DEVNULL
-    )
+    with tempfile.TemporaryDirectory() as folder:
+        config = Path(folder) / "lsl_api.cfg"
+        config.write_text(LOOPBACK_CONFIG)
+        name = f"bench-view-{uuid4().hex[:8]}"
+        peer_env = {**env, "LSLAPICFG": str(config)}
+        # its Qt objects complain on SIGTERM, the only way to close it from here
+        rows["mne-lsl viewer"] = measure(
+            ["mne-lsl", "viewer", "-s", name], name, args, peer_env, stderr=subprocess.DEVNULL
+        )
 
     ours, peer = rows["bci-universum view"], rows["mne-lsl viewer"]
     load.sample()

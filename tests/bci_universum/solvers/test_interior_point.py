@@ -450,7 +450,7 @@ def test_full_rank_few_labelled_problem_stays_on_smo(data_dir):
     converges in a few hundred updates, so ``auto`` keeps it; same optimum as the interior
     point and cvxopt."""
     trials = load_eegmmidb(
-        1, path=data_dir, band=(7.0, 30.0), universum=("rest", "baseline", "task"), verbose=False
+        1, path=data_dir, band=(7.0, 30.0), universum=("rest", "baseline", "task"), verbose="error"
     )
     y = np.asarray(trials.y)
     rng = np.random.default_rng(0)
