@@ -2,6 +2,7 @@
 
 import importlib
 import time
+import warnings
 from datetime import datetime, timezone
 from uuid import uuid4
 
@@ -220,11 +221,17 @@ def test_replay_exported_edf(tmp_path):
 @pytest.mark.lsl
 @pytest.mark.data
 @pytest.mark.parametrize(
-    "fname", ["xdf/minimal.xdf", "xdf/clock_resets.xdf", "xdf/empty_streams.xdf"]
+    ("fname", "dropped"),
+    [("xdf/minimal.xdf", 1), ("xdf/clock_resets.xdf", 0), ("xdf/empty_streams.xdf", 0)],
 )
-@pytest.mark.filterwarnings("ignore:minimal.xdf. 1 marker")
-def test_replay_xdf_examples(data_dir, fname):
-    raw = read_recording(data_dir / fname)
+def test_replay_xdf_examples(data_dir, fname, dropped):
+    """Each example replays as read; the reader names every marker it had to drop."""
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        raw = read_recording(data_dir / fname)
+    notices = [str(w.message) for w in record if "fall outside the data stream" in str(w.message)]
+    expected = [f"{data_dir / fname}: {dropped} marker(s)"] if dropped else []
+    assert [notice.split(" fall outside")[0] for notice in notices] == expected
     player = Player(
         raw, name=f"xdf-{uuid4().hex}", pacing=False, wait_for_consumers=("data", "markers")
     )
