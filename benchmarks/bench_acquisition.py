@@ -212,25 +212,20 @@ def main() -> None:
             print(row, flush=True)
             rows.append(row)
     load.sample()
-    write_report(parser, args, load, lat, rows)
-
-
-def write_report(parser, args, load: LoadAverage, lat: dict, rows: list[dict]) -> None:
     import pylsl
 
+    note = "LSL on loopback; the outlet runs in a separate process"
+    write_report(run_line(parser, args, libraries=[pylsl], load=load, note=note), args, lat, rows)
+
+
+def write_report(header: str, args, lat: dict, rows: list[dict]) -> None:
     ratio50 = lat["receiver"]["p50"] / lat["bare"]["p50"]
     ratio99 = lat["receiver"]["p99"] / lat["bare"]["p99"]
     best = max((r for r in rows if r["ok"]), key=lambda r: r["n_ch"] * r["sfreq"], default=None)
     lines = [
         "# Acquisition benchmarks",
         "",
-        run_line(
-            parser,
-            args,
-            libraries=[pylsl],
-            load=load,
-            note="LSL on loopback; the outlet runs in a separate process",
-        ),
+        header,
         "",
         f"## Push → reader latency, {lat['n_ch']} ch × {lat['sfreq']:g} Hz, "
         f"chunks of {lat['chunk']} samples, {args.seconds:g} s",

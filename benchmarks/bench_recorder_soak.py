@@ -123,9 +123,7 @@ def soak(args) -> dict:
         }
 
 
-def write_report(parser, args, load: LoadAverage, r: dict) -> None:
-    import pylsl
-
+def write_report(header: str, args, r: dict) -> None:
     sfreq, speed = args.sfreq, args.speed
     lost_markers = r["markers_pushed"] - r["markers_recorded"]
     intact = "counter intact" if r["counter_ok"] else "COUNTER BROKEN"
@@ -134,7 +132,7 @@ def write_report(parser, args, load: LoadAverage, r: dict) -> None:
     lines = [
         "# Recorder soak: an hour of stream time, accelerated",
         "",
-        run_line(parser, args, libraries=[pylsl], load=load, note="LSL on loopback"),
+        header,
         "",
         f"`bci-universum stream replay` (own process) replays {args.hours:g} h of "
         f"{args.channels - 1} EEG channels + a counter channel at {sfreq:g} Hz, paced at "
@@ -178,7 +176,10 @@ def main() -> None:
     load = LoadAverage()
     result = soak(args)
     load.sample()
-    write_report(parser, args, load, result)
+    import pylsl
+
+    header = run_line(parser, args, libraries=[pylsl], load=load, note="LSL on loopback")
+    write_report(header, args, result)
     ok = (
         result["counter_ok"]
         and result["markers_recorded"] == result["markers_pushed"]

@@ -26,7 +26,6 @@ import resource
 import statistics
 import time
 import warnings
-from collections.abc import Iterator
 
 import numpy as np
 import sklearn
@@ -52,25 +51,6 @@ PLAIN = {"C_universum": 0.0}
 SOLVERS = ("auto", "smo", "dcd", "ipm")
 SIZES = [1000, 2000, 4000, 8000, 16000]
 REPEATS = 3  # interleaved repeats per size, the default of every solver benchmark
-
-
-class Repeats:
-    """Interleaved repeats that sample the load average before and after each one."""
-
-    def __init__(self, repeats: int) -> None:
-        self.repeats = repeats
-        self._load: LoadAverage | None = None
-
-    def __iter__(self) -> Iterator[int]:
-        self._load = LoadAverage()
-        for repeat in range(self.repeats):
-            yield repeat
-            self._load.sample()
-
-    @property
-    def load(self) -> str:
-        """The load average's range around the repeats, as a table cell."""
-        return str(self._load)
 
 
 def add_run_options(parser: argparse.ArgumentParser, sizes: list[int], results: str) -> None:
@@ -167,8 +147,8 @@ def rbf_cells(n: int, repeats: int) -> dict:
     fits = paired_fits(n)
     (X_lab, y_lab, _), (X, y, _) = fits["plain"], fits["usvm"]
     times = {"svc": [], "plain": [], "usvm": []}
-    interleaved = Repeats(repeats)
-    for _ in interleaved:
+    load = LoadAverage()
+    for _ in load.around(range(repeats)):
         times["svc"].append(fit_seconds(SVC(**RBF), X_lab, y_lab))
         plain = UniversumSVC(**RBF, **PLAIN)
         times["plain"].append(fit_seconds(plain, X_lab, y_lab))
@@ -178,7 +158,7 @@ def rbf_cells(n: int, repeats: int) -> dict:
     row.update(
         n=n,
         rows={"plain": row_dtype(plain, n).name, "usvm": row_dtype(usvm, n + n // 2).name},
-        load=interleaved.load,
+        load=str(load),
         counts={"plain": support_counts(plain), "usvm": support_counts(usvm)},
         floor={
             "plain": kernel_floor_seconds(plain, X_lab),

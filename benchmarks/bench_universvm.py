@@ -32,13 +32,12 @@ import numpy as np
 from bench_solver_scaling import (
     RBF,
     UNI,
-    Repeats,
     add_run_options,
     fit_seconds,
     paired_fits,
     warm_up,
 )
-from report import run_line, write_results
+from report import LoadAverage, run_line, write_results
 from sklearn.datasets import dump_svmlight_file
 
 from bci_universum import UNIVERSUM
@@ -105,15 +104,15 @@ def cells(n: int, repeats: int, binary: Path, folder: Path) -> dict:
     for fit, (Xf, yf, _) in problems.items():
         write_problem(folder / f"{fit}.txt", Xf, yf)
     runs = {(tool, fit): [] for tool in ("universvm", "ours") for fit in problems}
-    interleaved = Repeats(repeats)
-    for _ in interleaved:
+    load = LoadAverage()
+    for _ in load.around(range(repeats)):
         for fit in problems:
             runs["universvm", fit].append(
                 run_universvm(binary, folder / f"{fit}.txt", test, folder)
             )
         for fit, (Xf, yf, params) in problems.items():
             runs["ours", fit].append(fit_ours(Xf, yf, params))
-    row = {"n": n, "load": interleaved.load}
+    row = {"n": n, "load": str(load)}
     for (tool, fit), results in runs.items():
         row[tool, fit] = {key: statistics.median(r[key] for r in results) for key in results[0]}
     print(row, flush=True)
@@ -134,14 +133,14 @@ def main(argv=None):
     warm_up()
     with tempfile.TemporaryDirectory() as folder:
         rows = [cells(n, args.repeats, args.universvm, Path(folder)) for n in args.sizes]
-    write_markdown(parser, args, rows)
+    write_markdown(run_line(parser, args, note="both tools single-threaded"), args, rows)
 
 
-def write_markdown(parser, args, rows):
+def write_markdown(header, args, rows):
     lines = [
         "# UniverSVM against UniversumSVC: the cost of a universum",
         "",
-        run_line(parser, args, note="both tools single-threaded") + " UniverSVM built from "
+        header + " UniverSVM built from "
         "fabiansinz/UniverSVM with `-O3` and run as `universvm "
         f"{' '.join(UNIVERSVM_ARGS)} -T test train model`.",
         "",

@@ -31,12 +31,11 @@ import numpy as np
 from bench_solver_scaling import (
     GAMMA,
     RBF,
-    Repeats,
     add_run_options,
     paired_fits,
     warm_up,
 )
-from report import run_line, write_results
+from report import LoadAverage, run_line, write_results
 
 from bci_universum.classifiers import UniversumSVC
 from bci_universum.solvers.smo import smo_solve
@@ -80,8 +79,8 @@ def problems(n: int) -> dict:
 def cells(n: int, repeats: int) -> dict:
     fits = problems(n)
     times, updates, objective = {}, {}, {}
-    interleaved = Repeats(repeats)
-    for _ in interleaved:
+    load = LoadAverage()
+    for _ in load.around(range(repeats)):
         for fit, (solve, starts, reference) in fits.items():
             for start, alpha0 in starts.items():
                 begin = time.perf_counter()
@@ -90,7 +89,7 @@ def cells(n: int, repeats: int) -> dict:
                 updates[fit, start] = result.n_iter
                 objective[fit, start] = abs(result.objective - reference) / abs(reference)
     row = {key: statistics.median(t) for key, t in times.items()}
-    row.update(n=n, updates=updates, objective=objective, load=interleaved.load)
+    row.update(n=n, updates=updates, objective=objective, load=str(load))
     print(row, flush=True)
     return row
 
@@ -102,14 +101,15 @@ def main(argv=None):
     if min(args.sizes) < 4 or args.repeats < 1:
         parser.error("--sizes must be at least 4 and --repeats at least 1")
     warm_up()
-    write_markdown(parser, args, [cells(n, args.repeats) for n in args.sizes])
+    rows = [cells(n, args.repeats) for n in args.sizes]
+    write_markdown(run_line(parser, args), args, rows)
 
 
-def write_markdown(parser, args, rows):
+def write_markdown(header, args, rows):
     lines = [
         "# Warm starts and the cost of a universum",
         "",
-        run_line(parser, args),
+        header,
         "",
         "Problems of `bench_solver_scaling.py`: RBF, gamma = 1/64, C = 1, d = 64; U-SVM with n/2 "
         "universum trials from N(0, I), C_U = 0.5, epsilon = 0.05. `smo_solve` on each fit's "

@@ -13,16 +13,19 @@ import os
 import platform
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from functools import cache
 from importlib.metadata import packages_distributions
 from pathlib import Path
 from types import ModuleType
+from typing import TypeVar
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = RESULTS.parents[1]
 #: Environment variables that change the timings, shown before the command when set.
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 # as the run started: the parallel backends of a run set some of them for their workers
+T = TypeVar("T")
 _STARTING_ENVIRONMENT = {name: os.environ[name] for name in THREAD_VARIABLES if name in os.environ}
 
 
@@ -34,6 +37,12 @@ class LoadAverage:
 
     def sample(self) -> None:
         self.samples.append(os.getloadavg()[0])
+
+    def around(self, items: Iterable[T]) -> Iterator[T]:
+        """``items``, sampling the load after each one (interleaved repeats)."""
+        for item in items:
+            yield item
+            self.sample()
 
     def __str__(self) -> str:
         return f"{min(self.samples):.1f}–{max(self.samples):.1f}"
@@ -70,9 +79,14 @@ def command_line(parser: argparse.ArgumentParser, args: argparse.Namespace) -> s
     return " ".join(words)
 
 
+@cache
+def _distributions() -> dict[str, list[str]]:
+    return packages_distributions()  # reads every installed distribution's metadata
+
+
 def _distribution(module: ModuleType) -> str:
     """The name users install ``module`` by (``scikit-learn`` for ``sklearn``)."""
-    return packages_distributions().get(module.__name__, [module.__name__])[0]
+    return _distributions().get(module.__name__, [module.__name__])[0]
 
 
 def _commit() -> str:
@@ -114,11 +128,12 @@ def run_line(
     note
         What else the reader needs about the run (thread limits, streams), a clause.
     """
+    niceness = os.nice(0)
     parts = [
         f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} cores",
         ", ".join(f"{_distribution(module)} {module.__version__}" for module in libraries),
         f"1-minute load average {load}" if load is not None else "",
-        f"niceness {os.nice(0)}" if os.nice(0) else "",
+        f"niceness {niceness}" if niceness else "",
         note,
     ]
     details = "; ".join(part for part in parts if part)

@@ -56,6 +56,14 @@ def test_load_average_is_the_range_of_its_samples(monkeypatch):
     assert str(load) == "0.5–3.0"
 
 
+def test_load_average_around_samples_after_each_item(monkeypatch):
+    loads = iter([1.0, 2.0, 0.5, 9.0])
+    monkeypatch.setattr(report.os, "getloadavg", lambda: (next(loads), 0.0, 0.0))
+    load = report.LoadAverage()
+    assert list(load.around("ab")) == ["a", "b"]
+    assert load.samples == [1.0, 2.0, 0.5]
+
+
 def test_run_line_names_commit_machine_libraries_load_and_note(parser, monkeypatch):
     monkeypatch.setattr(report.os, "getloadavg", lambda: (0.75, 0.0, 0.0))
     monkeypatch.setattr(report.os, "nice", lambda increment: 0)
