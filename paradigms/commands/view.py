@@ -1,9 +1,12 @@
-"""``bci-universum view``: a scope of an LSL stream, or a headless signal-quality check."""
+"""``bci-universum view``: a scope of an LSL stream or a recording, or a headless
+signal-quality check."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import nullcontext
+from pathlib import Path
 
 from ..output import output_path
 from ._lsl_mode import add_lsl_mode
@@ -12,16 +15,23 @@ from ._lsl_mode import add_lsl_mode
 def add_parser(subparsers) -> None:
     parser = subparsers.add_parser(
         "view",
-        help="look at an LSL stream: traces, spectrum, channel quality (or --check headless)",
+        help="look at an LSL stream or a recording: traces, spectrum, channel quality (or "
+        "--check headless)",
         description=(
             "Show the traces of an LSL stream (the first EEG stream found when none is named) "
             "with a band-pass and notch toggle (keys f, n), per-channel scales (+, -, a), the "
-            "spectrum of the last 2 s and each channel's quality verdict. With --check, assess "
-            "the stream's quality for --seconds without a window, name the bad channels and "
-            "exit 1 when there are any."
+            "spectrum of the last 2 s and each channel's quality verdict. Given a recording "
+            "file instead, replay it in a loop at real time as an LSL stream and show that. "
+            "With --check, assess the quality of --seconds of data without a window, name the "
+            "bad channels and exit 1 when there are any."
         ),
     )
-    parser.add_argument("stream", nargs="?", help="name of the LSL stream (default: pick one)")
+    parser.add_argument(
+        "stream",
+        nargs="?",
+        help="name of the LSL stream, or a recording file (FIF, EDF/BDF, GDF, BrainVision, "
+        "EEGLAB, XDF) to replay into the scope (default: pick a stream)",
+    )
     parser.add_argument("--source-id", help="source_id of the stream (with or without a name)")
     parser.add_argument(
         "--check", action="store_true", help="headless quality check instead of the scope"
@@ -73,6 +83,18 @@ def _positive(args: argparse.Namespace) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}.")
 
 
+def _replay(args):
+    """A looping real-time :class:`~acquisition.player.Player` of the recording ``args.stream``
+    names, when it names an existing file; else ``None``."""
+    if args.stream is None or not Path(args.stream).expanduser().is_file():
+        return None
+    if args.source_id is not None:
+        raise ValueError("--source-id names a stream; it cannot go with a recording file.")
+    from acquisition.player import Player
+
+    return Player(Path(args.stream).expanduser(), loop=True, verbose="warning")
+
+
 def run(args) -> int:
     from acquisition import StreamReceiver, configure_lsl
     from bci_universum.quality import QualityThresholds
@@ -81,16 +103,22 @@ def run(args) -> int:
     _positive(args)
     thresholds = QualityThresholds(line_freq=args.line_freq)
     configure_lsl(args.lsl_mode)
-    name = args.stream
-    if args.source_id is None:
-        name = pick_stream(name, min(args.timeout, 2.0)).name
+    player = _replay(args)
+    name, source_id = (player.name, player.source_id) if player else (args.stream, args.source_id)
+    if source_id is None:
+        try:
+            name = pick_stream(name, min(args.timeout, 2.0)).name
+        except TimeoutError as err:
+            if name is not None and Path(name).suffix:
+                raise TimeoutError(f"{err}; and there is no file {name!r}.") from None
+            raise
     receiver = StreamReceiver(
         name,
-        source_id=args.source_id,
+        source_id=source_id,
         timeout=args.timeout,
         bufsize=max(30.0, 2 * args.seconds, args.window),
     )
-    with receiver:
+    with player or nullcontext(), receiver:
         if args.check:
             print(f"Checking {receiver.description} for {args.seconds:g} s ...", flush=True)
             report = stream_quality(receiver, args.seconds, thresholds)

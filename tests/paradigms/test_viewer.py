@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from uuid import uuid4
 
 import matplotlib.image
+import mne
 import numpy as np
 import pylsl
 import pytest
@@ -199,6 +200,45 @@ def test_view_check_command_names_the_bad_channel(stream, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert f"E{FLAT}: flat" in out and "1 bad channel(s)" in out
+
+
+@pytest.fixture
+def recording(tmp_path):
+    """A FIF file (volts) of 8 s of the test signals."""
+    info = mne.create_info([f"E{k}" for k in range(N_CH)], SFREQ, "eeg")
+    raw = mne.io.RawArray(_signals(2000).T.astype(float) * 1e-6, info, verbose=False)
+    raw.save(tmp_path / "rec_raw.fif", verbose=False)
+    return tmp_path / "rec_raw.fif"
+
+
+def test_view_check_command_replays_a_recording(recording, capsys):
+    code = main(["view", str(recording), "--check", "--seconds", "1", "--lsl-mode", "loopback"])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "'replay-rec_raw'" in out  # the recording's own stream, not another one
+    assert f"E{FLAT}: flat" in out and "1 bad channel(s)" in out
+
+
+def test_view_shows_a_recording(recording, tmp_path, capsys):
+    shot = tmp_path / "scope.png"
+    argv = ["view", str(recording), "--duration", "3", "--screenshot", str(shot)]
+    assert main([*argv, "--lsl-mode", "loopback"]) == 0
+    assert "Viewing LSL stream name='replay-rec_raw'" in capsys.readouterr().out
+    # the flat channel's label turns the warning red only from data the scope received
+    image = matplotlib.image.imread(shot)[..., :3]
+    warning = np.all(np.abs(image - np.array([0xFF, 0x50, 0x50]) / 255) < 0.02, axis=-1)
+    assert warning.sum() >= 5
+
+
+def test_view_refuses_a_recording_with_a_source_id(recording, capsys):
+    assert main(["view", str(recording), "--source-id", "x", "--lsl-mode", "loopback"]) == 1
+    assert "--source-id names a stream" in capsys.readouterr().err
+
+
+def test_view_names_a_missing_file(tmp_path, capsys):
+    missing = tmp_path / "absent_raw.fif"
+    assert main(["view", str(missing), "--timeout", "1", "--lsl-mode", "loopback"]) == 1
+    assert f"and there is no file '{missing}'." in capsys.readouterr().err
 
 
 def test_pick_stream_lists_what_it_sees(stream):
