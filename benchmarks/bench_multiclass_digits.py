@@ -12,7 +12,11 @@ C ∈ {0.01, 0.1, 1, 10} × Δ ∈ {0, 0.05, 0.1}.
 Fit time: median over the splits of one fit (numba warmed up first). The solver comparison
 uses a larger problem, all digits 0–7 as labelled trials (≈1440) and digits 8–9 as universum
 (≈350 trials, ×8 copies), tol = 1e-3 for both solvers (LIBLINEAR's Crammer–Singer uses the same
-per-sample violation test), max_iter = 100 000 passes, median of 5 runs.
+per-sample violation test), max_iter = 100 000 passes, median of 5 runs; the MU-SVM with
+universum both with the passes alone (``solver="cd"``) and with the default ``solver="auto"``
+(here the interior point warm start). A sweep over the number of features on synthetic data
+(Gaussian classes, N(0, I) universum trials) compares the two solvers where the passes crawl
+and where they do not.
 
 Run from the repository root::
 
@@ -154,7 +158,10 @@ def timing_study(X_all, y_all, repeats: int = 5):
         "MU-SVM, no universum (same problem)": lambda: MulticlassUniversumSVC(
             C=1.0, tol=TOL, max_iter=MAX_ITER, random_state=0
         ).fit(X_lab, y_lab),
-        "MU-SVM, universum 8–9 (Δ = 0.1, C* auto)": lambda: MulticlassUniversumSVC(
+        "MU-SVM, universum 8–9 (Δ = 0.1, C* auto), solver='cd'": lambda: MulticlassUniversumSVC(
+            C=1.0, delta=0.1, tol=TOL, max_iter=MAX_ITER, random_state=0, solver="cd"
+        ).fit(X_mu, y_mu),
+        "MU-SVM, universum 8–9, solver='auto'": lambda: MulticlassUniversumSVC(
             C=1.0, delta=0.1, tol=TOL, max_iter=MAX_ITER, random_state=0
         ).fit(X_mu, y_mu),
     }
@@ -169,7 +176,35 @@ def timing_study(X_all, y_all, repeats: int = 5):
     return times, len(y_lab), len(X_u)
 
 
-def write_markdown(header: str, path: Path, rows, times, n_lab, n_u, n_splits):
+SWEEP = ((200, 100, 4), (60, 30, 3))  # labelled trials, universum trials, classes
+SWEEP_FEATURES = (4, 8, 16, 32, 64, 128)
+
+
+def solver_sweep(repeats: int = 3):
+    """Median fit times (s) and passes of the MU-SVM with each solver on synthetic problems."""
+    rows = []
+    for n_lab, m, n_classes in SWEEP:
+        for d in SWEEP_FEATURES:
+            rng = np.random.default_rng(d)
+            y = rng.integers(0, n_classes, n_lab)
+            X = rng.normal(size=(n_lab, d)) + 2.0 * np.eye(d)[y % d]
+            X = np.vstack([X, rng.normal(size=(m, d))])
+            y = np.concatenate([y, np.full(m, UNIVERSUM)])
+            cells = []
+            for solver in ("cd", "ipm"):
+                samples = []
+                for _ in range(repeats):
+                    model = MulticlassUniversumSVC(delta=0.1, max_iter=MAX_ITER, solver=solver)
+                    start = time.perf_counter()
+                    model.fit(X, y)
+                    samples.append(time.perf_counter() - start)
+                cells.append((float(np.median(samples)), model.n_iter_, model.objective_))
+            auto = MulticlassUniversumSVC(delta=0.1).fit(X, y).solver_
+            rows.append((n_lab, m, n_classes, d, cells, auto))
+    return rows
+
+
+def write_markdown(header: str, path: Path, rows, times, n_lab, n_u, n_splits, sweep):
     ref = rows[1][1]
     lines = [
         "# Multiclass universum learning on load_digits",
@@ -210,6 +245,24 @@ def write_markdown(header: str, path: Path, rows, times, n_lab, n_u, n_splits):
     for name, (sec, model) in times.items():
         n_iter = int(np.max(model.n_iter_))
         lines.append(f"| {name} | {1000 * sec:.1f} | {sec / base:.2f} | {n_iter} |")
+    lines += [
+        "",
+        "## MU-SVM solvers by shape (synthetic, linear kernel, Δ = 0.1, C* auto)",
+        "",
+        "Median of 3 fits at the default tol; passes from zero (`cd`) and after the interior "
+        "point (`ipm`); the relative difference of the two objectives; what `solver='auto'` "
+        "picks.",
+        "",
+        "| labelled | universum | classes | features | cd ms (passes) | ipm ms (passes) | "
+        "cd / ipm time | objective rel. diff. | auto |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for n_lab, m, n_classes, d, ((t_cd, it_cd, o_cd), (t_ip, it_ip, o_ip)), auto in sweep:
+        lines.append(
+            f"| {n_lab} | {m} | {n_classes} | {d} | {1000 * t_cd:.1f} ({it_cd}) | "
+            f"{1000 * t_ip:.1f} ({it_ip}) | {t_cd / t_ip:.2f} | "
+            f"{abs(o_cd - o_ip) / abs(o_ip):.1e} | {auto} |"
+        )
     write_results(path, lines)
 
 
@@ -228,9 +281,10 @@ def main(argv=None):
     ECOCUniversumClassifier(UniversumSVC(kernel="linear")).fit(X, y)
     rows = accuracy_study(X_all, y_all, args.splits)
     times, n_lab, n_u = timing_study(X_all, y_all)
+    sweep = solver_sweep()
     load.sample()
     header = run_line(parser, args, libraries=[sklearn], load=load)
-    write_markdown(header, args.output, rows, times, n_lab, n_u, args.splits)
+    write_markdown(header, args.output, rows, times, n_lab, n_u, args.splits, sweep)
 
 
 if __name__ == "__main__":

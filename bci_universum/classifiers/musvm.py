@@ -29,6 +29,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers.crammer_singer import cs_solve
+from ..solvers.interior_point import cs_uses_interior_point
 from ..solvers.kernels import kernel_matrix, resolve_gamma
 from ._base import KERNEL_CONSTRAINTS, UniversumClassifierMixin, trial_kernel
 
@@ -66,6 +67,14 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
     max_iter : int, default=10000
         Cap on solver passes over all (augmented) trials (a pass over the shrunk active set is
         cheap; large C and many universum copies need thousands).
+    solver : {"auto", "cd", "ipm"}, default="auto"
+        ``"cd"``: sequential dual passes from zero. ``"ipm"`` (linear kernel): the passes
+        start from an interior point solution
+        (:func:`~bci_universum.solvers.interior_point.cs_warm_start`), whose few dozen Newton
+        steps do not slow down where the universum copies make the passes crawl (thousands to
+        tens of thousands of them). ``"auto"``: ``"ipm"`` for the linear kernel with universum
+        trials when :func:`~bci_universum.solvers.interior_point.cs_uses_interior_point`
+        accepts the shape, else ``"cd"``.
     universum_label : int, str or None, default=None
         Label of universum trials in ``y`` (``None``: ``-2`` or ``"universum"``).
     random_state : int, RandomState or None, default=None
@@ -99,6 +108,8 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         Minimisation form of the dual (19) at the solution (``−W(α)``).
     n_iter_ : int
         Solver passes.
+    solver_ : {"cd", "ipm"}
+        The solver that ran.
     gamma_ : float
         Numeric kernel width used.
     n_features_in_ : int
@@ -120,6 +131,7 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         "delta": [NON_NEGATIVE],
         "tol": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "solver": [StrOptions({"auto", "cd", "ipm"})],
         "random_state": ["random_state"],
     }
 
@@ -134,6 +146,7 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         coef0=0.0,
         tol=1e-3,
         max_iter=10_000,
+        solver="auto",
         universum_label=None,
         random_state=None,
     ):
@@ -146,6 +159,7 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         self.coef0 = coef0
         self.tol = tol
         self.max_iter = max_iter
+        self.solver = solver
         self.universum_label = universum_label
         self.random_state = random_state
 
@@ -164,6 +178,8 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         -------
         self : MulticlassUniversumSVC
         """
+        if self.solver == "ipm" and self.kernel != "linear":
+            raise ValueError(f"solver='ipm' needs kernel='linear', got kernel={self.kernel!r}.")
         X, y = validate_data(self, X, y, dtype=np.float64, order="C")
         precomputed = self.kernel == "precomputed"
         if precomputed and X.shape[0] != X.shape[1]:
@@ -203,6 +219,13 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         )
         upper = np.concatenate([np.full(n, float(self.C)), np.full(m * L, c_u)])
         seed = check_random_state(self.random_state).randint(2**31 - 1)
+        solver = self.solver
+        if solver == "auto":
+            shape = (y_aug.size, points.shape[0], L, points.shape[1])
+            linear = self.kernel == "linear"
+            # without a universum the passes converge fast (a few hundred on digits 0-7)
+            use_ipm = linear and m > 0 and cs_uses_interior_point(*shape)
+            solver = "ipm" if use_ipm else "cd"
         result = cs_solve(
             y_aug,
             e,
@@ -216,7 +239,9 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
             tol=self.tol,
             max_iter=self.max_iter,
             seed=seed,
+            solver=solver,
         )
+        self.solver_ = solver
         self.alpha_ = result.alpha
         self.augmented_trials_ = points_pos[index]
         self.augmented_classes_ = y_aug

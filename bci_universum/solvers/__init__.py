@@ -2,7 +2,8 @@
 
 * :func:`smo_solve` — SMO (WSS 2, shrinking, kernel-row cache) for box-constrained kernel duals.
 * :func:`dcd_solve` — dual coordinate descent on ``w`` for the same duals with a linear kernel.
-* :func:`ipm_solve` — interior point for the linear-kernel duals, finished by SMO.
+* :func:`ipm_solve` — interior point for the linear-kernel duals, finished by SMO; the same
+  method warm-starts the Crammer–Singer passes of :mod:`.crammer_singer`.
 * :func:`linear_solver` — which of the three suits a linear-kernel dual of a given shape.
 """
 

@@ -38,6 +38,7 @@ from numba import njit
 from sklearn.exceptions import ConvergenceWarning
 
 from ._shuffle import LCG_M, shuffle
+from .interior_point import cs_warm_start
 from .kernels import check_kernel, kernel_matrix
 
 
@@ -319,6 +320,7 @@ def cs_solve(
     max_iter: int = 1000,
     seed: int = 0,
     alpha0: np.ndarray | None = None,
+    solver: str = "cd",
 ) -> CSResult:
     """Solve the Crammer–Singer-type dual with per-sample margins ``e`` and costs ``upper``.
 
@@ -349,12 +351,20 @@ def cs_solve(
         Seed of the visiting order.
     alpha0 : ndarray of shape (n_samples, n_classes) or None
         Feasible warm start (zeros by default).
+    solver : {"cd", "ipm"}
+        ``"ipm"`` (linear kernel, no ``alpha0``): start the passes from the interior point's
+        solution (:func:`~bci_universum.solvers.interior_point.cs_warm_start`), for
+        rank-deficient problems on which the passes alone crawl.
 
     Returns
     -------
     result : CSResult
     """
     check_kernel(kernel)
+    if solver not in ("cd", "ipm"):
+        raise ValueError(f"solver must be 'cd' or 'ipm', got {solver!r}.")
+    if solver == "ipm" and (kernel != "linear" or alpha0 is not None):
+        raise ValueError("solver='ipm' needs kernel='linear' and sets the warm start itself.")
     if not tol > 0:
         raise ValueError(f"tol must be positive, got {tol}.")
     if int(max_iter) < 1:
@@ -394,7 +404,9 @@ def cs_solve(
     index = np.ascontiguousarray(index, dtype=np.int64)
     if index.shape != (n,) or (n and (index.min() < 0 or index.max() >= n_points)):
         raise ValueError(f"index must have shape ({n},) with values in [0, {n_points}).")
-    if alpha0 is None:
+    if solver == "ipm":
+        alpha = cs_warm_start(y, e, upper, points, index)
+    elif alpha0 is None:
         alpha = np.zeros((n, L))
     else:
         alpha = np.array(alpha0, dtype=np.float64, order="C")

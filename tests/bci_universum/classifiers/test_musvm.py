@@ -2,6 +2,7 @@
 
 import itertools
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -242,6 +243,8 @@ def test_pipeline_grid_search_clone_pickle():
         ({"tol": 0}, "'tol' parameter"),
         ({"max_iter": 0}, "'max_iter' parameter"),
         ({"kernel": "cosine"}, "'kernel' parameter"),
+        ({"solver": "smo"}, "'solver' parameter .* among"),
+        ({"solver": "ipm", "kernel": "rbf"}, "solver='ipm' needs kernel='linear', got"),
     ],
 )
 def test_bad_parameters(params, match):
@@ -341,5 +344,48 @@ def test_one_support_vector_against_the_closed_form():
 def test_a_single_pass_is_allowed():
     X, y, _ = _data(24)
     with pytest.warns(ConvergenceWarning, match="max_iter=1 passes"):
-        clf = MulticlassUniversumSVC(max_iter=1).fit(X, y)
+        clf = MulticlassUniversumSVC(max_iter=1, solver="cd").fit(X, y)
     assert clf.n_iter_ == 1
+
+
+def _guide_data():
+    """The user guide's MU-SVM data: 5 classes in 6 features, 20 N(0, I) universum trials."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 5, 80)
+    centres = rng.normal(size=(5, 6)) * 3
+    X = np.vstack([centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))])
+    return X, np.concatenate([labels, np.full(20, UNIVERSUM)])
+
+
+def test_solver_auto_takes_the_interior_point_where_the_passes_crawl():
+    """More trials than features: from zero the passes exceed the default cap; ``"auto"``
+    starts them from the interior point and converges at the defaults, to the same model."""
+    X, y = _guide_data()
+    with pytest.warns(ConvergenceWarning):
+        MulticlassUniversumSVC(delta=0.1, solver="cd").fit(X, y)
+    cd = MulticlassUniversumSVC(delta=0.1, solver="cd", **TIGHT).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        auto = MulticlassUniversumSVC(delta=0.1).fit(X, y)
+    assert auto.solver_ == "ipm" and cd.solver_ == "cd"
+    assert auto.n_iter_ <= 2 and cd.n_iter_ > 10_000
+    assert abs(auto.objective_ - cd.objective_) <= 1e-6 * abs(cd.objective_)
+    np.testing.assert_allclose(auto.coef_, cd.coef_, atol=1e-3)
+    # the universum trials' scores are within Δ of each other by design: compare the labelled
+    assert np.array_equal(auto.predict(X[:80]), cd.predict(X[:80]))
+
+
+@pytest.mark.parametrize(
+    ("kernel", "d", "params", "expected"),
+    [
+        ("linear", 6, {}, "ipm"),
+        ("rbf", 6, {}, "cd"),
+        ("linear", 200, {}, "cd"),  # fewer samples than features
+        ("linear", 6, {"C_universum": 0.0}, "cd"),  # no universum: the passes are fast
+    ],
+)
+def test_solver_auto_by_kernel_shape_and_universum(kernel, d, params, expected):
+    X, y, _ = _data(13, d=d)
+    assert MulticlassUniversumSVC(kernel=kernel, **params).fit(X, y).solver_ == expected
+    lab = y != UNIVERSUM
+    assert MulticlassUniversumSVC(kernel=kernel).fit(X[lab], y[lab]).solver_ == "cd"

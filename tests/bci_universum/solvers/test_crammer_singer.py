@@ -386,6 +386,9 @@ def test_same_results_without_jit():
         ({"index": np.array([0])}, "index"),
         ({"index": np.array([-1, 0])}, "index"),
         ({"index": np.array([0, 2])}, "index"),
+        ({"solver": "smo"}, "solver must be 'cd' or 'ipm'"),
+        ({"solver": "ipm", "kernel": "rbf"}, "solver='ipm' needs kernel='linear'"),
+        ({"solver": "ipm", "alpha0": np.zeros((2, 2))}, "sets the warm start itself"),
     ],
 )
 def test_bad_input(kwargs, match):

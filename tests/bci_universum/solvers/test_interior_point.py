@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
@@ -14,8 +15,10 @@ from bci_universum.classifiers import UniversumSVC
 from bci_universum.datasets import load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
 from bci_universum.solvers import interior_point, ipm_solve, linear_solver, smo_solve
+from bci_universum.solvers.crammer_singer import cs_solve
 
 from ._reference import cvxopt_objective, usvm_dual
+from .test_crammer_singer import _cvxopt_dual, _problem
 
 
 def _few_labelled(seed=20, d=20, scale=10.0):
@@ -146,7 +149,7 @@ def test_interior_point_stops_at_a_kkt_point(name, equality, monkeypatch):
     steps = _count_newton_steps(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        a, z, w = interior_point._interior_point(U, y, p, upper, equality)
+        a, z, w = interior_point._box_interior_point(U, y, p, upper, equality)
     # Mehrotra's method needs a few dozen steps on any problem; these need fewer
     assert 0 < len(steps) <= 25
     fin = np.isfinite(upper)
@@ -175,10 +178,10 @@ def _check_stops_at_the_first_point(U, y, p, upper, equality, rel_tols, monkeypa
     steps = _count_newton_steps(monkeypatch)
     for rel_tol in rel_tols:
         steps.clear()
-        point = interior_point._interior_point(U, y, p, upper, equality, rel_tol=rel_tol)
+        point = interior_point._box_interior_point(U, y, p, upper, equality, rel_tol=rel_tol)
         assert _stopping_rule(U, y, p, upper, equality, *point, rel_tol=rel_tol)
         if steps:
-            before = interior_point._interior_point(
+            before = interior_point._box_interior_point(
                 U, y, p, upper, equality, max_iter=len(steps) - 1, rel_tol=rel_tol
             )
             assert not _stopping_rule(U, y, p, upper, equality, *before, rel_tol=rel_tol)
@@ -189,7 +192,7 @@ def test_primal_residual_decides_at_the_start(monkeypatch):
     its dual residual and its gap: over rel_tols from half to 1.2 times it, ``yᵀα = 0`` decides
     whether the start is returned or which step is the first to meet the rule."""
     U, y, p, upper = _ipm_problem("unbalanced")
-    start = interior_point._interior_point(U, y, p, upper, True, max_iter=0)
+    start = interior_point._box_interior_point(U, y, p, upper, True, max_iter=0)
     primal = abs(y @ start[0]) / (1.0 + start[0].max())
     rel_tols = np.geomspace(0.5 * primal, 1.2 * primal, 16)
     for rel_tol in rel_tols:  # the case this test is about: only yᵀα = 0 fails at the start
@@ -229,7 +232,7 @@ def test_steps_shrink_the_linear_residuals_by_a_common_factor(name, equality):
     Q = U @ U.T
     residuals = []
     for n_steps in range(26):
-        point = interior_point._interior_point(U, y, p, upper, equality, max_iter=n_steps)
+        point = interior_point._box_interior_point(U, y, p, upper, equality, max_iter=n_steps)
         a, z, w = point
         residuals.append(np.array([y @ a]) if equality else Q @ a + p - z + w)
         if _stopping_rule(U, y, p, upper, equality, *point):
@@ -253,7 +256,7 @@ def test_newton_systems_by_shape(n_features, woodbury, monkeypatch):
     features, else a dense factorisation of ``Q + D``."""
     points, y, p, upper, index, _ = usvm_dual(0, d=n_features)
     steps = _count_newton_steps(monkeypatch)
-    interior_point._interior_point(y[:, None] * points[index], y, p, upper, True)
+    interior_point._box_interior_point(y[:, None] * points[index], y, p, upper, True)
     assert steps and set(steps) == {woodbury}
 
 
@@ -475,3 +478,139 @@ def test_full_rank_few_labelled_problem_stays_on_smo(data_dir):
     upper = np.r_[np.ones(10), np.full(180, 0.5)]
     ref = cvxopt_objective((X @ X.T)[np.ix_(index, index)], y_var, p, upper, True)
     assert abs(auto.objective_ - ref) <= 1e-8 * abs(ref)
+
+
+def _cs_objective(alpha, e, points, index):
+    coef = np.zeros((points.shape[0], e.shape[1]))
+    np.add.at(coef, index, alpha)
+    w = coef.T @ points
+    return 0.5 * np.sum(w * w) + np.sum(alpha * e)
+
+
+def _cs_feasible(alpha, y, upper):
+    own = alpha[np.arange(len(y)), y]
+    others = alpha.copy()
+    others[np.arange(len(y)), y] = 0.0
+    scale = 1e-12 * max(1.0, np.abs(alpha).max())
+    return (
+        np.all(own >= -scale)
+        and np.all(own <= upper + scale)
+        and np.all(others <= scale)
+        and np.all(np.abs(alpha.sum(axis=1)) <= scale)
+    )
+
+
+@pytest.mark.parametrize(("seed", "d", "L"), [(0, 6, 3), (1, 4, 4), (2, 40, 3)])
+def test_cs_interior_point_matches_cvxopt(seed, d, L):
+    """The warm start alone is feasible and near the optimum (the snap to the bounds moves
+    it by the interior point's last complementarity); the passes from it stop at once at the
+    default tolerance and end at cvxopt's optimum at a tight one (low rank, d > points)."""
+    y, e, upper, points, index = _problem(seed, d=d, L=L)
+    _, ref = _cvxopt_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
+    start = interior_point.cs_warm_start(y, e, upper, points, index)
+    assert _cs_feasible(start, y, upper)
+    assert abs(_cs_objective(start, e, points, index) - ref) <= 1e-6 * abs(ref)
+    res = cs_solve(y, e, upper, points, index=index, solver="ipm")
+    assert res.converged and res.n_iter <= 2
+    res = cs_solve(y, e, upper, points, index=index, solver="ipm", tol=1e-9)
+    assert _cs_feasible(res.alpha, y, upper)
+    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+
+
+def _fingers():
+    """The user guide's MU-SVM data (5 classes in 6 features, 20 N(0, I) universum trials) as
+    the dual cs_solve gets from MulticlassUniversumSVC(C=1, delta=0.1)."""
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 5, 80)
+    centres = rng.normal(size=(5, 6)) * 3
+    X = np.vstack([centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))])
+    L, copies = 5, np.tile(np.arange(5), 20)
+    y = np.concatenate([labels, copies])
+    e = np.concatenate([1 - np.eye(L)[labels], -0.1 * (1 - np.eye(L)[copies])])
+    upper = np.concatenate([np.ones(80), np.full(100, 80 / 100)])
+    index = np.concatenate([np.arange(80), 80 + np.repeat(np.arange(20), L)])
+    return y, e, upper, X, index
+
+
+def test_cs_interior_point_where_the_passes_crawl():
+    """More samples than features: the passes need > 10 000 (the default cap) from zero, one
+    or two from the interior point, to the same optimum."""
+    y, e, upper, X, index = _fingers()
+    with pytest.warns(ConvergenceWarning):
+        capped = cs_solve(y, e, upper, X, index=index, max_iter=10_000)
+    assert capped.n_iter == 10_000
+    cd = cs_solve(y, e, upper, X, index=index, max_iter=10**6, tol=1e-6)
+    assert cd.n_iter > 10_000
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = cs_solve(y, e, upper, X, index=index, solver="ipm", tol=1e-6)
+    assert res.n_iter <= 2
+    assert abs(res.objective - cd.objective) <= 1e-8 * abs(cd.objective)
+
+
+def test_cs_interior_point_skips_samples_without_cost():
+    y, e, upper, points, index = _problem(3)
+    upper[[0, 5, -1]] = 0.0
+    start = interior_point.cs_warm_start(y, e, upper, points, index)
+    assert np.all(start[[0, 5, -1]] == 0.0)
+    _, ref = _cvxopt_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
+    assert abs(_cs_objective(start, e, points, index) - ref) <= 1e-6 * abs(ref)
+    assert not interior_point.cs_warm_start(y, e, 0.0 * upper, points, index).any()
+
+
+def test_cs_snap_restores_rows_or_starts_them_at_zero():
+    upper = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.5, 0.0, 0.0]])
+    alpha = np.array([[0.9, -0.5, -0.4 + 3e-9], [-1e-9, 1.999, -2.0], [0.5, -0.2, -0.2]])
+    v = upper - alpha
+    z = np.array([[0.01, 0.01, 0.01], [1.0, 0.01, 0.01], [1.0, 1.0, 1.0]])
+    snapped = interior_point._snap_rows(alpha, v, z, upper)
+    # row 0: nothing active, the sum's 3e-9 taken off each entry equally
+    np.testing.assert_allclose(snapped[0], alpha[0] - 1e-9, rtol=0, atol=1e-15)
+    # row 1: entries 0 and 1 marked active (z > v) go to their bounds 0 and 2, entry 2
+    # absorbs the sum
+    np.testing.assert_array_equal(snapped[1], [0.0, 2.0, -2.0])
+    # row 2: every entry at its bound sums to 0.5: no free entry can restore it
+    assert np.all(snapped[2] == 0.0)
+    # an entry pushed above its bound by the shift: the row starts at zero
+    over = interior_point._snap_rows(
+        np.array([[0.2, -0.5, -0.1]]), np.ones((1, 3)), np.zeros((1, 3)), upper[:1]
+    )
+    assert np.all(over == 0.0)
+
+
+def test_cs_interior_point_runs_on_one_blas_thread(monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    seen = []
+    run = interior_point._interior_point
+
+    def recording(*args, **kwargs):
+        seen.extend(p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas")
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(interior_point, "_interior_point", recording)
+    y, e, upper, points, index = _problem(0)
+    with threadpool_limits(2, user_api="blas"):
+        interior_point.cs_warm_start(y, e, upper, points, index)
+    assert seen and set(seen) == {1}
+
+
+@pytest.mark.parametrize(
+    ("shape", "expected"),
+    [
+        ((180, 100, 5, 6), True),  # the guide's data
+        ((4275, 1797, 8, 64), True),  # digits 0-7 + 8-9 universum: 3.1e8 operations
+        ((100, 100, 3, 2080), False),  # tangent space of 64 channels: fewer samples
+        ((100, 100, 3, 100), False),  # as many features as samples
+        ((100, 99, 3, 99), True),
+        ((20000, 20000, 8, 64), False),  # 1.2e10 operations a step
+        ((4275, 1797, 10, 64), True),  # 4.9e8
+        ((4275, 1797, 11, 64), False),  # 6.0e8
+    ],
+)
+def test_cs_solver_choice_by_shape(shape, expected):
+    assert interior_point.cs_uses_interior_point(*shape) is expected
+
+
+def test_cs_newton_step_cost():
+    assert interior_point.cs_interior_point_cost(10, 3, 4) == 10 * 6 * 16 + 12**3 / 3
