@@ -293,16 +293,15 @@ def cs_uses_interior_point(n_samples: int, n_points: int, n_classes: int, n_feat
 
 def _snap_rows(alpha, v, z, upper):
     """Put entries on the upper bound their multiplier marks as active; restore each row's zero
-    sum on its free entries; a row that cannot be restored starts at zero."""
+    sum on its free entries; a row that cannot be restored starts at zero (with no free entry
+    a row sums to its cost ``C_i > 0``)."""
     at_upper = z > v
     alpha = np.where(at_upper, upper, np.minimum(alpha, upper))
     free = (~at_upper).sum(axis=1)
     alpha -= np.where(
         at_upper, 0.0, alpha.sum(axis=1, keepdims=True) / np.maximum(free, 1)[:, None]
     )
-    scale = 1e-12 * max(1.0, float(np.abs(alpha).max(initial=0.0)))
-    bad = np.any(alpha > upper, axis=1) | (np.abs(alpha.sum(axis=1)) > scale)
-    alpha[bad] = 0.0
+    alpha[(free == 0) | np.any(alpha > upper, axis=1)] = 0.0
     return alpha
 
 

@@ -389,3 +389,17 @@ def test_solver_auto_by_kernel_shape_and_universum(kernel, d, params, expected):
     assert MulticlassUniversumSVC(kernel=kernel, **params).fit(X, y).solver_ == expected
     lab = y != UNIVERSUM
     assert MulticlassUniversumSVC(kernel=kernel).fit(X[lab], y[lab]).solver_ == "cd"
+    one = [*np.flatnonzero(lab), np.flatnonzero(~lab)[0]]
+    solver = MulticlassUniversumSVC(kernel=kernel, **params).fit(X[one], y[one]).solver_
+    assert solver == expected  # a single universum trial counts
+
+
+def test_solver_auto_asks_with_the_augmented_shape(monkeypatch):
+    """The shape rule gets (augmented samples, points, classes, features)."""
+    import bci_universum.classifiers.musvm as musvm
+
+    asked = []
+    monkeypatch.setattr(musvm, "cs_uses_interior_point", lambda *shape: asked.append(shape))
+    X, y, _ = _data(14, L=3, n_per=10, d=7, m=12)
+    assert MulticlassUniversumSVC().fit(X, y).solver_ == "cd"  # the rule said None
+    assert asked == [(30 + 12 * 3, 30 + 12, 3, 7)]

@@ -548,16 +548,28 @@ def test_cs_interior_point_where_the_passes_crawl():
     assert abs(res.objective - cd.objective) <= 1e-8 * abs(cd.objective)
 
 
-def test_cs_interior_point_skips_samples_without_cost():
+def test_cs_interior_point_skips_samples_without_cost(monkeypatch):
+    """Samples with C_i = 0 stay out of the interior point (their slack would be pinned at 0,
+    which no interior iterate reaches) and start at zero."""
+    sizes = []
+    run = interior_point._interior_point
+
+    def recording(hess, cons, newton, p, upper, **kwargs):
+        sizes.append(p.size)
+        return run(hess, cons, newton, p, upper, **kwargs)
+
+    monkeypatch.setattr(interior_point, "_interior_point", recording)
     y, e, upper, points, index = _problem(3)
     upper[[0, 5, -1]] = 0.0
     start = interior_point.cs_warm_start(y, e, upper, points, index)
+    assert sizes == [(y.size - 3) * e.shape[1]]
     assert np.all(start[[0, 5, -1]] == 0.0)
     _, ref = _cvxopt_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
     assert abs(_cs_objective(start, e, points, index) - ref) <= 1e-6 * abs(ref)
     assert not interior_point.cs_warm_start(y, e, 0.0 * upper, points, index).any()
 
 
+@pytest.mark.filterwarnings("error")  # a row without free entries divides nothing by zero
 def test_cs_snap_restores_rows_or_starts_them_at_zero():
     upper = np.array([[1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.5, 0.0, 0.0]])
     alpha = np.array([[0.9, -0.5, -0.4 + 3e-9], [-1e-9, 1.999, -2.0], [0.5, -0.2, -0.2]])
@@ -608,9 +620,50 @@ def test_cs_interior_point_runs_on_one_blas_thread(monkeypatch):
         ((4275, 1797, 11, 64), False),  # 6.0e8
     ],
 )
-def test_cs_solver_choice_by_shape(shape, expected):
+def test_cs_solver_choice_by_shape(shape, expected, monkeypatch):
     assert interior_point.cs_uses_interior_point(*shape) is expected
+    # a Newton step of exactly the limit's cost is still taken
+    monkeypatch.setattr(
+        interior_point, "_IPM_MAX_COST", interior_point.cs_interior_point_cost(*shape[1:])
+    )
+    assert interior_point.cs_uses_interior_point(*shape) is (shape[3] < shape[0])
 
 
 def test_cs_newton_step_cost():
     assert interior_point.cs_interior_point_cost(10, 3, 4) == 10 * 6 * 16 + 12**3 / 3
+
+
+@pytest.mark.parametrize(("seed", "d", "L"), [(0, 6, 3), (1, 40, 4)])
+def test_cs_newton_system_against_a_dense_solve(seed, d, L):
+    """The Newton system of the slack form, ``[H + diag D, Aᵀ; A, 0] (dv, dν) = (r, −rp)``
+    with ``H = I_L ⊗ X[index] X[index]ᵀ`` (sample-major) and ``A`` the per-sample sums,
+    solved by the closed form and Woodbury equals numpy's dense solve."""
+    y, _, _, points, index = _problem(seed, d=d, L=L)
+    n = y.size
+    rng = np.random.default_rng(seed)
+    D, r, rp = rng.uniform(0.1, 10.0, n * L), rng.normal(size=n * L), rng.normal(size=n)
+    K = points[index] @ points[index].T
+    H = np.einsum("ij,lm->iljm", K, np.eye(L)).reshape(n * L, n * L)
+    A = np.kron(np.eye(n), np.ones((1, L)))
+    kkt = np.block([[H + np.diag(D), A.T], [A, np.zeros((n, n))]])
+    expected = np.linalg.solve(kkt, np.concatenate([r, -rp]))
+    dv, dnu = interior_point._cs_newton(points, index, L)(D)(r, rp)
+    np.testing.assert_allclose(dv, expected[: n * L], rtol=1e-8, atol=1e-10)
+    np.testing.assert_allclose(dnu, expected[n * L :], rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize(("seed", "d", "L"), [(0, 6, 3), (1, 4, 4), (2, 40, 3), (4, 5, 4)])
+def test_cs_interior_point_takes_few_newton_steps(seed, d, L, monkeypatch):
+    """The interior point meets its stopping rule (not its cap of 100 steps) in a few dozen
+    Newton steps, as Mehrotra's method does whatever the conditioning."""
+    factorised = []
+    newton = interior_point._cs_newton
+
+    def counting(*args):
+        factor = newton(*args)
+        return lambda D: factorised.append(1) or factor(D)
+
+    monkeypatch.setattr(interior_point, "_cs_newton", counting)
+    y, e, upper, points, index = _problem(seed, d=d, L=L)
+    interior_point.cs_warm_start(y, e, upper, points, index)
+    assert 5 <= len(factorised) <= 30
