@@ -23,6 +23,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from paradigms.cli import build_parser
+from tests.guide_data import fingers_data
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -156,9 +157,7 @@ def simulated():
     )
     X = epoch_set.X
     y = np.where(epoch_set.y == "universum", UNIVERSUM, (epoch_set.y == "right").astype(int))
-    rng = np.random.default_rng(0)
-    labels = rng.integers(0, 5, 80)
-    centres = rng.normal(size=(5, 6)) * 3
+    X_fingers, y_fingers = fingers_data()
     features = TangentSpace().fit(X, epoch_set.y).transform(X)
     last = pipeline_factory("ts_usvm")(epoch_set)
     return {
@@ -166,10 +165,8 @@ def simulated():
         "epochs": _epochs(raw),
         "X": X,
         "y": y,
-        "X_fingers": np.vstack(
-            [centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))]
-        ),
-        "y_fingers": np.concatenate([labels, np.full(20, UNIVERSUM)]),
+        "X_fingers": X_fingers,
+        "y_fingers": y_fingers,
         "features": features,
         "last_session_pipeline": last.fit(X, epoch_set.y),
         "epoch_set": epoch_set,

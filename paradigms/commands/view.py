@@ -86,13 +86,14 @@ def _positive(args: argparse.Namespace) -> None:
 def _replay(args):
     """A looping real-time :class:`~acquisition.player.Player` of the recording ``args.stream``
     names, when it names an existing file; else ``None``."""
-    if args.stream is None or not Path(args.stream).expanduser().is_file():
+    path = Path(args.stream).expanduser() if args.stream is not None else None
+    if path is None or not path.is_file():
         return None
     if args.source_id is not None:
         raise ValueError("--source-id names a stream; it cannot go with a recording file.")
     from acquisition.player import Player
 
-    return Player(Path(args.stream).expanduser(), loop=True, verbose="warning")
+    return Player(path, loop=True, verbose="warning")
 
 
 def run(args) -> int:

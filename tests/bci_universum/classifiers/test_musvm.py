@@ -20,6 +20,7 @@ from bci_universum.classifiers import UniversumSVC
 from bci_universum.classifiers.musvm import MulticlassUniversumSVC
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer
 from bci_universum.solvers.kernels import kernel_matrix
+from tests.guide_data import fingers_data
 
 TIGHT = {"tol": 1e-10, "max_iter": 200_000, "random_state": 0}
 
@@ -348,19 +349,10 @@ def test_a_single_pass_is_allowed():
     assert clf.n_iter_ == 1
 
 
-def _guide_data():
-    """The user guide's MU-SVM data: 5 classes in 6 features, 20 N(0, I) universum trials."""
-    rng = np.random.default_rng(0)
-    labels = rng.integers(0, 5, 80)
-    centres = rng.normal(size=(5, 6)) * 3
-    X = np.vstack([centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))])
-    return X, np.concatenate([labels, np.full(20, UNIVERSUM)])
-
-
 def test_solver_auto_takes_the_interior_point_where_the_passes_crawl():
     """More trials than features: from zero the passes exceed the default cap; ``"auto"``
     starts them from the interior point and converges at the defaults, to the same model."""
-    X, y = _guide_data()
+    X, y = fingers_data()
     with pytest.warns(ConvergenceWarning):
         MulticlassUniversumSVC(delta=0.1, solver="cd").fit(X, y)
     cd = MulticlassUniversumSVC(delta=0.1, solver="cd", **TIGHT).fit(X, y)

@@ -8,50 +8,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cvxopt import matrix, solvers
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
 from bci_universum.solvers.crammer_singer import cs_solve
 from bci_universum.solvers.kernels import kernel_matrix
 
+from ._reference import cvxopt_cs_dual, mu_svm_problem
+
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _problem(seed, n_per=8, d=6, L=3, m=5, delta=0.1, c=1.0, c_u=0.4):
-    """Labelled samples plus MU-SVM universum copies, as (y, e, upper, points, index)."""
-    rng = np.random.default_rng(seed)
-    y_lab = np.repeat(np.arange(L), n_per)
-    X = rng.normal(size=(L * n_per, d)) + 1.2 * np.eye(d)[y_lab]
-    Z = 0.7 * rng.normal(size=(m, d))
-    n = y_lab.size
-    copies = np.tile(np.arange(L), m)
-    y = np.concatenate([y_lab, copies])
-    e = np.concatenate([1 - np.eye(L)[y_lab], -delta * (1 - np.eye(L)[copies])])
-    upper = np.concatenate([np.full(n, c), np.full(m * L, c_u)])
-    index = np.concatenate([np.arange(n), n + np.repeat(np.arange(m), L)])
-    return y, e, upper, np.concatenate([X, Z]), index
-
-
-def _cvxopt_dual(K_aug, y, e, upper):
-    """Reference: the dual as a generic QP in vec(α) (sample-major)."""
-    N, L = e.shape
-    P = np.kron(K_aug, np.eye(L))
-    A = np.kron(np.eye(N), np.ones((1, L)))
-    u = np.zeros((N, L))
-    u[np.arange(N), y] = upper
-    solvers.options.update({"show_progress": False, "abstol": 1e-11, "reltol": 1e-11})
-    solvers.options["feastol"] = 1e-11
-    sol = solvers.qp(
-        matrix(P),
-        matrix(e.ravel()),
-        matrix(np.eye(N * L)),
-        matrix(u.ravel()),
-        matrix(A),
-        matrix(np.zeros(N)),
-    )
-    alpha = np.array(sol["x"]).reshape(N, L)
-    return alpha, 0.5 * alpha.ravel() @ P @ alpha.ravel() + e.ravel() @ alpha.ravel()
 
 
 def _violations(alpha, y, e, upper, scores_rows):
@@ -66,7 +31,7 @@ def _violations(alpha, y, e, upper, scores_rows):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_plain_crammer_singer_is_liblinear(seed):
     """e = 1 − δ, C_i = C: the W of LinearSVC(crammer_singer, no intercept) to ~1e-8."""
-    y, e, upper, points, _ = _problem(seed, m=0, c=0.7)
+    y, e, upper, points, _ = mu_svm_problem(seed, m=0, c=0.7)
     result = cs_solve(y, e, upper, points, tol=1e-10, max_iter=100_000, seed=seed)
     assert result.converged
     W = result.coef.T @ points
@@ -79,7 +44,7 @@ def test_plain_crammer_singer_is_liblinear(seed):
 @pytest.mark.parametrize("kernel", ["linear", "rbf", "precomputed"])
 @pytest.mark.parametrize("seed", [3, 4])
 def test_dual_matches_cvxopt_with_universum_copies(kernel, seed):
-    y, e, upper, points, index = _problem(seed)
+    y, e, upper, points, index = mu_svm_problem(seed)
     # a zero point exercises the linear (A = 0) branch of the subproblem
     points[3] = 0.0 if kernel != "rbf" else points[3]
     K = kernel_matrix(points, None, "linear" if kernel == "precomputed" else kernel, gamma=0.1)
@@ -87,7 +52,7 @@ def test_dual_matches_cvxopt_with_universum_copies(kernel, seed):
     result = cs_solve(
         y, e, upper, given, index=index, kernel=kernel, gamma=0.1, tol=1e-10, max_iter=100_000
     )
-    alpha_ref, obj_ref = _cvxopt_dual(K[np.ix_(index, index)], y, e, upper)
+    alpha_ref, obj_ref = cvxopt_cs_dual(K[np.ix_(index, index)], y, e, upper)
     assert result.converged
     assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
     # the scores are unique even where α is not
@@ -100,7 +65,7 @@ def test_dual_matches_cvxopt_with_universum_copies(kernel, seed):
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_kkt_conditions_hold(kernel):
-    y, e, upper, points, index = _problem(5, delta=0.0, c_u=2.0)
+    y, e, upper, points, index = mu_svm_problem(5, delta=0.0, c_u=2.0)
     tol = 1e-6
     result = cs_solve(
         y, e, upper, points, index=index, kernel=kernel, gamma=0.2, tol=tol, max_iter=100_000
@@ -148,7 +113,7 @@ def test_one_pass_solves_independent_samples(seed):
     convex). At max_iter the final state is checked: converged, violation 0 up to rounding."""
     y, e, upper, points = _independent(seed)
     K = points @ points.T
-    alpha_ref, _ = _cvxopt_dual(K, y, e, upper)
+    alpha_ref, _ = cvxopt_cs_dual(K, y, e, upper)
     for kernel, given in [("linear", points), ("precomputed", K)]:
         result = cs_solve(y, e, upper, given, kernel=kernel, max_iter=1, seed=seed)
         assert result.n_iter == 1 and result.converged and result.violation <= 1e-12
@@ -186,13 +151,13 @@ def test_no_samples():
 
 def test_samples_without_cost_stay_at_zero():
     """C_i = 0 pins α_i at 0 (no coordinate can move, violation 0): cvxopt's optimum."""
-    y, e, upper, points, index = _problem(8)
+    y, e, upper, points, index = mu_svm_problem(8)
     upper[::4] = 0.0
     result = cs_solve(y, e, upper, points, index=index, tol=1e-9, max_iter=100_000)
     assert result.converged
     np.testing.assert_array_equal(result.alpha[::4], 0.0)
     K = kernel_matrix(points, None, "linear")
-    _, obj_ref = _cvxopt_dual(K[np.ix_(index, index)], y, e, upper)
+    _, obj_ref = cvxopt_cs_dual(K[np.ix_(index, index)], y, e, upper)
     assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
     v = _violations(result.alpha, y, e, upper, result.scores[index])
     assert v.max() <= 1e-9 and result.violation == pytest.approx(v.max(), abs=1e-12)
@@ -202,14 +167,14 @@ def test_zero_points_with_distinct_margins():
     """At φ(x_p) = 0 a sample's part of the dual is linear in α_i (the class of largest
     margin against its own, when that is smaller): cvxopt's optimum. A precomputed kernel with
     k(x_p, x_p) = 0 but other entries non-zero (indefinite) still gives scores K @ coef."""
-    y, e, upper, points, _ = _problem(10, m=0)
+    y, e, upper, points, _ = mu_svm_problem(10, m=0)
     zero = [2, 9, 17, 20]
     points[zero] = 0.0
     # labels 0, 1, 2, 2; the largest other margin first, last or between, or below its own
     e[zero] = [[0.1, 0.3, 0.8], [0.8, 0.1, 0.3], [0.8, 0.3, 0.1], [0.1, 0.3, 0.8]]
     result = cs_solve(y, e, upper, points, tol=1e-10)
     K = kernel_matrix(points, None, "linear")
-    _, obj_ref = _cvxopt_dual(K, y, e, upper)
+    _, obj_ref = cvxopt_cs_dual(K, y, e, upper)
     assert result.converged
     assert abs(result.objective - obj_ref) <= 1e-7 * max(1.0, abs(obj_ref))
     K[zero, zero] = 0.0
@@ -231,7 +196,7 @@ def test_margins_shifted_by_a_constant_per_sample():
     """Each row of α sums to 0, so adding a constant to a sample's margins changes nothing:
     the same solution in about as many passes (the optimality test compares margins, not
     their level)."""
-    y, e, upper, points, index = _problem(13, n_per=4, m=2)
+    y, e, upper, points, index = mu_svm_problem(13, n_per=4, m=2)
     shift = np.random.default_rng(13).uniform(5.0, 10.0, (len(y), 1))
     a = cs_solve(y, e, upper, points, index=index, tol=1e-6, max_iter=100_000, seed=13)
     b = cs_solve(
@@ -243,7 +208,7 @@ def test_margins_shifted_by_a_constant_per_sample():
 
 
 def test_warm_start_and_seed_reach_the_same_scores():
-    y, e, upper, points, index = _problem(6)
+    y, e, upper, points, index = mu_svm_problem(6)
     a = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=1)
     b = cs_solve(y, e, upper, points, index=index, tol=1e-10, max_iter=100_000, seed=99)
     np.testing.assert_allclose(a.scores, b.scores, atol=1e-7)
@@ -262,7 +227,7 @@ def test_warm_start_and_seed_reach_the_same_scores():
 def test_warm_start_at_a_large_scale():
     """Margins and costs scaled by s scale the solution by s: the scaled solution, whose rows
     sum to 0 only up to rounding at that scale, is a feasible warm start that needs one pass."""
-    y, e, upper, points, index = _problem(12)
+    y, e, upper, points, index = mu_svm_problem(12)
     a = cs_solve(y, e, upper, points, index=index, tol=1e-9, max_iter=100_000)
     s = 1e4 / 3
     start = s * a.alpha
@@ -293,14 +258,14 @@ def test_stop_rule_includes_tol():
 
 def test_one_class_has_no_dual():
     """L = 1: Σ_l α_il = 0 leaves α = 0, at zero points too."""
-    y, e, upper, points, _ = _problem(11, n_per=4, L=1, m=0)
+    y, e, upper, points, _ = mu_svm_problem(11, n_per=4, L=1, m=0)
     points[1] = 0.0
     result = cs_solve(y, e, upper, points, tol=1e-9)
     assert result.converged and np.all(result.alpha == 0) and result.objective == 0
 
 
 def test_stops_at_max_iter_with_a_warning():
-    y, e, upper, points, index = _problem(7)
+    y, e, upper, points, index = mu_svm_problem(7)
     with pytest.warns(ConvergenceWarning, match="max_iter=1"):
         result = cs_solve(y, e, upper, points, index=index, tol=1e-12, max_iter=1)
     assert not result.converged and result.n_iter == 1
@@ -310,7 +275,7 @@ def test_stops_at_max_iter_with_a_warning():
 
 
 def test_defaults_are_the_documented_ones():
-    y, e, upper, points, index = _problem(9, n_per=3, m=1)
+    y, e, upper, points, index = mu_svm_problem(9, n_per=3, m=1)
     documented = {"gamma": 1.0, "degree": 3, "coef0": 0.0, "tol": 1e-3, "seed": 0}
     for kernel in ("linear", "poly"):
         a = cs_solve(y, e, upper, points, index=index, kernel=kernel)

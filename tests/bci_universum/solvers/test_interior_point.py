@@ -16,9 +16,9 @@ from bci_universum.datasets import load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
 from bci_universum.solvers import interior_point, ipm_solve, linear_solver, smo_solve
 from bci_universum.solvers.crammer_singer import cs_solve
+from tests.guide_data import fingers_data
 
-from ._reference import cvxopt_objective, usvm_dual
-from .test_crammer_singer import _cvxopt_dual, _problem
+from ._reference import cvxopt_cs_dual, cvxopt_objective, mu_svm_dual, mu_svm_problem, usvm_dual
 
 
 def _few_labelled(seed=20, d=20, scale=10.0):
@@ -505,8 +505,8 @@ def test_cs_interior_point_matches_cvxopt(seed, d, L):
     """The warm start alone is feasible and near the optimum (the snap to the bounds moves
     it by the interior point's last complementarity); the passes from it stop at once at the
     default tolerance and end at cvxopt's optimum at a tight one (low rank, d > points)."""
-    y, e, upper, points, index = _problem(seed, d=d, L=L)
-    _, ref = _cvxopt_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
+    y, e, upper, points, index = mu_svm_problem(seed, d=d, L=L)
+    _, ref = cvxopt_cs_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
     start = interior_point.cs_warm_start(y, e, upper, points, index)
     assert _cs_feasible(start, y, upper)
     assert abs(_cs_objective(start, e, points, index) - ref) <= 1e-6 * abs(ref)
@@ -518,18 +518,11 @@ def test_cs_interior_point_matches_cvxopt(seed, d, L):
 
 
 def _fingers():
-    """The user guide's MU-SVM data (5 classes in 6 features, 20 N(0, I) universum trials) as
-    the dual cs_solve gets from MulticlassUniversumSVC(C=1, delta=0.1)."""
-    rng = np.random.default_rng(0)
-    labels = rng.integers(0, 5, 80)
-    centres = rng.normal(size=(5, 6)) * 3
-    X = np.vstack([centres[labels] + rng.normal(size=(80, 6)), rng.normal(size=(20, 6))])
-    L, copies = 5, np.tile(np.arange(5), 20)
-    y = np.concatenate([labels, copies])
-    e = np.concatenate([1 - np.eye(L)[labels], -0.1 * (1 - np.eye(L)[copies])])
-    upper = np.concatenate([np.ones(80), np.full(100, 80 / 100)])
-    index = np.concatenate([np.arange(80), 80 + np.repeat(np.arange(20), L)])
-    return y, e, upper, X, index
+    """The user guide's MU-SVM data as the dual cs_solve gets from
+    MulticlassUniversumSVC(C=1, delta=0.1) (C* = C·n/(mL) = 0.8)."""
+    X, y = fingers_data()
+    lab = y != UNIVERSUM
+    return mu_svm_dual(X[lab], y[lab], X[~lab], 0.1, 1.0, 80 / 100)
 
 
 def test_cs_interior_point_where_the_passes_crawl():
@@ -559,12 +552,12 @@ def test_cs_interior_point_skips_samples_without_cost(monkeypatch):
         return run(hess, cons, newton, p, upper, **kwargs)
 
     monkeypatch.setattr(interior_point, "_interior_point", recording)
-    y, e, upper, points, index = _problem(3)
+    y, e, upper, points, index = mu_svm_problem(3)
     upper[[0, 5, -1]] = 0.0
     start = interior_point.cs_warm_start(y, e, upper, points, index)
     assert sizes == [(y.size - 3) * e.shape[1]]
     assert np.all(start[[0, 5, -1]] == 0.0)
-    _, ref = _cvxopt_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
+    _, ref = cvxopt_cs_dual((points @ points.T)[np.ix_(index, index)], y, e, upper)
     assert abs(_cs_objective(start, e, points, index) - ref) <= 1e-6 * abs(ref)
     assert not interior_point.cs_warm_start(y, e, 0.0 * upper, points, index).any()
 
@@ -601,7 +594,7 @@ def test_cs_interior_point_runs_on_one_blas_thread(monkeypatch):
         return run(*args, **kwargs)
 
     monkeypatch.setattr(interior_point, "_interior_point", recording)
-    y, e, upper, points, index = _problem(0)
+    y, e, upper, points, index = mu_svm_problem(0)
     with threadpool_limits(2, user_api="blas"):
         interior_point.cs_warm_start(y, e, upper, points, index)
     assert seen and set(seen) == {1}
@@ -638,7 +631,7 @@ def test_cs_newton_system_against_a_dense_solve(seed, d, L):
     """The Newton system of the slack form, ``[H + diag D, Aᵀ; A, 0] (dv, dν) = (r, −rp)``
     with ``H = I_L ⊗ X[index] X[index]ᵀ`` (sample-major) and ``A`` the per-sample sums,
     solved by the closed form and Woodbury equals numpy's dense solve."""
-    y, _, _, points, index = _problem(seed, d=d, L=L)
+    y, _, _, points, index = mu_svm_problem(seed, d=d, L=L)
     n = y.size
     rng = np.random.default_rng(seed)
     D, r, rp = rng.uniform(0.1, 10.0, n * L), rng.normal(size=n * L), rng.normal(size=n)
@@ -664,6 +657,6 @@ def test_cs_interior_point_takes_few_newton_steps(seed, d, L, monkeypatch):
         return lambda D: factorised.append(1) or factor(D)
 
     monkeypatch.setattr(interior_point, "_cs_newton", counting)
-    y, e, upper, points, index = _problem(seed, d=d, L=L)
+    y, e, upper, points, index = mu_svm_problem(seed, d=d, L=L)
     interior_point.cs_warm_start(y, e, upper, points, index)
     assert 5 <= len(factorised) <= 30
