@@ -14,7 +14,7 @@ from sklearn.svm import LinearSVC
 from bci_universum.solvers.crammer_singer import cs_solve
 from bci_universum.solvers.kernels import kernel_matrix
 
-from ._reference import cvxopt_cs_dual, mu_svm_problem
+from ._cs_reference import cvxopt_cs_dual, mu_svm_problem
 
 ROOT = Path(__file__).resolve().parents[3]
 

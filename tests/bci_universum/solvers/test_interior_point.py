@@ -18,7 +18,8 @@ from bci_universum.solvers import interior_point, ipm_solve, linear_solver, smo_
 from bci_universum.solvers.crammer_singer import cs_solve
 from tests.guide_data import fingers_data
 
-from ._reference import cvxopt_cs_dual, cvxopt_objective, mu_svm_dual, mu_svm_problem, usvm_dual
+from ._cs_reference import cvxopt_cs_dual, mu_svm_dual, mu_svm_problem
+from ._reference import cvxopt_objective, usvm_dual
 
 
 def _few_labelled(seed=20, d=20, scale=10.0):
