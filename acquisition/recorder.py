@@ -440,13 +440,41 @@ def _read_header(partial: Path) -> dict:
         lacking = [key for key in _CHANNEL_KEYS if not isinstance(ch, dict) or key not in ch]
         if lacking:
             raise ValueError(f"{path}: channel {k} lacks {lacking}.")
+        if not _is_number(ch["scale"]) or ch["scale"] == 0:
+            raise ValueError(
+                f"{path}: channel {k} 'scale' must be a finite non-zero number, "
+                f"got {ch['scale']!r}."
+            )
     if header["dtype"] not in ("float32", "float64"):
         raise ValueError(
             f"{path}: 'dtype' must be 'float32' or 'float64', got {header['dtype']!r}."
         )
-    if not isinstance(header["stream"], dict) or not header["stream"].get("sfreq", 0) > 0:
+    stream = header["stream"]
+    if not isinstance(stream, dict) or not (
+        _is_number(stream.get("sfreq")) and stream["sfreq"] > 0
+    ):
         raise ValueError(f"{path}: 'stream' must give a positive 'sfreq'.")
+    if stream.get("n_channels", len(channels)) != len(channels):
+        raise ValueError(
+            f"{path}: the stream has {stream['n_channels']!r} channels ('n_channels') but "
+            f"'channels' describes {len(channels)}: the samples cannot be cut into rows."
+        )
+    if not _is_number(header["start_lsl_time"]):
+        raise ValueError(
+            f"{path}: 'start_lsl_time' must be a number, got {header['start_lsl_time']!r}."
+        )
+    try:
+        datetime.fromisoformat(header["start_wall_time"])
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{path}: 'start_wall_time' must be an ISO 8601 time, "
+            f"got {header['start_wall_time']!r}."
+        ) from None
     return header
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
 
 
 def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:
@@ -474,9 +502,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         if not (partial / name).is_file():
             raise FileNotFoundError(f"{partial / name} is missing: the samples are not there.")
     fname = partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)])
-    for path in (fname, _sidecar_path(fname)):
-        if path.exists():
-            raise RecordingExistsError(f"{path} already exists; refusing to overwrite it.")
+    _check_destination(fname, partial)
     info = _mne_info(header)
     n_ch = info["nchan"]
     sfreq = info["sfreq"]
@@ -525,9 +551,14 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         for d, o, keep in zip(descriptions, onsets, inside, strict=True)
         if not keep
     ]
+    # Everything is written inside the partial folder under its final name, then moved out: a
+    # kill during the write leaves the folder recoverable, never a torn FIF in the way.
+    for stale in partial.glob("*.fif"):
+        stale.unlink()
+    staged = partial / fname.name
     fmt = "single" if header["dtype"] == "float32" else "double"
-    raw.save(fname, fmt=fmt, overwrite=False, verbose="error")
-    check = mne.io.read_raw_fif(fname, preload=False, verbose="error")
+    raw.save(staged, fmt=fmt, overwrite=True, verbose="error")
+    check = mne.io.read_raw_fif(staged, preload=False, verbose="error")
     if check.n_times != n:
         raise RuntimeError(f"{fname} reads back {check.n_times} samples instead of {n}.")
 
@@ -554,11 +585,98 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         "recovered": bool(recovered),
         "interrupted": bool(interrupted),
     }
-    _sidecar_path(fname).write_text(json.dumps(sidecar, indent=1))
+    staged_sidecar = _sidecar_path(staged)
+    staged_sidecar.write_text(json.dumps(sidecar, indent=1))
+    _publish(staged, staged_sidecar, fname.parent)
     for path in partial.iterdir():
         path.unlink()
     partial.rmdir()
     return fname
+
+
+def _check_destination(fname: Path, partial: Path) -> None:
+    """Refuse to finalise over an existing recording, saying why it is there."""
+    import mne
+
+    sidecar = _sidecar_path(fname)
+    if fname.exists():
+        try:
+            mne.io.read_raw_fif(fname, preload=False, verbose="error")
+        except Exception:
+            raise RecordingExistsError(
+                f"{fname} already exists but cannot be read: a write cut short by an earlier "
+                f"version? The samples are still in {partial}; move {fname.name} away and run "
+                "recover again."
+            ) from None
+        raise RecordingExistsError(f"{fname} already exists; refusing to overwrite it.")
+    if sidecar.exists():
+        if not _is_sidecar_of(sidecar, partial):
+            raise RecordingExistsError(f"{sidecar} already exists; refusing to overwrite it.")
+        sidecar.unlink()  # this recording's own, published just before a kill: written again
+
+
+def _is_sidecar_of(sidecar: Path, partial: Path) -> bool:
+    """Whether ``sidecar`` is the one a finalisation of ``partial`` published before it was
+    killed, just before moving the FIF out (the FIF is moved last)."""
+    try:
+        content = json.loads(sidecar.read_text())
+        first = np.fromfile(partial / "timestamps.bin", dtype=np.float64, count=1)
+        return (
+            isinstance(content, dict)
+            and content.get("first_sample_lsl_time") == float(first[0])
+            and content.get("stream", {}).get("source_id")
+            == _read_header(partial)["stream"].get("source_id")
+        )
+    except (OSError, ValueError, IndexError, AttributeError):
+        return False
+
+
+def _publish(staged: Path, staged_sidecar: Path, folder: Path) -> None:
+    """Move a finished FIF (and its split parts) and its sidecar from the partial folder to
+    ``folder``, never over an existing file, the FIF's first file last: its presence means
+    the recording is complete. If one is refused, those already moved go back.
+
+    Split parts keep their names, which the first file refers to.
+    """
+    parts = sorted(p for p in staged.parent.glob("*.fif") if p != staged)
+    order = [*parts, staged_sidecar, staged]
+    for path in order:
+        _fsync_file(path)
+    moved = []
+    try:
+        for path in order:
+            _move_new(path, folder / path.name)
+            moved.append(path)
+    except RecordingExistsError:
+        for path in reversed(moved):
+            os.replace(folder / path.name, path)
+        raise
+    _fsync_file(folder)
+
+
+def _move_new(path: Path, target: Path) -> None:
+    """Rename ``path`` to ``target`` unless ``target`` exists (atomically, where the file
+    system has hard links)."""
+    try:
+        os.link(path, target)
+    except FileExistsError:
+        raise RecordingExistsError(f"{target} already exists; refusing to overwrite it.") from None
+    except OSError:  # no hard links here (FAT, exFAT): check, then rename
+        if target.exists():
+            raise RecordingExistsError(
+                f"{target} already exists; refusing to overwrite it."
+            ) from None
+        os.replace(path, target)
+    else:
+        path.unlink()
+
+
+def _fsync_file(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def recover(path) -> Path:

@@ -41,3 +41,23 @@ def wait_until(predicate, timeout=10.0, what="condition"):
 
 def make_outlet(info):
     return pylsl.StreamOutlet(info)
+
+
+def make_crashed_recording(folder, n_samples=50, n_eeg=2, subject="07"):
+    """A real partial recording as a killed recorder leaves it: ``n_samples`` of a counter
+    stream with ``n_eeg`` EEG channels, its writer stopped without finalising."""
+    from acquisition.receiver import StreamReceiver
+    from acquisition.recorder import Recorder
+
+    info = counter_stream_info(n_eeg, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, folder, subject=subject).start()
+    assert outlet.wait_for_consumers(5.0)
+    outlet.push_chunk(counter_chunk(0, n_samples, n_eeg))
+    wait_until(lambda: recorder.n_samples == n_samples, what=f"{n_samples} samples on disk")
+    recorder._stop_event.set()  # the writer and the receiver end without finalising
+    recorder._thread.join(5.0)
+    receiver.stop()
+    del outlet
+    return recorder.partial

@@ -19,7 +19,7 @@ from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder, finalize, recover, session_folder
 from paradigms.cli import main
 
-from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
+from .lsl_helpers import counter_stream_info, make_crashed_recording
 
 
 def snapshot(folder):
@@ -141,19 +141,7 @@ def test_session_commands_refuse_path_components_before_creating_anything(tmp_pa
 @pytest.fixture(scope="module")
 def crashed_recording(tmp_path_factory):
     """A real partial recording as a killed recorder leaves it (50 samples, 3 channels)."""
-    folder = tmp_path_factory.mktemp("crash")
-    info = counter_stream_info(2, 100.0)
-    outlet = pylsl.StreamOutlet(info)
-    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
-    recorder = Recorder(receiver, None, folder, subject="07").start()
-    assert outlet.wait_for_consumers(5.0)
-    outlet.push_chunk(counter_chunk(0, 50, 2))
-    wait_until(lambda: recorder.n_samples == 50, what="50 samples on disk")
-    recorder._stop_event.set()  # the writer and the receiver end without finalising
-    recorder._thread.join(5.0)
-    receiver.stop()
-    del outlet
-    return recorder.partial
+    return make_crashed_recording(tmp_path_factory.mktemp("crash"))
 
 
 def _broken_copy(tmp_path, partial, damage):
@@ -205,6 +193,16 @@ def _truncate(name, size):
         (_edit_header(lambda h: h["stream"].update(sfreq=0)), "positive 'sfreq'"),
         (_edit_header(lambda h: h.update(channels=[])), "'channels' must be a non-empty list"),
         (_header_without("channels", 1, "unit"), "channel 1 lacks ['unit']"),
+        (_edit_header(lambda h: h["stream"].update(sfreq="100")), "positive 'sfreq'"),
+        (
+            _edit_header(lambda h: h["stream"].update(n_channels=9)),
+            "'channels' describes 3: the samples cannot be cut",
+        ),
+        (_edit_header(lambda h: h["channels"][2].update(scale="abc")), "channel 2 'scale'"),
+        (_edit_header(lambda h: h["channels"][0].update(scale=None)), "channel 0 'scale'"),
+        (_edit_header(lambda h: h["channels"][0].update(scale=0)), "finite non-zero number"),
+        (_edit_header(lambda h: h.update(start_lsl_time=None)), "'start_lsl_time' must be"),
+        (_edit_header(lambda h: h.update(start_wall_time="noon")), "'start_wall_time' must be"),
         (lambda f: (f / "header.json").unlink(), "has no header.json"),
         (lambda f: (f / "data.bin").unlink(), "data.bin is missing"),
         (lambda f: (f / "timestamps.bin").unlink(), "timestamps.bin is missing"),
@@ -214,7 +212,9 @@ def _truncate(name, size):
     ids=[
         "truncated-header", "empty-header", "binary-header", "header-not-object",
         "no-channels", "no-dtype", "no-sfreq", "zero-sfreq", "empty-channels",
-        "channel-without-unit", "no-header", "no-data", "no-timestamps",
+        "channel-without-unit", "string-sfreq", "n-channels-mismatch", "string-scale",
+        "null-scale", "zero-scale", "null-lsl-time", "bad-wall-time",
+        "no-header", "no-data", "no-timestamps",
         "truncated-data", "empty-timestamps",
     ],
 )  # fmt: skip
@@ -239,7 +239,13 @@ def test_recover_refuses_renamed_and_already_finalised_recordings(tmp_path, cras
     fif = partial.with_name(partial.name.removesuffix(".partial"))
     fif.write_bytes(b"an earlier recording")
     before = snapshot(tmp_path)
-    with pytest.raises(FileExistsError, match="refusing to overwrite"):
+    with pytest.raises(FileExistsError, match=r"cannot be read.* move .*_raw\.fif away"):
+        recover(partial)
+    assert snapshot(tmp_path) == before
+    fif.unlink()
+    mne.io.RawArray(np.zeros((1, 10)), mne.create_info(1, 10.0), verbose=False).save(fif)
+    before = snapshot(tmp_path)
+    with pytest.raises(FileExistsError, match="already exists; refusing to overwrite"):
         recover(partial)
     assert snapshot(tmp_path) == before
     # the sidecar alone is enough to refuse: it would be overwritten
@@ -263,6 +269,20 @@ def test_a_good_partial_recording_recovers(tmp_path, crashed_recording, named_by
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
     sidecar = json.loads(fif.with_suffix(".json").read_text())
     assert sidecar["recovered"] is True and sidecar["interrupted"] is False
+
+
+def test_the_sidecar_of_a_finalisation_killed_before_its_fif_was_moved_is_replaced(
+    tmp_path, crashed_recording
+):
+    """The sidecar is published just before the FIF: if only it got out, recovering the same
+    partial recording writes both (another recording's sidecar is refused, above)."""
+    done = finalize(_broken_copy(tmp_path / "earlier", crashed_recording, lambda f: None))
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    shutil.copy(done.with_suffix(".json"), fif.with_suffix(".json"))
+    assert recover(partial) == fif and not partial.exists()
+    assert mne.io.read_raw_fif(fif, verbose=False).n_times == 50
+    assert json.loads(fif.with_suffix(".json").read_text())["n_samples"] == 50
 
 
 def test_finalize_by_default_records_a_recovery(tmp_path, crashed_recording):

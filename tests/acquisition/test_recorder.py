@@ -19,7 +19,12 @@ from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder, bids_basename, recover
 from acquisition.streams import make_stream_info
 
-from .lsl_helpers import counter_chunk, counter_stream_info, wait_until
+from .lsl_helpers import (
+    counter_chunk,
+    counter_stream_info,
+    make_crashed_recording,
+    wait_until,
+)
 
 pytestmark = pytest.mark.lsl
 
@@ -274,6 +279,58 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
     # the markers written before the last second are kept; none is invented or doubled
     kept_markers = list(raw.annotations.description).count("cue/left")
     assert len(old_markers) <= kept_markers <= len(marker_times) and len(old_markers) > 0
+
+
+def _grow(partial, n_samples, n_channels):
+    """Extend a partial recording of a counter stream to ``n_samples`` in its own format."""
+    counter = np.arange(n_samples, dtype=np.float32)
+    rows = np.repeat(counter[:, None], n_channels, axis=1)
+    rows.tofile(partial / "data.bin")
+    (1000.0 + np.arange(n_samples) / 100.0).tofile(partial / "timestamps.bin")
+
+
+def test_a_kill_while_the_fif_is_written_leaves_the_recording_recoverable(tmp_path):
+    """SIGKILL to `stream recover` while it writes the FIF: no torn FIF under the final name
+    (it would block every later recovery), and the next recovery writes every sample."""
+    partial = make_crashed_recording(tmp_path)
+    n = 4_000_000  # 48 MB of float32: the write lasts long enough to be cut
+    _grow(partial, n, 3)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    cmd = [sys.executable, "-m", "paradigms", "stream", "recover", str(partial)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        staged = partial / fif.name
+        wait_until(lambda: staged.exists() or proc.poll() is not None, 120, "the FIF write")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL  # killed during the finalisation
+    assert not fif.exists() and not fif.with_suffix(".json").exists()
+    raw = mne.io.read_raw_fif(recover(partial), preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(n))
+    assert not partial.exists()
+
+
+def test_a_recording_split_over_several_files_is_moved_whole(tmp_path, monkeypatch):
+    """FIF splits a recording over 2 GB into parts that name each other; all of them leave
+    the partial folder under their own names. (MNE's split size is lowered to 4 MB here:
+    2 GB of test data cannot be written.)"""
+    partial = make_crashed_recording(tmp_path)
+    n = 700_000  # 8.4 MB of float32
+    _grow(partial, n, 3)
+    save = mne.io.BaseRaw.save
+    monkeypatch.setattr(
+        mne.io.BaseRaw, "save", lambda raw, fname, **kw: save(raw, fname, split_size="4MB", **kw)
+    )
+    fname = recover(partial)
+    assert len(list(tmp_path.glob("*_raw*.fif"))) > 1  # really split
+    raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(n))
+    assert not partial.exists()
 
 
 def test_soak_600000_samples_recorded_none_lost(tmp_path):
