@@ -19,9 +19,12 @@ then removes it. After a crash, :func:`recover` does the same with whatever reac
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import re
+import signal
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -34,6 +37,8 @@ from .streams import channel_format_name, channel_units, describe_channels
 from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
+
+logger = logging.getLogger(__name__)
 
 
 class RecordingExistsError(FileExistsError, ValueError):
@@ -345,7 +350,8 @@ class Recorder(Worker):
             raise RuntimeError(
                 f"Writing {self.partial} failed: {self._error}; run recover() on it."
             ) from self._error
-        return finalize(self.partial, recovered=False, interrupted=interrupted)
+        with hold_interrupts(self.fname.name, redeliver=not interrupted):
+            return finalize(self.partial, recovered=False, interrupted=interrupted)
 
     def _stop_owned(self) -> None:
         while self._owned:
@@ -354,6 +360,42 @@ class Recorder(Worker):
     def __exit__(self, *exc) -> None:
         if self._thread is not None:
             self.stop()
+
+
+@contextmanager
+def hold_interrupts(what: str, redeliver: bool = True):
+    """Hold Ctrl-C and SIGTERM while a recording is being finished (in the main thread).
+
+    Operators press Ctrl-C twice: the second one must not cut short the work the first one
+    started (the last markers, the FIF). A held signal goes to its own handler afterwards if
+    ``redeliver``; pass False when the recording is ending because of one already.
+
+    Parameters
+    ----------
+    what : str
+        What is being finished, for the message shown when a signal is held.
+    redeliver : bool, default True
+        Deliver the first held signal once the block ends without an error.
+    """
+    held = []
+
+    def hold(signum, frame):
+        if not held:
+            logger.warning("Finishing %s first; this ends once it is written.", what)
+        held.append(signum)
+
+    try:
+        previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
+    except ValueError:  # not the main thread: signals are not ours to hold
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if held and redeliver:
+        signal.raise_signal(held[0])
 
 
 def _sidecar_path(fname: Path) -> Path:

@@ -47,7 +47,7 @@ from acquisition import (
 )
 from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
-from acquisition.recorder import bids_basename
+from acquisition.recorder import bids_basename, hold_interrupts
 from acquisition.recorder import session_folder as _session_folder
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.bids import write_bids
@@ -415,9 +415,10 @@ class Session:
             how = "the quit key" if isinstance(err, QuitRequested) else "Ctrl-C/SIGTERM"
             ended, interrupted = f"interrupted by {how}", True
         finally:
-            bar.close()
-            self._drain_markers()
-            fname = recorder.stop(interrupted=interrupted)
+            with hold_interrupts(recorder.fname.name, redeliver=not interrupted):
+                bar.close()
+                self._drain_markers()
+                fname = recorder.stop(interrupted=interrupted)
         bids = write_bids(
             fname,
             s.output,

@@ -122,7 +122,7 @@ def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
     from acquisition.markers import MarkerReceiver
     from acquisition.receiver import StreamReceiver
-    from acquisition.recorder import Recorder
+    from acquisition.recorder import Recorder, hold_interrupts
     from bci_universum.markers import resolve_marker_map
 
     if args.stream is None and args.source_id is None and args.stype is None:
@@ -172,12 +172,15 @@ def run_record(args) -> int:
 
     ended = (lambda: receiver.n_samples > 0 and receiver.silent) if args.stop_on_silence else None
     try:
-        run_until_stopped(ended, args.duration, begin=begin)
+        reason = run_until_stopped(ended, args.duration, begin=begin)
     except BaseException:
         if recorder.running:  # started, then failed while waiting: keep what was recorded
             recorder.stop()
         raise
-    fname = recorder.stop()
+    # Ctrl-C is how a recording without --duration ends: a second one while the file is
+    # written is impatience, not a new request
+    with hold_interrupts(recorder.fname.name, redeliver=reason != "interrupted"):
+        fname = recorder.stop()
     lost = sum(e.n_samples for e in receiver.events if e.kind in ("gap", "counter_reset"))
     print(
         f"Wrote {fname}: {recorder.n_samples} samples, {recorder.n_markers} markers, "

@@ -16,7 +16,7 @@ import bci_universum
 from acquisition.markers import MarkerOutlet, MarkerReceiver
 from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
-from acquisition.recorder import Recorder, bids_basename, recover
+from acquisition.recorder import Recorder, bids_basename, hold_interrupts, recover
 from acquisition.streams import make_stream_info
 
 from .lsl_helpers import (
@@ -329,6 +329,63 @@ def test_a_recording_split_over_several_files_is_moved_whole(tmp_path, monkeypat
     fname = recover(partial)
     assert len(list(tmp_path.glob("*_raw*.fif"))) > 1  # really split
     raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(n))
+    assert not partial.exists()
+
+
+def test_interrupts_while_finishing_are_held_then_delivered(caplog):
+    """Real SIGINTs: the block runs to its end; the first held one reaches the usual handler
+    afterwards (one message however many came), or is dropped with ``redeliver=False``."""
+    handler = signal.getsignal(signal.SIGINT)
+    finished = False
+    with pytest.raises(KeyboardInterrupt), hold_interrupts("sub-01_raw.fif"):
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+        finished = True
+    assert finished and signal.getsignal(signal.SIGINT) is handler
+    assert [r.getMessage() for r in caplog.records] == [
+        "Finishing sub-01_raw.fif first; this ends once it is written."
+    ]
+    handler = signal.getsignal(signal.SIGTERM)
+    with hold_interrupts("sub-01_raw.fif", redeliver=False):
+        signal.raise_signal(signal.SIGTERM)  # the default handler would end the process
+    assert signal.getsignal(signal.SIGTERM) is handler
+
+
+def test_a_second_ctrl_c_does_not_cut_the_final_write_short(tmp_path):
+    """`stream record` ended by Ctrl-C, then Ctrl-C again while the FIF is written (an
+    impatient operator): the FIF holds every sample and the command ends normally."""
+    n, n_eeg = 200_000, 31  # 26 MB of float32 (200 s, within liblsl's 360 s buffers)
+    info = counter_stream_info(n_eeg, 1000.0)
+    outlet = pylsl.StreamOutlet(info)
+    cmd = [
+        sys.executable, "-m", "paradigms", "stream", "record",
+        "--stream", info.name(), "--source-id", info.source_id(),
+        "--output", str(tmp_path), "--lsl-mode", "loopback", "--timeout", "10",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert "Recording" in _read_line(proc, 30.0)
+        assert outlet.wait_for_consumers(10.0)
+        for start in range(0, n, 2_000):
+            outlet.push_chunk(counter_chunk(start, 2_000, n_eeg))
+        partial = next(tmp_path.glob("*.partial"))
+        fif = partial.with_name(partial.name.removesuffix(".partial"))
+        size = n * (n_eeg + 1) * 4
+        wait_until(lambda: (partial / "data.bin").stat().st_size == size, 60, "every sample")
+        os.kill(proc.pid, signal.SIGINT)
+        wait_until(lambda: fif.exists() or (partial / fif.name).exists(), 60, "the FIF write")
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert f"Wrote {fif}: {n} samples" in out and "Finishing" in err
+    raw = mne.io.read_raw_fif(fif, preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(n))
     assert not partial.exists()
 
