@@ -134,6 +134,9 @@ def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
     assert f"Recovered {recorder.fname}" in capsys.readouterr().out
     sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
     assert sidecar["recovered"] is True and sidecar["n_samples"] == 50
+    with pytest.raises(SystemExit):  # the help says what the sidecar holds
+        main(["stream", "recover", "--help"])
+    assert 'marked "recovered": true' in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(
