@@ -47,6 +47,7 @@ from .streams import (
     NUMPY_DTYPES,
     channel_format_code,
     check_voltage_unit,
+    declare_speed,
     si_scalings,
     stream_info_from_mne_info,
 )
@@ -236,6 +237,7 @@ class Player(Worker):
             self.counter,
             self.stream_type,
             self.voltage_unit,
+            self.speed if self.pacing else 1.0,
         )
         self.marker_info = pylsl.StreamInfo(
             f"{self.name}-markers",
@@ -372,8 +374,11 @@ def data_stream_info(
     counter: bool = False,
     stream_type: str = "EEG",
     voltage_unit: str = DEFAULT_VOLTAGE_UNIT,
+    speed: float = 1.0,
 ):
-    """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked."""
+    """``stream_info_from_mne_info`` of ``info``, plus a last ``counter`` channel if asked, and
+    the pace of its timestamps when they run ``speed`` times faster than real time
+    (:func:`~acquisition.streams.declare_speed`)."""
     if counter:
         from mne.io import RawArray
 
@@ -392,6 +397,7 @@ def data_stream_info(
     )
     if counter:
         _mark_last_channel_as_counter(stream_info)
+    declare_speed(stream_info, speed)
     return stream_info
 
 

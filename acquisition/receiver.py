@@ -19,8 +19,11 @@ from .streams import (
     NUMPY_DTYPES,
     channel_format_code,
     channel_format_name,
+    check_signal_stream,
     counter_channel_index,
     describe_channels,
+    stream_speed,
+    stream_summary,
 )
 
 
@@ -159,13 +162,7 @@ class StreamReceiver(InletThread):
 
         stream = f"LSL stream {info.name()!r}"
         fmt = info.channel_format()
-        if fmt not in NUMPY_DTYPES:
-            raise ValueError(
-                f"{stream} has channel format {fmt} (strings?); StreamReceiver reads numeric "
-                "streams (use MarkerReceiver for markers)."
-            )
-        if info.nominal_srate() <= 0:
-            raise ValueError(f"{stream} has an irregular rate; StreamReceiver needs a fixed rate.")
+        check_signal_stream(stream_summary(info))
         if self._expected_format is not None and fmt != self._expected_format:
             raise ValueError(
                 f"{stream} carries {channel_format_name(fmt)}, expected "
@@ -187,6 +184,8 @@ class StreamReceiver(InletThread):
             )
         self._counter_index = self._find_counter(info, names)
         self._stream_sfreq = info.nominal_srate()
+        # samples per second of timestamps: a replay at speed 0.5 is no gap every other sample
+        self._stamp_rate = self._stream_sfreq * stream_speed(info)
         self._stream_ch_names = names
         self._capacity = max(int(np.ceil(self.bufsize * self._stream_sfreq)), 1)
         self._data = np.zeros((self._capacity, n_ch))
@@ -302,10 +301,8 @@ class StreamReceiver(InletThread):
             return []
         previous = self._last_ts
         steps = np.diff(stamps, prepend=stamps[0] if np.isnan(previous) else previous)
-        missing = np.rint(steps * self._stream_sfreq).astype(np.int64) - 1
-        where = np.flatnonzero(
-            (steps * self._stream_sfreq > 1 + self.gap_tolerance) & (missing > 0)
-        )
+        missing = np.rint(steps * self._stamp_rate).astype(np.int64) - 1
+        where = np.flatnonzero((steps * self._stamp_rate > 1 + self.gap_tolerance) & (missing > 0))
         return [
             StreamEvent(
                 "gap",
@@ -330,8 +327,8 @@ class StreamReceiver(InletThread):
         self._last_counter = float(counter[-1])
         steps = np.diff(counter, prepend=counter[0] - 1 if previous is None else previous)
         before = np.r_[self._last_ts, stamps[:-1]]
-        origins = stamps - counter / self._stream_sfreq
-        slack = 0.05 + 2.0 / self._stream_sfreq
+        origins = stamps - counter / self._stamp_rate
+        slack = 0.05 + 2.0 / self._stamp_rate
         out = []
         for i in np.flatnonzero(steps != 1):
             restarted = steps[i] < 1 or origins[i] > before[i] - slack

@@ -177,6 +177,7 @@ class SimulatedSource(Worker):
             self.channel_format,
             self.counter,
             voltage_unit=self.voltage_unit,
+            speed=self.speed,
         )
         scalings = si_scalings(self.data_info)[: len(self.model.ch_names)]
         compile_kernels()

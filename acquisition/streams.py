@@ -37,6 +37,12 @@ NUMPY_DTYPES = {
     6: np.int8,
     7: np.int64,
 }
+_NUMERIC_FORMATS = frozenset(name for name, code in _FORMATS.items() if code in NUMPY_DTYPES)
+
+#: Seconds :func:`resolve_stream` keeps listening, after a first stream matched, for others
+#: matching the same selection: on one machine a single stream answers liblsl's first resolve
+#: wave and the rest its second, 0.5 s later.
+AMBIGUITY_WAIT = 1.0
 
 
 @dataclass(frozen=True)
@@ -52,11 +58,49 @@ class StreamSummary:
     hostname: str
 
     def __str__(self) -> str:
-        rate = "irregular" if self.sfreq == 0 else f"{self.sfreq:g} Hz"
         return (
-            f"{self.name!r} type={self.type!r} {self.n_channels} ch {rate} "
+            f"{self.name!r} type={self.type!r} {self.n_channels} ch {self.rate} "
             f"{self.channel_format} source_id={self.source_id!r} host={self.hostname!r}"
         )
+
+    @property
+    def rate(self) -> str:
+        """``"250 Hz"``, or ``"irregular"`` for an irregular-rate stream."""
+        return "irregular" if self.sfreq <= 0 else f"{self.sfreq:g} Hz"
+
+    @property
+    def is_signal(self) -> bool:
+        """True for a regular-rate numeric stream (what a ``StreamReceiver`` reads)."""
+        return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS
+
+
+def stream_summary(info) -> StreamSummary:
+    """The :class:`StreamSummary` of a ``pylsl.StreamInfo``."""
+    return StreamSummary(
+        name=info.name(),
+        type=info.type(),
+        n_channels=info.channel_count(),
+        sfreq=info.nominal_srate(),
+        channel_format=channel_format_name(info.channel_format()),
+        source_id=info.source_id(),
+        hostname=info.hostname(),
+    )
+
+
+def check_signal_stream(stream: StreamSummary) -> None:
+    """Raise a ``ValueError`` naming the stream unless it is a regular-rate numeric stream.
+
+    Receivers, recorders, the scope and sessions read signals; a marker stream (irregular rate,
+    strings) given in their place is the usual mistake.
+    """
+    if stream.is_signal:
+        return
+    raise ValueError(
+        f"LSL stream {stream.name!r} carries markers ({stream.rate} rate, "
+        f"{stream.channel_format}), not a signal: receiving, recording and viewing need a "
+        "regular-rate numeric stream (a marker stream is recorded with 'stream record "
+        "--markers', read with a MarkerReceiver)."
+    )
 
 
 def channel_format_name(fmt: int) -> str:
@@ -142,15 +186,30 @@ def resolve_stream(
     ------
     TimeoutError
         When no such stream appears within ``timeout``; the message names the stream.
+    ValueError
+        When, without a ``source_id``, several streams match (two amplifiers or replays of the
+        same name, several EEG streams for ``stype="EEG"``): the message lists them, with the
+        ``source_id`` that tells them apart. Telling needs :data:`AMBIGUITY_WAIT` more seconds
+        after the first match.
     """
     import pylsl
 
     if timeout is None or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
-    found = pylsl.resolve_bypred(stream_query(name, source_id, stype), 1, timeout)
+    query = stream_query(name, source_id, stype)
+    found = pylsl.resolve_bypred(query, 1, timeout)
     if not found:
         raise TimeoutError(
             f"No {describe_query(name, source_id, stype)} found within {timeout:g} s."
+        )
+    if source_id is None:
+        # returns as soon as a second stream answers, else after the wait
+        found = pylsl.resolve_bypred(query, 2, min(timeout, AMBIGUITY_WAIT)) or found
+    if len(found) > 1:
+        candidates = "; ".join(str(s) for s in sorted(map(stream_summary, found), key=str))
+        raise ValueError(
+            f"{describe_query(name, source_id, stype)} is ambiguous, {len(found)} streams match: "
+            f"{candidates}. Choose one by its source_id (--source-id)."
         )
     return found[0]
 
@@ -167,18 +226,7 @@ def list_streams(timeout: float = 1.0) -> list[StreamSummary]:
 
     if timeout is None or not timeout > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
-    summaries = [
-        StreamSummary(
-            name=info.name(),
-            type=info.type(),
-            n_channels=info.channel_count(),
-            sfreq=info.nominal_srate(),
-            channel_format=channel_format_name(info.channel_format()),
-            source_id=info.source_id(),
-            hostname=info.hostname(),
-        )
-        for info in pylsl.resolve_streams(timeout)
-    ]
+    summaries = [stream_summary(info) for info in pylsl.resolve_streams(timeout)]
     return sorted(summaries, key=lambda s: (s.name, s.source_id))
 
 
@@ -409,6 +457,31 @@ def si_scalings(info) -> np.ndarray:
     a warning naming the channel and the unit (see :func:`resolve_unit`).
     """
     return np.array([unit.scale for unit in channel_units(info)])
+
+
+def declare_speed(info, speed: float) -> None:
+    """Write a paced replay's or simulation's ``speed`` into ``desc/acquisition/speed``.
+
+    Such a stream declares the nominal rate of its signal (a 160 Hz recording stays 160 Hz for
+    every consumer, its recordings and decoders) but stamps its samples ``speed`` times
+    faster, in real time; :func:`stream_speed` reads it back so that a receiver tells this
+    pace from lost samples. Nothing is written at speed 1.
+    """
+    if speed != 1.0:
+        acquisition = info.desc().child("acquisition")
+        if acquisition.empty():
+            acquisition = info.desc().append_child("acquisition")
+        acquisition.append_child_value("speed", repr(float(speed)))
+
+
+def stream_speed(info) -> float:
+    """The ``speed`` a stream declares (:func:`declare_speed`): its timestamps advance
+    ``speed / nominal_srate`` seconds per sample. 1 when it declares none (or nonsense)."""
+    try:
+        speed = float(info.desc().child("acquisition").child_value("speed") or 1.0)
+    except ValueError:
+        return 1.0
+    return speed if np.isfinite(speed) and speed > 0 else 1.0
 
 
 def counter_channel_index(info) -> int | None:

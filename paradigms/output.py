@@ -24,3 +24,13 @@ def output_path(text: str) -> Path:
         return check_not_example(text)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def check_output_folder(path: Path, option: str = "--output") -> Path:
+    """Refuse, naming ``option``, a folder to write into (created if needed) that is an existing
+    file or lies inside one; a command calls it before it starts anything."""
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        what = "is" if existing == path else f"lies inside {existing}, which is"
+        raise ValueError(f"{option} {path} {what} an existing file, not a folder.")
+    return path

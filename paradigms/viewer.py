@@ -23,20 +23,32 @@ import time
 import numpy as np
 
 from acquisition import StreamReceiver, list_streams
-from acquisition.streams import COUNTER_TYPE, describe_channels, si_scalings
+from acquisition.streams import (
+    COUNTER_TYPE,
+    StreamSummary,
+    check_signal_stream,
+    describe_channels,
+    si_scalings,
+)
 from bci_universum.online import CausalFilter, design_bandpass, design_notch
 from bci_universum.quality import QualityReport, QualityThresholds, assess_quality, spectrum
 
 logger = logging.getLogger(__name__)
 
+#: Seconds of one listening round of :func:`pick_stream`: every stream answers liblsl's
+#: second resolve wave, 0.5 s in, on an idle machine; a loaded one needs the margin.
+LIST_ROUND = 2.0
 _SPECTRUM_SECONDS = 2.0
 _SPECTRUM_MAX_HZ = 100.0
 _GOOD, _BAD, _TRACE = "#dddddd", "#ff5050", "#9fd3ff"
 
 
-def pick_stream(name: str | None = None, timeout: float = 2.0):
+def pick_stream(name: str | None = None, timeout: float = 5.0):
     """The stream to view: the one called ``name``, else the first regular-rate numeric stream
     (EEG streams first), like ``mne-lsl viewer``.
+
+    Listens in rounds of :data:`LIST_ROUND` seconds until such a stream has been seen, at most
+    ``timeout`` seconds.
 
     Returns
     -------
@@ -46,10 +58,21 @@ def pick_stream(name: str | None = None, timeout: float = 2.0):
     ------
     TimeoutError
         When no such stream is visible; the message lists the streams that are.
+    ValueError
+        When the stream called ``name`` carries markers, not a signal.
     """
-    streams = list_streams(timeout)
-    numeric = [s for s in streams if s.sfreq > 0 and s.channel_format != "string"]
-    candidates = [s for s in numeric if name is None or s.name == name]
+    deadline = time.monotonic() + timeout
+    seen: dict[tuple[str, str], StreamSummary] = {}
+    while True:
+        for s in list_streams(min(LIST_ROUND, max(deadline - time.monotonic(), 0.01))):
+            seen[s.source_id, s.hostname] = s
+        streams = sorted(seen.values(), key=lambda s: (s.name, s.source_id))
+        named = [s for s in streams if name is None or s.name == name]
+        candidates = [s for s in named if s.is_signal]
+        if name is not None and named and not candidates:
+            check_signal_stream(named[0])
+        if candidates or time.monotonic() >= deadline:
+            break
     if not candidates:
         visible = "; ".join(str(s) for s in streams) or "none"
         wanted = f"LSL stream {name!r}" if name else "regular-rate numeric LSL stream"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from ..feedback import plot_online_run
 from ._files import file_of_kind
 from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
 
@@ -62,5 +61,7 @@ def run(args) -> int:
 
 def print_online_plots(results: dict, speed: float) -> None:
     """Write the online run's plots beside its decisions file and print where they are."""
+    from ..feedback import plot_online_run
+
     for name, path in plot_online_run(results, speed).items():
         print(f"{name} plot: {path}")

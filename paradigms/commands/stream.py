@@ -8,7 +8,7 @@ network.
 
 from __future__ import annotations
 
-from ..output import output_path
+from ..output import check_output_folder, output_path
 from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
 
@@ -92,7 +92,8 @@ def add_parser(subparsers) -> None:
         "recover",
         help="turn a killed recording (a .partial folder) into FIF",
         description="Finalise a recording whose process was killed: write the FIF and its "
-        "sidecar (marked interrupted) from the _raw.fif.partial folder, then remove the folder.",
+        'sidecar (marked "recovered": true) from the _raw.fif.partial folder, then remove the '
+        "folder.",
     )
     p.add_argument("path", help="the _raw.fif.partial folder, its FIF name, or its folder")
     p.set_defaults(func=run_recover)
@@ -127,6 +128,7 @@ def run_record(args) -> int:
 
     if args.stream is None and args.source_id is None and args.stype is None:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
+    check_output_folder(args.output)
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"--duration must be positive, got {args.duration}.")
     if not args.silence_timeout > 0:

@@ -108,7 +108,7 @@ def run(args) -> int:
     name, source_id = (player.name, player.source_id) if player else (args.stream, args.source_id)
     if source_id is None:
         try:
-            name = pick_stream(name, min(args.timeout, 2.0)).name
+            name = pick_stream(name, args.timeout).name
         except TimeoutError as err:
             if name is not None and Path(name).suffix:
                 raise TimeoutError(f"{err}; and there is no file {name!r}.") from None

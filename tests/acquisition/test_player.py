@@ -149,6 +149,20 @@ def test_paced_replay_speed_and_loop(tmp_path):
 
 
 @pytest.mark.lsl
+def test_a_slow_replay_loses_no_sample_for_its_receiver(tmp_path):
+    """At speed 0.4 samples are stamped 2.5 periods apart: the stream declares its speed, so a
+    receiver (and a recording of it) sees every sample and no gap, at the file's own rate."""
+    fname = _fif(tmp_path, n_times=200)
+    player = Player(fname, name=f"slow-{uuid4().hex}", speed=0.4, wait_for_consumers=("data",))
+    with player, StreamReceiver(source_id=player.source_id, timeout=5.0) as receiver:
+        wait_until(lambda: receiver.n_samples == 200, timeout=20.0, what="every sample")
+        _, stamps = receiver.get_window(0.4)
+        assert receiver.sfreq_ == 250.0
+        assert receiver.events == []
+    np.testing.assert_allclose(np.diff(stamps), 1 / 100.0, atol=1e-4)
+
+
+@pytest.mark.lsl
 def test_flow_control_bounds_samples_in_flight(tmp_path):
     fname = _fif(tmp_path, n_times=3000)
     raw = read_recording(fname)

@@ -102,6 +102,28 @@ def test_list_and_resolve_find_a_loopback_stream():
 
 
 @pytest.mark.lsl
+def test_resolve_refuses_an_ambiguous_selection_listing_the_candidates():
+    """Two streams of one name and type (2 and 3 channels): by name or by type, neither is
+    picked silently; the error lists both with their source_id, which picks one."""
+    name, stype = f"twin-{uuid4().hex}", f"type-{uuid4().hex}"
+    infos = [
+        make_stream_info(name, [f"c{k}" for k in range(n)], 100.0, stype=stype, source_id=sid)
+        for n, sid in ((2, f"a-{uuid4().hex}"), (3, f"b-{uuid4().hex}"))
+    ]
+    outlets = [pylsl.StreamOutlet(info) for info in infos]
+    for selection in ({"name": name}, {"stype": stype}):
+        with pytest.raises(ValueError, match="is ambiguous, 2 streams match") as caught:
+            resolve_stream(**selection, timeout=5.0)
+        message = str(caught.value)
+        for info, n in zip(infos, (2, 3), strict=True):
+            assert f"{n} ch 100 Hz float32 source_id='{info.source_id()}'" in message
+        assert "host=" in message and "(--source-id)" in message
+    chosen = resolve_stream(name, source_id=infos[1].source_id(), timeout=5.0)
+    assert chosen.channel_count() == 3
+    del outlets
+
+
+@pytest.mark.lsl
 def test_resolve_names_the_missing_stream():
     name = f"missing-{uuid4().hex}"
     with pytest.raises(TimeoutError, match=name):

@@ -95,6 +95,27 @@ def test_module_entry_point_runs():
     assert "bci-universum" in proc.stdout
 
 
+HEAVY = ("sklearn", "numba", "mne", "pyqtgraph", "PyQt5", "PyQt6", "PySide6", "matplotlib")
+
+
+@pytest.mark.lsl
+def test_help_and_stream_list_import_nothing_heavy():
+    """Every command starts by building the whole parser: a command module importing
+    scikit-learn, numba, MNE or Qt at its top slows every command by seconds."""
+    script = (
+        "import sys\n"
+        "from paradigms.cli import build_parser, main\n"
+        "build_parser().format_help()\n"
+        "assert main(['stream', 'list', '--timeout', '0.1']) == 0\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == "[]"
+
+
 def test_every_parser_is_described_and_every_argument_helped():
     for parser in _all_parsers():
         assert parser.description and len(parser.description) > 20, parser.prog

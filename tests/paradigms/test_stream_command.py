@@ -134,6 +134,9 @@ def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
     assert f"Recovered {recorder.fname}" in capsys.readouterr().out
     sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
     assert sidecar["recovered"] is True and sidecar["n_samples"] == 50
+    with pytest.raises(SystemExit):  # the help says what the sidecar holds
+        main(["stream", "recover", "--help"])
+    assert 'marked "recovered": true' in " ".join(capsys.readouterr().out.split())
 
 
 @pytest.mark.parametrize(
@@ -156,6 +159,38 @@ def test_bad_input_exits_with_a_clear_error(tmp_path, capsys, argv, fragment):
         argv += ["--lsl-mode", "loopback"]
     assert main(argv) == 1
     assert fragment.replace("{uid}", uid) in capsys.readouterr().err
+
+
+def test_record_refuses_an_ambiguous_stream_naming_the_candidates(tmp_path, capsys):
+    """Two streams answer to the name (and to --type): nothing is recorded, the error lists
+    both and points to --source-id."""
+    name = f"twin-{uuid4().hex}"
+    infos = [counter_stream_info(n, 100.0, name=name) for n in (1, 2)]
+    outlets = [pylsl.StreamOutlet(info) for info in infos]
+    for selection in (["--stream", name], ["--type", "EEG"]):
+        argv = ["stream", "record", *selection, "--output", str(tmp_path), "--duration", "1"]
+        assert main([*argv, "--lsl-mode", "loopback", "--timeout", "5"]) == 1
+        err = capsys.readouterr().err
+        assert "is ambiguous" in err and "--source-id" in err, err
+        assert all(f"source_id='{info.source_id()}'" in err for info in infos)
+    assert not any(tmp_path.iterdir())
+    del outlets
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_record_refuses_an_output_that_is_a_file(tmp_path, capsys, inside):
+    """--output names an existing file (or a folder inside one): refused before any stream is
+    looked for, the file untouched."""
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    output = afile / "sub" if inside else afile
+    argv = ["stream", "record", "--stream", "s", "--output", str(output), "--duration", "1"]
+    assert main([*argv, "--lsl-mode", "loopback", "--timeout", "60"]) == 1
+    what = f"lies inside {afile}, which is" if inside else "is"
+    assert f"error: --output {output} {what} an existing file, not a folder." in (
+        capsys.readouterr().err
+    )
+    assert afile.read_text() == "keep"
 
 
 def test_record_refuses_to_overwrite(tmp_path, capsys):

@@ -241,6 +241,43 @@ def test_view_names_a_missing_file(tmp_path, capsys):
     assert f"and there is no file '{missing}'." in capsys.readouterr().err
 
 
+def test_view_waits_up_to_timeout_for_a_stream(capsys):
+    """The stream appears 2.5 s after ``view`` starts looking, later than the 2 s the search
+    used to be cut to whatever --timeout said."""
+    name = f"late-{uuid4().hex}"
+    info = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=uuid4().hex)
+    stop = threading.Event()
+
+    def appear_late():
+        if not stop.wait(2.5):
+            with feeding(pylsl.StreamOutlet(info)):
+                stop.wait()
+
+    thread = threading.Thread(target=appear_late)
+    thread.start()
+    try:
+        argv = ["view", name, "--check", "--seconds", "1", "--timeout", "30"]
+        code = main([*argv, "--lsl-mode", "loopback"])
+    finally:
+        stop.set()
+        thread.join()
+    captured = capsys.readouterr()
+    assert code == 1, captured.err  # the flat channel
+    assert f"E{FLAT}: flat" in captured.out
+
+
+def test_view_names_a_marker_stream_given_for_a_signal(capsys):
+    """A marker stream by that name is visible: say what it is, not that nothing is there."""
+    from acquisition.markers import MarkerOutlet
+
+    with MarkerOutlet(f"markers-{uuid4().hex}") as outlet:
+        argv = ["view", outlet.name, "--check", "--timeout", "10", "--lsl-mode", "loopback"]
+        assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"LSL stream '{outlet.name}' carries markers (irregular rate, string)" in err
+    assert "not found" not in err and "No LSL stream" not in err
+
+
 def test_pick_stream_lists_what_it_sees(stream):
     _, receiver = stream
     name = receiver.info.name()
