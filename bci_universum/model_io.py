@@ -38,7 +38,20 @@ class ModelVersionWarning(UserWarning):
 
 
 class ModelExistsError(FileExistsError, ValueError):
-    """The model file or its sidecar already exists (and ``overwrite`` is False)."""
+    """The model file or its sidecar already exists (and ``overwrite`` is False).
+
+    Attributes
+    ----------
+    existing : list of str
+        The files in the way.
+    """
+
+    def __init__(self, existing: list[str]):
+        super().__init__(
+            f"{existing} already exist(s); replace with overwrite=True "
+            "(bci-universum train --overwrite)."
+        )
+        self.existing = existing
 
 
 def package_versions() -> dict[str, str | None]:
@@ -166,7 +179,7 @@ def _atomic_write(path: Path, write) -> None:
 def check_model_path(path, *, overwrite: bool = False) -> Path:
     """Check that a model can be saved to ``path`` (before spending time on training).
 
-    Raises ``ValueError`` for a ``.json`` name (the sidecar's suffix) and
+    Raises ``ValueError`` for a folder or a ``.json`` name (the sidecar's suffix) and
     :class:`ModelExistsError` when the model or its sidecar exists and ``overwrite`` is False.
 
     Returns
@@ -174,15 +187,16 @@ def check_model_path(path, *, overwrite: bool = False) -> Path:
     path : Path
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(
+            f"{path} is a folder, not a model file; name the file, e.g. {path / 'model.joblib'}."
+        )
     if path.suffix == ".json":
         raise ValueError(f"{path}: a model file cannot end in .json (that is its sidecar).")
     if not overwrite:
         existing = [str(p) for p in (path, _sidecar(path)) if p.exists()]
         if existing:
-            raise ModelExistsError(
-                f"{existing} already exist(s); replace with overwrite=True "
-                "(bci-universum train --overwrite)."
-            )
+            raise ModelExistsError(existing)
     return path
 
 
@@ -348,7 +362,7 @@ def for_channels(pipeline, metadata: ModelMetadata, ch_names: list[str], sfreq: 
     missing = [c for c in metadata.ch_names if c not in ch_names]
     if missing:
         raise ValueError(
-            f"The input lacks the model's channel(s) {missing} (its channels: {ch_names})."
+            f"The input lacks the model's channel(s) {missing}; the input's channels: {ch_names}."
         )
     picks = [ch_names.index(c) for c in metadata.ch_names]
     if picks == list(range(len(ch_names))):

@@ -50,6 +50,8 @@ with an error naming the file and the key::
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
@@ -59,7 +61,7 @@ from bci_universum.markers import resolve_marker_map
 from bci_universum.pipelines import pipeline_params
 
 from ._toml import check_table, dataclass_schema, naming, parse_value, read_toml
-from .output import DEFAULT_OUTPUT
+from .output import DEFAULT_OUTPUT, check_output_folder
 from .timeline import UNIVERSUM_MODES, Phase, Timeline
 
 
@@ -132,17 +134,19 @@ class SessionConfig:
         p = self.paradigm
         if not p.classes or len(set(p.classes)) != len(p.classes):
             raise ValueError(f"[paradigm] classes must be distinct names, got {p.classes}.")
-        for key in ("trials_per_class", "universum_trials"):
-            if getattr(p, key) < 0:
-                raise ValueError(f"[paradigm] {key} must be ≥ 0, got {getattr(p, key)}.")
+        if p.trials_per_class < 1:
+            raise ValueError(f"[paradigm] trials_per_class must be ≥ 1, got {p.trials_per_class}.")
+        if p.universum_trials < 0 or p.universum_trials % max(len(p.universum), 1):
+            raise ValueError(
+                f"[paradigm] universum_trials must be ≥ 0 and a multiple of the "
+                f"{len(p.universum)} universum condition(s) (balanced), got {p.universum_trials}."
+            )
         if p.universum_mode not in UNIVERSUM_MODES:
             raise ValueError(
                 f"[paradigm] universum_mode must be one of {UNIVERSUM_MODES}, "
                 f"got {p.universum_mode!r}."
             )
-        for key in ("window", "trials_per_class", "rest_trials"):
-            if getattr(self.online, key) < 0:
-                raise ValueError(f"[online] {key} must be ≥ 0, got {getattr(self.online, key)}.")
+        self._check_online()
         for key in ("timeout", "silence_timeout"):
             if not getattr(self.stream, key) > 0:
                 raise ValueError(
@@ -158,7 +162,11 @@ class SessionConfig:
             raise ValueError(
                 f"[session] lsl_mode must be one of {LSL_MODES}, got {self.session.lsl_mode!r}."
             )
-        self.session.output = str(check_not_example(self.session.output, "[session] output"))
+        self.session.output = str(
+            check_output_folder(
+                check_not_example(self.session.output, "[session] output"), "[session] output"
+            )
+        )
         for key in ("subject", "session"):
             if not getattr(self.session, key).isalnum():  # BIDS labels (session.write_bids)
                 raise ValueError(
@@ -180,6 +188,63 @@ class SessionConfig:
         except ValueError as err:
             raise ValueError(f"[pipeline]: {err}") from err
         self._check_timeline()
+
+    def _check_online(self) -> None:
+        """Refuse ``[online]`` values no stream makes valid (``update_rate`` is checked against
+        the stream's rate when the online run starts)."""
+        o = self.online
+        if o.trials_per_class < 1:
+            raise ValueError(f"[online] trials_per_class must be ≥ 1, got {o.trials_per_class}.")
+        if o.rest_trials < 0:
+            raise ValueError(f"[online] rest_trials must be ≥ 0, got {o.rest_trials}.")
+        if not 0 <= o.window < math.inf:
+            raise ValueError(
+                f"[online] window must be ≥ 0 s (0: the model's training window), got {o.window}."
+            )
+        if not 0 < o.update_rate < math.inf:
+            raise ValueError(f"[online] update_rate must be positive (Hz), got {o.update_rate}.")
+        if not 0 <= o.smoothing < 1:
+            raise ValueError(f"[online] smoothing must lie in [0, 1), got {o.smoothing}.")
+
+    def universum_groups(self, mode: str | None = None) -> list[tuple[tuple[str, ...], int]]:
+        """The condition groups of a universum run (:func:`paradigms.session.mixed_trials`).
+
+        Parameters
+        ----------
+        mode : str or None
+            ``separate``, ``interleaved`` or ``rest_block``; None: ``[paradigm] universum_mode``.
+
+        Returns
+        -------
+        groups : list of (conditions, n_trials)
+
+        Raises
+        ------
+        ValueError
+            An unknown mode, or a mode whose trials the settings leave at none (naming the
+            setting to change).
+        """
+        p = self.paradigm
+        mode = p.universum_mode if mode is None else mode
+        if mode not in UNIVERSUM_MODES:
+            raise ValueError(f"Unknown universum mode {mode!r}; use one of {UNIVERSUM_MODES}.")
+        if mode == "rest_block":
+            if not self.online.rest_trials:
+                raise ValueError(
+                    "A rest_block universum run records [online] rest_trials rest trials, "
+                    "which is 0; set it, e.g. --set online.rest_trials=10."
+                )
+            return [(("universum/rest",), self.online.rest_trials)]
+        if not p.universum or not p.universum_trials:
+            raise ValueError(
+                f"A {mode} universum run records [paradigm] universum_trials trials of "
+                f"[paradigm] universum, which are {p.universum_trials} of {p.universum}; set "
+                "them, e.g. --set paradigm.universum_trials=20."
+            )
+        groups = [(self.universum_markers, p.universum_trials)]
+        if mode == "interleaved":
+            groups.insert(0, (self.class_markers, p.trials_per_class * len(p.classes)))
+        return groups
 
     def _check_timeline(self) -> None:
         """Refuse phases out of order, naming the ``[timeline]`` keys at fault."""
@@ -253,7 +318,9 @@ def parse_override(text: str) -> tuple[str, str, object]:
 
 
 def load_session_config(
-    path: str | Path | None = None, overrides: list[str] | tuple[str, ...] = ()
+    path: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    options: Sequence[tuple[str, str]] = (),
 ) -> SessionConfig:
     """Read a session file (``None`` gives the defaults) and apply command-line overrides.
 
@@ -264,6 +331,9 @@ def load_session_config(
     overrides : sequence of str
         ``section.key=value`` settings applied on top of the file (``paradigm.speed=10``,
         ``session.subject="02"``); values are TOML, bare words are strings.
+    options : sequence of (str, str)
+        Command-line options and the override each stands for (``("--speed 10.0",
+        "paradigm.speed=10.0")``), applied after ``overrides``; errors name the options.
 
     Returns
     -------
@@ -273,17 +343,19 @@ def load_session_config(
     ------
     FileNotFoundError, ValueError
         A missing or invalid file, an unknown section or key, a value of the wrong type or out
-        of range; the message names the file (or the ``--set`` overrides) and the key.
+        of range; the message names the file (or the ``--set`` overrides and the options) and
+        the key.
     """
     data: dict = {}
     source = "the defaults"
     if path is not None:
         source = str(path)
         data = read_toml(path, "Session file")
-    if overrides:
-        source += " with --set " + " ".join(overrides)
+    typed = [f"--set {text}" for text in overrides] + [option for option, _ in options]
+    if typed:
+        source += " with " + " ".join(typed)
     with naming(source):
-        for text in overrides:
+        for text in [*overrides, *(override for _, override in options)]:
             section, key, value = parse_override(text)
             table = data.setdefault(section, {})
             if not isinstance(table, dict):

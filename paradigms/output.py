@@ -26,11 +26,34 @@ def output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def check_output_folder(path: Path, option: str = "--output") -> Path:
-    """Refuse, naming ``option``, a folder to write into (created if needed) that is an existing
-    file or lies inside one; a command calls it before it starts anything."""
+def check_output_folder(path: str | Path, what: str | None = None) -> Path:
+    """Refuse a folder to write into that is an existing file, or lies inside one.
+
+    Parameters
+    ----------
+    path : str or Path
+        The folder (it need not exist yet).
+    what : str or None
+        What names the folder for the user (``"[session] output"``), the message's prefix.
+
+    Returns
+    -------
+    path : Path
+    """
+    path = Path(path)
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():
-        what = "is" if existing == path else f"lies inside {existing}, which is"
-        raise ValueError(f"{option} {path} {what} an existing file, not a folder.")
+        where = "is a file" if existing == path else f"lies inside the file {existing}"
+        raise ValueError(
+            ("" if what is None else f"{what}: ") + f"{path} {where}, not a folder; name a folder."
+        )
     return path
+
+
+def output_folder(text: str) -> Path:
+    """argparse ``type`` of the options naming a folder that a command writes into:
+    :func:`output_path`, then an existing file (or a path inside one) refused."""
+    try:
+        return check_output_folder(output_path(text))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err

@@ -464,23 +464,10 @@ class Session:
         """A universum run: ``separate`` (universum trials only), ``interleaved`` (with
         labelled trials, in random order) or ``rest_block`` (``[online] rest_trials`` rest
         trials, the block that starts an online run, on its own)."""
-        p = self.config.paradigm
-        mode = p.universum_mode if mode is None else mode
+        mode = self.config.paradigm.universum_mode if mode is None else mode
         timeline = self.config.timeline_object()
-        universum = (self.config.universum_markers, p.universum_trials)
-        if mode == "separate":
-            groups = [universum]
-        elif mode == "interleaved":
-            groups = [(self.config.class_markers, p.trials_per_class * len(p.classes)), universum]
-        elif mode == "rest_block":
-            groups = [(("universum/rest",), self.config.online.rest_trials)]
-        else:
-            raise ValueError(
-                f"Unknown universum mode {mode!r}; use 'separate', 'interleaved' or 'rest_block'."
-            )
-        trials = mixed_trials(groups, timeline, p.seed + 1)
-        if not trials:
-            raise ValueError(f"The universum run ({mode}) has no trials; check the trial counts.")
+        groups = self.config.universum_groups(mode)
+        trials = mixed_trials(groups, timeline, self.config.paradigm.seed + 1)
         with _saved_if_interrupted():
             results = self.run(
                 "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
@@ -509,6 +496,11 @@ class Session:
             percentiles in ms) and the ``decisions`` file.
         """
         o, p = self.config.online, self.config.paradigm
+        if o.update_rate > self.receiver.sfreq_:
+            raise ValueError(
+                f"[online] update_rate ({o.update_rate} Hz) exceeds the stream's sampling rate "
+                f"({self.receiver.sfreq_} Hz)."
+            )
         decoder = OnlineDecoder.from_model(
             model,
             self.receiver.ch_names_,
@@ -745,9 +737,21 @@ def _save(results: dict) -> dict:
     fname = Path(results["fname"])
     path = fname.with_name(fname.name.replace("_raw.fif", "_results.json"))
     relative = {k: Path(v).name if k in ("fname", "decisions") else v for k, v in results.items()}
-    path.write_text(json.dumps(relative, indent=1, default=float))
+    path.write_text(json.dumps(_null_if_not_finite(relative), indent=1, default=float))
     results["results_file"] = str(path)
     return results
+
+
+def _null_if_not_finite(value):
+    """``value`` with NaN and infinities as None: JSON has no NaN (a run without trials has no
+    hit rate, a trial without decisions no mean value), its readers expect null."""
+    if isinstance(value, float | np.floating):
+        return float(value) if np.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _null_if_not_finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_null_if_not_finite(v) for v in value]
+    return value
 
 
 def run_calibration(config: SessionConfig, **kwargs) -> dict:

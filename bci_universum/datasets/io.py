@@ -119,6 +119,8 @@ def read_recording(
     bci2000 = _is_bci2000(path)
     if bci2000:
         _check_bci2000_header(path)
+    elif not _has_generic_suffix_header(path):
+        raise _unknown_format(path)
     try:
         if bci2000:
             raw = mne.io.read_raw_bci2k(path, preload=True, verbose=verbose)
@@ -126,12 +128,7 @@ def read_recording(
             raw, cut = _read_with_mne(path, verbose)
     except ValueError as err:
         if "Unsupported file type" in str(err):
-            raise ValueError(
-                f"Cannot read {path}: unknown format {''.join(path.suffixes) or '(no suffix)'}. "
-                "Tried XDF (by suffix: .xdf, .xdfz), BCI2000 (by header) and mne.io.read_raw, "
-                "which reads FIF, EDF/BDF, GDF, BrainVision (.vhdr), EEGLAB (.set), and the "
-                "other formats MNE supports."
-            ) from err
+            raise _unknown_format(path) from err
         raise _unreadable(path, err) from err
     except Exception as err:  # readers raise anything from struct errors to KeyError
         raise _unreadable(path, err) from err
@@ -144,6 +141,30 @@ def read_recording(
     elif cut:
         _warn_truncated(path, "its last FIF tag is cut short", raw)
     return raw
+
+
+def _unknown_format(path: Path) -> ValueError:
+    return ValueError(
+        f"Cannot read {path}: unknown format {''.join(path.suffixes) or '(no suffix)'}. "
+        "Tried XDF (by suffix: .xdf, .xdfz), BCI2000 (by header) and mne.io.read_raw, "
+        "which reads FIF, EDF/BDF, GDF, BrainVision (.vhdr), EEGLAB (.set), and the "
+        "other formats MNE supports."
+    )
+
+
+#: Generic suffixes that mne.io.read_raw gives to one vendor's format, with a text the header
+#: of that format holds: a file without it is not of that format (notes, not BOXY data).
+_GENERIC_SUFFIX_HEADERS = {".txt": b"BOXY.EXE:"}
+
+
+def _has_generic_suffix_header(path: Path) -> bool:
+    """False for a file of a generic suffix (:data:`_GENERIC_SUFFIX_HEADERS`) whose first
+    kilobytes lack its format's header text; True for every other file."""
+    header = _GENERIC_SUFFIX_HEADERS.get(path.suffix.lower())
+    if header is None:
+        return True
+    with path.open("rb") as f:
+        return header in f.read(4096)
 
 
 def _read_with_mne(path: Path, verbose) -> tuple[mne.io.BaseRaw, bool]:

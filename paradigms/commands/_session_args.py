@@ -6,9 +6,10 @@ import argparse
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..output import DEFAULT_OUTPUT, output_path
+from ..output import DEFAULT_OUTPUT, output_folder
 from ._files import file_of_kind
 from ._lsl_mode import add_lsl_mode
+from ._types import non_negative_int, simulated_channels
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -41,7 +42,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output",
         "-o",
-        type=output_path,
+        type=output_folder,
         metavar="DIR",
         help="folder of the recordings, one sub-<subject>_ses-<session> folder per session "
         f"(default: [session] output, else {DEFAULT_OUTPUT})",
@@ -58,13 +59,13 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sim-channels",
-        type=int,
+        type=simulated_channels,
         default=16,
         help="with --simulate: electrodes of the simulated subject (default: 16)",
     )
     parser.add_argument(
         "--sim-seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="with --simulate: seed of the simulated subject (default: 0)",
     )
@@ -81,7 +82,7 @@ def add_display_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--screenshots",
-        type=output_path,
+        type=output_folder,
         metavar="DIR",
         help="save each screen once as a PNG in DIR, feedback screens once two trials are "
         "scored so the running score shows (implies --display; offscreen when there is no "
@@ -102,19 +103,22 @@ OPTION_KEYS = {
 
 
 def config_from_args(args):
-    """The session config: file, then ``--set``, then the options of :data:`OPTION_KEYS`."""
+    """The session config: file, then ``--set``, then the options of :data:`OPTION_KEYS`
+    (an error names them as typed: ``--speed 0.0``, not ``paradigm.speed=0.0``)."""
     from paradigms.config import load_session_config
 
     if args.simulate and args.stream is not None:
         raise ValueError("--simulate and --stream exclude each other: the EEG comes from one.")
-    overrides = list(args.overrides)
+    options = []
     for option, key in OPTION_KEYS.items():
         value = getattr(args, option, None)
+        flag = "--" + option.replace("_", "-")
         if isinstance(value, bool):  # a flag: TOML's spelling
-            overrides.append(f"{key}={str(value).lower()}")
+            options.append((flag, f"{key}={str(value).lower()}"))
         elif value is not None:
-            overrides.append(f"{key}={str(value) if isinstance(value, Path) else value!r}")
-    return load_session_config(args.config, overrides)
+            text = str(value) if isinstance(value, Path) else repr(value)
+            options.append((f"{flag} {value}", f"{key}={text}"))
+    return load_session_config(args.config, args.overrides, options)
 
 
 @contextmanager
@@ -136,13 +140,24 @@ def open_session(args, config):
 
 def presenter_arguments(args) -> dict:
     """:func:`~paradigms.display.make_presenter` arguments from ``--display``,
-    ``--fullscreen`` and ``--screenshots`` (a window is drawn offscreen without a screen)."""
+    ``--fullscreen`` and ``--screenshots``.
+
+    Without a screen (no ``DISPLAY``, ``WAYLAND_DISPLAY`` or ``QT_QPA_PLATFORM``) screenshots
+    alone are drawn offscreen, while a window asked for is refused: nobody would see it.
+    """
     import os
 
     if args.screenshots is None and not args.fullscreen and not args.display:
         return {"display": False}
-    if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    screen = os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    if not (screen or os.environ.get("QT_QPA_PLATFORM")):
+        if args.display or args.fullscreen:
+            flag = "--fullscreen" if args.fullscreen else "--display"
+            raise RuntimeError(
+                f"{flag}: no screen (DISPLAY and WAYLAND_DISPLAY are unset); run it on a "
+                "desktop, or set QT_QPA_PLATFORM=offscreen to draw the window unseen."
+            )
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     return {"display": True, "fullscreen": args.fullscreen, "screenshots": args.screenshots}
 
 

@@ -1,16 +1,58 @@
-"""argparse ``type`` functions for numbers shared by several commands."""
+"""argparse ``type`` functions for numbers shared by several commands: a bad value is refused
+naming the option (``argument --folds: expected an integer ≥ 2, got 0``) before anything runs."""
 
 from __future__ import annotations
 
 import argparse
+import math
+from collections.abc import Callable
 
 
-def positive_int(text: str) -> int:
-    """An integer ≥ 1 (sizes, counts)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+def int_range(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[low, high]`` (no upper bound when None)."""
+    if high is not None:
+        expected = f"an integer between {low} and {high}"
+    else:
+        expected = {0: "a non-negative integer", 1: "a positive integer"}.get(
+            low, f"an integer ≥ {low}"
+        )
+
+    def check(text: str) -> int:
+        value = int(text)
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+
+    check.__name__ = "int"  # argparse's "invalid int value: 'x'"
+    return check
+
+
+#: An integer ≥ 1 (sizes, counts).
+positive_int = int_range(1)
+#: An integer ≥ 0 (seeds).
+non_negative_int = int_range(0)
+
+
+def positive_float(text: str) -> float:
+    """A finite number > 0 (frequencies, durations)."""
+    value = float(text)
+    if not 0 < value < math.inf:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
     return value
+
+
+positive_float.__name__ = "float"
+
+
+def simulated_channels(text: str) -> int:
+    """The electrodes of a simulated subject, as many as the model knows sites
+    (:data:`bci_universum.simulation.eeg.CHANNEL_PRIORITY`)."""
+    from bci_universum.simulation.eeg import CHANNEL_PRIORITY
+
+    return int_range(3, len(CHANNEL_PRIORITY))(text)
+
+
+simulated_channels.__name__ = "int"
 
 
 def n_jobs(text: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._session_args import add_session_arguments, config_from_args, describe_run, open_session
+from ._types import positive_float
 
 
 def add_parser(subparsers) -> None:
@@ -24,7 +25,7 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--line-freq",
-        type=float,
+        type=positive_float,
         default=50.0,
         help="mains frequency of the check in Hz (default: 50)",
     )

@@ -15,9 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..output import output_path
+from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
 from ._session_args import add_display_arguments, presenter_arguments
+from ._types import non_negative_int, simulated_channels
+
+MODEL_NAME = "model.joblib"
 
 
 def add_parser(subparsers) -> None:
@@ -47,15 +50,21 @@ def add_parser(subparsers) -> None:
         help="calibration and online trials per class, universum trials (default: 10)",
     )
     parser.add_argument(
-        "--channels", type=int, default=16, help="simulated electrodes (default: 16)"
+        "--channels",
+        type=simulated_channels,
+        default=16,
+        help="simulated electrodes (default: 16)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the simulated subject"
+    )
     parser.add_argument(
         "--output",
         "-o",
-        type=output_path,
+        type=output_folder,
         metavar="DIR",
-        help="keep the recordings and the model in this folder (default: discard them)",
+        help="keep the recordings and the model in this folder, one without an earlier demo "
+        "(default: discard them)",
     )
     add_display_arguments(parser)
     add_lsl_mode(parser)
@@ -68,10 +77,12 @@ def run(args: argparse.Namespace) -> int:
     if args.trials < 2:
         raise ValueError(f"--trials must be at least 2, got {args.trials}.")
     if args.replay is not None and not args.replay.is_dir():
+        if args.replay.exists():
+            raise ValueError(f"--replay: {args.replay} is a file, not a session folder.")
         raise FileNotFoundError(f"--replay: session folder {args.replay} does not exist.")
     start = time.monotonic()
     if args.output is not None:
-        _run(args, args.output, args.output / "model.joblib")
+        _run(args, args.output, args.output / MODEL_NAME)
     else:
         with tempfile.TemporaryDirectory(prefix="bci-universum-demo-") as folder:
             _run(args, Path(folder), None)
@@ -97,6 +108,8 @@ def _run(args, output: Path, model_path: Path | None) -> None:
             f"session.lsl_mode={args.lsl_mode!r}",
         ],
     )
+    if model_path is not None:
+        _check_no_earlier_demo(config, model_path, recording=args.replay is None)
     configure_lsl(config.session.lsl_mode)
     if args.replay is not None:
         _replay(args, config, model_path)
@@ -142,6 +155,27 @@ def _run(args, output: Path, model_path: Path | None) -> None:
         f"drift monitor: {drift['n_reports']} reports on non-overlapping windows, "
         f"{len(drift['alarms'])} alarms"
     )
+
+
+def _check_no_earlier_demo(config, model_path: Path, recording: bool) -> None:
+    """Refuse an ``--output`` holding an earlier demo before anything is recorded: its model
+    would block the new one, and its runs would be trained on with the new runs."""
+    from bci_universum.model_io import ModelExistsError, check_model_path
+    from paradigms.session import session_folder
+
+    earlier = []
+    folder = session_folder(config)
+    if recording and folder.exists():
+        earlier.append(str(folder))
+    try:
+        check_model_path(model_path)
+    except ModelExistsError as err:
+        earlier += err.existing
+    if earlier:
+        raise ValueError(
+            f"--output: {model_path.parent} holds an earlier demo ({', '.join(earlier)}); "
+            "choose another --output (or delete them)."
+        )
 
 
 def _replay(args, config, model_path: Path | None) -> None:

@@ -27,6 +27,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     config = config_from_args(args)
+    config.universum_groups(args.universum_mode)  # a run without trials: refused up front
     with open_session(args, config) as session:
         results = session.universum(args.universum_mode)
     print(describe_run(results))

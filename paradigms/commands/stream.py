@@ -8,7 +8,7 @@ network.
 
 from __future__ import annotations
 
-from ..output import check_output_folder, output_path
+from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
 
@@ -59,7 +59,7 @@ def add_parser(subparsers) -> None:
         "--output",
         "-o",
         required=True,
-        type=output_path,
+        type=output_folder,
         metavar="DIR",
         help="folder of the recording (created if needed)",
     )
@@ -128,7 +128,6 @@ def run_record(args) -> int:
 
     if args.stream is None and args.source_id is None and args.stype is None:
         raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
-    check_output_folder(args.output)
     if args.duration is not None and not args.duration > 0:
         raise ValueError(f"--duration must be positive, got {args.duration}.")
     if not args.silence_timeout > 0:

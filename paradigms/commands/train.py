@@ -8,7 +8,7 @@ from ..output import output_path
 from ._bids_args import add_bids_arguments, bids_entities
 from ._files import file_of_kind
 from ._stream_replay import MARKER_MAP_HELP
-from ._types import n_jobs
+from ._types import int_range, n_jobs, non_negative_int
 
 
 def add_parser(subparsers) -> None:
@@ -77,8 +77,12 @@ def add_parser(subparsers) -> None:
         type=file_of_kind("model"),
         help="a previous session's model to regularise toward (biased SVM; weight chosen by CV)",
     )
-    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds (default: 5)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the folds (default: 0)")
+    parser.add_argument(
+        "--folds", type=int_range(2), default=5, help="cross-validation folds (default: 5)"
+    )
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the folds (default: 0)"
+    )
     parser.add_argument(
         "--n-jobs", type=n_jobs, default=1, help="parallel jobs, -1 for all cores (default: 1)"
     )

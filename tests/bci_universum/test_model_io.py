@@ -71,9 +71,14 @@ def test_round_trip_gives_identical_decisions_and_metadata(tmp_path, fitted):
 def test_save_refuses_overwrite_and_inconsistent_classes(tmp_path, fitted):
     pipe, meta = fitted
     path = save_model(tmp_path / "m.joblib", pipe, meta)
-    with pytest.raises(FileExistsError, match="overwrite"):
+    with pytest.raises(FileExistsError, match="overwrite") as existing:
         save_model(path, pipe, meta)
+    assert existing.value.existing == [str(path), str(path.with_suffix(".json"))]
     save_model(path, pipe, meta, overwrite=True)
+    folder = tmp_path / "models"
+    folder.mkdir()
+    with pytest.raises(ValueError, match=r"models is a folder, not a model file"):
+        save_model(folder, pipe, meta, overwrite=True)
     bad = ModelMetadata(**{**meta.to_dict(), "classes": ["a", "b"]})
     with pytest.raises(ValueError, match="classes"):
         save_model(tmp_path / "other.joblib", pipe, bad)

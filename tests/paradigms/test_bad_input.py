@@ -99,6 +99,8 @@ RECORDING_CASES = [
     ("rec_raw.fif", "renamed.xdf", "copy", r"renamed\.xdf .*content is FIF, not XDF"),
     ("rec.dat", "renamed.edf", "copy", r"renamed\.edf .*content is BCI2000, not EDF"),
     ("rec.edf", "notes.foo", "copy", r"notes\.foo: unknown format \.foo"),
+    # MNE reads .txt as BOXY; a text file without BOXY's header is of no known format
+    ("session.toml", "notes.txt", "copy", r"notes\.txt: unknown format \.txt"),
 ]
 
 

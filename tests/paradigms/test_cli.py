@@ -16,7 +16,7 @@ from bci_universum.datasets import EXAMPLE_RECORDINGS
 from paradigms.cli import build_parser, leaf_parsers, main
 from paradigms.commands._session_args import config_from_args
 from paradigms.config import SessionConfig, load_session_config
-from paradigms.output import DEFAULT_OUTPUT, output_path
+from paradigms.output import DEFAULT_OUTPUT, output_folder, output_path
 
 ROOT = Path(__file__).resolve().parents[2]
 KEBAB = re.compile(r"^--[a-z0-9]+(-[a-z0-9]+)*$|^-[a-zA-Z]$")
@@ -143,10 +143,13 @@ def test_option_names_follow_one_scheme():
             kind = (action.dest, getattr(action.type, "__name__", action.type), action.nargs)
             if long in ("--subject", "--session", "--task", "--run"):
                 kind = (action.dest,)  # a label to write, or labels to select (nargs +)
+            if action.dest in ("output", "screenshots", "screenshot"):
+                # a file or a folder (a folder is never an existing file)
+                writes = (output_path, output_folder)
+                assert action.type in writes, f"{parser.prog} {long} may write anywhere"
+                kind = (action.dest, "output", action.nargs)
             # the same option means the same thing: same destination, type and arity
             assert seen.setdefault(long, kind) == kind, f"{parser.prog} {long}: {kind}"
-            if action.dest in ("output", "screenshots", "screenshot"):
-                assert action.type is output_path, f"{parser.prog} {long} may write anywhere"
     # the concepts the scheme names are there under their one name
     assert {"--output", "--overwrite", "--lsl-mode", "--subject", "--stream"} <= set(seen)
 

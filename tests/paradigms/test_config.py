@@ -47,6 +47,17 @@ def test_file_overrides(tmp_path):
         ("[timeline]\ncue_duration = 6\n", r"\[timeline\] cue \+ cue_duration \(9\.0 s\)"),
         ("[timeline]\nfixation = -1\n", r"\[timeline\] fixation must be ≥ 0"),
         ("[paradigm\n", "not valid TOML"),
+        ("[paradigm]\ntrials_per_class = 0\n", r"\[paradigm\] trials_per_class must be ≥ 1"),
+        (
+            '[paradigm]\nuniversum = ["rest", "words", "math"]\n',
+            r"\[paradigm\] universum_trials must be ≥ 0 and a multiple of the 3 universum",
+        ),
+        ("[online]\ntrials_per_class = 0\n", r"\[online\] trials_per_class must be ≥ 1"),
+        ("[online]\nwindow = nan\n", r"\[online\] window must be ≥ 0 s .*got nan"),
+        ("[online]\nwindow = inf\n", r"\[online\] window must be ≥ 0 s .*got inf"),
+        ("[online]\nupdate_rate = 0\n", r"\[online\] update_rate must be positive"),
+        ("[online]\nsmoothing = 1\n", r"\[online\] smoothing must lie in \[0, 1\)"),
+        ("[online]\nsmoothing = nan\n", r"\[online\] smoothing must lie in \[0, 1\)"),
     ],
 )
 def test_bad_files(tmp_path, text, match):
@@ -73,3 +84,39 @@ def test_pipeline_names_are_checked_against_the_registry(tmp_path):
     path.write_text('[pipeline]\nname = "tangent-usvm"\n')
     with pytest.raises(ValueError, match=r"\[pipeline\]: .*now called 'ts_usvm'"):
         load_session_config(path)
+
+
+def test_output_must_be_a_folder(tmp_path):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a folder")
+    for output, where in ((notes, "is a file"), (notes / "sub", f"lies inside the file {notes}")):
+        with pytest.raises(ValueError, match=rf"\[session\] output: \S+ {where}, not a folder"):
+            load_session_config(None, [f"session.output={str(output)!r}"])
+    assert load_session_config(None, [f"session.output={str(tmp_path / 'new')!r}"])
+
+
+@pytest.mark.parametrize(
+    ("settings", "mode", "match"),
+    [
+        (
+            [],
+            "rest_block",
+            r"\[online\] rest_trials rest trials, which is 0.*online\.rest_trials=",
+        ),
+        (["paradigm.universum_trials=0"], "separate", r"\[paradigm\] universum_trials trials"),
+        (["paradigm.universum_trials=0"], "interleaved", r"\[paradigm\] universum_trials"),
+        (["paradigm.universum=[]"], None, r"universum_trials trials of \[paradigm\] universum"),
+        ([], "sometimes", "Unknown universum mode 'sometimes'"),
+    ],
+)
+def test_universum_runs_without_trials_name_the_setting(settings, mode, match):
+    with pytest.raises(ValueError, match=match):
+        load_session_config(None, settings).universum_groups(mode)
+
+
+def test_universum_groups():
+    config = load_session_config(None, ["online.rest_trials=4", "paradigm.trials_per_class=3"])
+    rest, cue = ("universum/rest",), ("cue/left", "cue/right")
+    assert config.universum_groups() == [(rest, 20)]
+    assert config.universum_groups("interleaved") == [(cue, 6), (rest, 20)]
+    assert config.universum_groups("rest_block") == [(rest, 4)]

@@ -122,3 +122,34 @@ def test_demo_bad_input(tmp_path, capsys):
     assert "needs *_task-calibration_*" in capsys.readouterr().err
     assert main(["demo", "--speed", "0"]) == 1
     assert "--speed must be positive" in capsys.readouterr().err
+    notes = tmp_path / "notes.txt"
+    notes.write_text("a file")
+    assert main(["demo", "--replay", str(notes)]) == 1
+    assert f"--replay: {notes} is a file, not a session folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("earlier", "replay"),
+    [
+        (["model.joblib", "model.json"], False),
+        (["model.joblib"], True),
+        (["sub-01_ses-01/sub-01_ses-01_task-calibration_run-01_raw.fif"], False),
+    ],
+)
+def test_demo_refuses_an_output_of_an_earlier_demo(tmp_path, capsys, earlier, replay):
+    """Before recording anything: the earlier model would block the training, the earlier
+    runs would be trained on with the new ones."""
+    output = tmp_path / "demo1"
+    for name in earlier:
+        (output / name).parent.mkdir(parents=True, exist_ok=True)
+        (output / name).write_text("an earlier demo's")
+    before = sorted(output.rglob("*"))
+    argv = ["demo", "--output", str(output)]
+    if replay:
+        argv += ["--replay", str(Path(__file__).resolve().parents[2] / "recordings")]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert f"--output: {output} holds an earlier demo (" in err and "another --output" in err
+    assert str(output / earlier[0].split("/")[0]) in err
+    assert "Waiting for" not in err and "Traceback" not in err
+    assert sorted(output.rglob("*")) == before

@@ -237,7 +237,8 @@ def test_model_not_matching_the_stream_is_refused(tmp_path):
     wrong_channel = ModelMetadata(["C3", "C4", "XX"], 250.0, (8, 30), (0.5, 1.5), classes)
     wrong_rate = ModelMetadata(["C3", "C4"], 500.0, (8, 30), (0.5, 1.5), classes)
     with Session(config, simulate=SIM) as session:
-        with pytest.raises(ValueError, match=r"lacks the model's channel\(s\) \['XX'\]"):
+        lacks = r"lacks the model's channel\(s\) \['XX'\]; the input's channels: \['Fp1'"
+        with pytest.raises(ValueError, match=lacks):
             session.online((pipeline, wrong_channel))
         with pytest.raises(ValueError, match="sampling rate"):
             session.online((pipeline, wrong_rate))
@@ -420,6 +421,38 @@ def _random_model(session, name):
     pipeline.fit(rng.standard_normal((y.size, len(ch_names), round(sfreq))), y)
     meta = ModelMetadata(ch_names, sfreq, (8.0, 30.0), window, ["left", "right"], pipeline=name)
     return pipeline, meta
+
+
+@pytest.mark.lsl
+def test_online_run_without_trials_saves_valid_json(tmp_path):
+    """A run that scores no trial has no hit rate: null in its results file, not NaN."""
+    config = fast_config(tmp_path, **{"stream.silence_timeout": 0.5})
+    with Session(config, simulate=SIM) as session:
+        model = _random_model(session, "ts_lr")
+
+        def stop_source():  # once the run has started (run/start pushed), before a trial ends
+            while session._n_pushed < 1:
+                threading.Event().wait(0.01)
+            session.source.stop()
+
+        stopper = threading.Thread(target=stop_source, daemon=True)
+        stopper.start()
+        results = session.online(model)
+        stopper.join(10)
+    assert results["ended"].startswith("stream stopped"), results["ended"]
+    assert results["summary"]["n_trials"] == 0
+    text = Path(results["results_file"]).read_text()
+    saved = json.loads(text, parse_constant=lambda c: pytest.fail(f"{c} in {text}"))
+    assert saved["summary"]["hit_rate"] is None
+
+
+@pytest.mark.lsl
+def test_update_rate_above_the_stream_rate_names_the_setting(tmp_path):
+    config = fast_config(tmp_path, **{"online.update_rate": 1000.0})
+    refused = pytest.raises(ValueError, match=r"\[online\] update_rate \(1000\.0 Hz\) exceeds")
+    with Session(config, simulate=SIM) as session, refused:
+        session.online(_random_model(session, "ts_lr"))
+    assert not list(tmp_path.rglob("*.fif"))
 
 
 @pytest.mark.lsl

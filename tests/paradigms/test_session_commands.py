@@ -21,20 +21,84 @@ from .session_helpers import fast_config
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
         (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
         (["record-universum", "--subject", "a_b"], r"\[session\] subject must be alphanumeric"),
+        # the options the user typed, not the overrides they stand for
+        (
+            ["calibrate", "--speed", "0"],
+            r"defaults with --output \S+ --speed 0\.0: \[paradigm\] spe",
+        ),
+        (
+            ["calibrate", "--set", "paradigm.trials_per_class=0"],
+            r"--set paradigm\.trials_per_class=0 .*: \[paradigm\] trials_per_class must be ≥ 1",
+        ),
+        (
+            ["record-universum", "--universum-mode", "rest_block"],
+            r"rest_block universum run records \[online\] rest_trials .* is 0; .*online\.rest_",
+        ),
+        (
+            ["record-universum", "--set", "paradigm.universum_trials=0"],
+            r"separate universum run records \[paradigm\] universum_trials .*universum_trials=",
+        ),
+        (["online", "MODEL", "--set", "online.update_rate=0"], r"\[online\] update_rate must be"),
     ],
 )
-def test_bad_settings_are_refused(argv, message, capsys):
-    assert main(argv) == 1
+def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
+    """Refused before connecting to any stream, with nothing written."""
+    model = tmp_path / "m.joblib"
+    model.write_bytes(b"the settings are refused before the model is read")
+    argv = [str(model) if a == "MODEL" else a for a in argv]
+    assert main([*argv, "--output", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
-    assert "error:" in err
+    assert "error:" in err and "Waiting for" not in err
     assert re.search(message, err), err
+    assert not (tmp_path / "out").exists()
 
 
-def test_bad_toml_names_the_file(tmp_path, capsys):
-    bad = tmp_path / "session.toml"
-    bad.write_text("[paradigm\nclasses = 1\n")
-    assert main(["calibrate", str(bad)]) == 1
-    assert f"Session file {bad} is not valid TOML" in capsys.readouterr().err
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["calibrate", "--output", "FILE"], r"--output/-o: \S+notes\.txt is a file, not a folder"),
+        (["record-universum", "-o", "FILE/sub"], r"--output/-o: \S+ lies inside the file \S+"),
+        (["online", "MODEL", "--output", "FILE"], r"--output/-o: \S+notes\.txt is a file"),
+        (["calibrate", "--screenshots", "FILE"], r"--screenshots: \S+notes\.txt is a file"),
+        (["demo", "--output", "FILE"], r"--output/-o: \S+notes\.txt is a file, not a folder"),
+        (
+            ["calibrate", "--sim-seed", "-1"],
+            r"--sim-seed: expected a non-negative integer, got -1",
+        ),
+        (["calibrate", "--sim-channels", "0"], r"--sim-channels: expected an integer between 3"),
+        (["demo", "--channels", "65"], r"--channels: expected an integer between 3 and 64, got"),
+        (["calibrate", "--line-freq", "0"], r"--line-freq: expected a positive number, got 0"),
+        (["train", "REC", "-o", "m.joblib", "--folds", "0"], r"--folds: expected an integer ≥ 2"),
+    ],
+)
+def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
+    """argparse refuses them naming the option, before anything runs."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not a folder")
+    model = tmp_path / "m.joblib"
+    model.write_bytes(b"not read")
+    paths = {"FILE": str(notes), "FILE/sub": str(notes / "sub"), "MODEL": str(model)}
+    paths["REC"] = str(notes)
+    with pytest.raises(SystemExit) as exit_:
+        main([paths.get(a, a) for a in argv])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert notes.read_text() == "not a folder"
+
+
+@pytest.mark.parametrize(
+    ("command", "flag"), [("calibrate", "--display"), ("demo", "--fullscreen")]
+)
+def test_a_window_without_a_screen_is_refused(command, flag, tmp_path, monkeypatch, capsys):
+    """Without DISPLAY, WAYLAND_DISPLAY or an explicit QT_QPA_PLATFORM nobody would see the
+    window (the test suite's QT_QPA_PLATFORM=offscreen is removed for this test)."""
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main([command, flag, "--output", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert f"{flag}: no screen" in err and "QT_QPA_PLATFORM=offscreen" in err, err
+    assert "Waiting for" not in err and not (tmp_path / "out").exists()
 
 
 @pytest.mark.lsl

@@ -15,6 +15,7 @@ import pytest
 from acquisition.markers import MarkerOutlet
 from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
+from acquisition.streams import make_stream_info
 from paradigms.cli import build_parser, main
 from tests.acquisition.lsl_helpers import counter_chunk, counter_stream_info, wait_until
 
@@ -164,10 +165,13 @@ def test_bad_input_exits_with_a_clear_error(tmp_path, capsys, argv, fragment):
 def test_record_refuses_an_ambiguous_stream_naming_the_candidates(tmp_path, capsys):
     """Two streams answer to the name (and to --type): nothing is recorded, the error lists
     both and points to --source-id."""
-    name = f"twin-{uuid4().hex}"
-    infos = [counter_stream_info(n, 100.0, name=name) for n in (1, 2)]
+    name, stype = f"twin-{uuid4().hex}", f"type-{uuid4().hex}"  # other tests' streams differ
+    infos = [
+        make_stream_info(name, [f"c{k}" for k in range(n)], 100.0, stype=stype, source_id=sid)
+        for n, sid in ((1, f"a-{uuid4().hex}"), (2, f"b-{uuid4().hex}"))
+    ]
     outlets = [pylsl.StreamOutlet(info) for info in infos]
-    for selection in (["--stream", name], ["--type", "EEG"]):
+    for selection in (["--stream", name], ["--type", stype]):
         argv = ["stream", "record", *selection, "--output", str(tmp_path), "--duration", "1"]
         assert main([*argv, "--lsl-mode", "loopback", "--timeout", "5"]) == 1
         err = capsys.readouterr().err
@@ -185,11 +189,11 @@ def test_record_refuses_an_output_that_is_a_file(tmp_path, capsys, inside):
     afile.write_text("keep")
     output = afile / "sub" if inside else afile
     argv = ["stream", "record", "--stream", "s", "--output", str(output), "--duration", "1"]
-    assert main([*argv, "--lsl-mode", "loopback", "--timeout", "60"]) == 1
-    what = f"lies inside {afile}, which is" if inside else "is"
-    assert f"error: --output {output} {what} an existing file, not a folder." in (
-        capsys.readouterr().err
-    )
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--lsl-mode", "loopback", "--timeout", "60"])
+    assert exit_.value.code == 2
+    what = f"lies inside the file {afile}" if inside else "is a file"
+    assert f"--output/-o: {output} {what}, not a folder" in capsys.readouterr().err
     assert afile.read_text() == "keep"
 
 

@@ -210,6 +210,12 @@ def test_bad_options_are_refused(session, tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
     assert main(["train", str(folder), "-o", str(tmp_path / "y"), "--pipeline", "lda"]) == 1
     assert "Unknown pipeline" in capsys.readouterr().err
+    models = tmp_path / "models"
+    models.mkdir()
+    for overwrite in ([], ["--overwrite"]):  # refused before the cross-validation
+        assert main(["train", str(folder), "-o", str(models), *overwrite]) == 1
+        assert f"{models} is a folder, not a model file" in capsys.readouterr().err
+    assert not any(models.iterdir())
 
 
 def test_recordings_with_other_channels_are_refused(session, tmp_path):
