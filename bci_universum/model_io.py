@@ -17,6 +17,7 @@ import os
 import pickle
 import tempfile
 import warnings
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
 from importlib import metadata as _importlib_metadata
@@ -323,6 +324,39 @@ def load_model(path) -> tuple[object, ModelMetadata]:
     if not hasattr(pipeline, "decision_function"):
         raise ValueError(f"Model file {path} holds no pipeline with decision_function.")
     return pipeline, metadata
+
+
+def check_classes(
+    metadata: ModelMetadata,
+    classes: Sequence[str],
+    *,
+    model: str = "the model",
+    expected: str = "the session's classes",
+) -> None:
+    """Refuse a model not trained on exactly ``classes``.
+
+    The model's classes are its ``classes_``, sorted; ``classes`` may come in any order.
+
+    Parameters
+    ----------
+    metadata : ModelMetadata
+        The model's metadata.
+    classes : sequence of str
+        The classes the caller will use the model for.
+    model, expected : str
+        How the error names the model and where ``classes`` come from (e.g. the setting the
+        user wrote them in).
+
+    Raises
+    ------
+    ValueError
+        Naming both lists when they differ.
+    """
+    if [str(c) for c in metadata.classes] != sorted(str(c) for c in classes):
+        raise ValueError(
+            f"The classes of {model}, {list(metadata.classes)}, differ from {expected}, "
+            f"{list(classes)}."
+        )
 
 
 def for_channels(pipeline, metadata: ModelMetadata, ch_names: list[str], sfreq: float):

@@ -13,7 +13,8 @@ decoder therefore runs each window through :func:`trial_decision_path`: the pipe
 turn, using a step's single-trial method where it offers one (``transform_trial`` on the
 project's transformers, ``decision_trial`` on its classifiers: the same computation as
 ``transform`` / ``decision_function`` without the per-call validation) and the regular call on
-a one-trial batch otherwise. The decoder checks once, when it is built, that this path gives
+a one-trial batch otherwise (nested pipelines, feature unions and frozen estimators are opened
+up step by step). The decoder checks once, when it is built, that this path gives
 the pipeline's ``decision_function`` on a test window.
 
 Binary pipelines give one decision value per window (``Decision.value``); multiclass ones give
@@ -34,7 +35,8 @@ import numpy as np
 from numba import njit
 from scipy import signal
 from sklearn.exceptions import NotFittedError
-from sklearn.pipeline import Pipeline
+from sklearn.frozen import FrozenEstimator
+from sklearn.pipeline import FeatureUnion, Pipeline
 
 
 @dataclass(frozen=True)
@@ -212,10 +214,42 @@ def _adaptive(step) -> bool:
 
 
 def _trial_transform(step) -> Callable[[np.ndarray], np.ndarray]:
+    if isinstance(step, FrozenEstimator):
+        return _trial_transform(step.estimator)
+    if isinstance(step, Pipeline):
+        return _chain([_trial_transform(inner) for inner in _pipeline_steps(step)])
+    if isinstance(step, FeatureUnion):
+        return _trial_union(step)
     lean = getattr(step, "transform_trial", None)
     if lean is not None:
         return lean
     return lambda x: step.transform(x[np.newaxis])[0]
+
+
+def _chain(transforms: list) -> Callable[[np.ndarray], np.ndarray]:
+    def chained(x: np.ndarray) -> np.ndarray:
+        for transform in transforms:
+            x = transform(x)
+        return x
+
+    return chained
+
+
+def _trial_union(union: FeatureUnion) -> Callable[[np.ndarray], np.ndarray]:
+    """A fitted :class:`~sklearn.pipeline.FeatureUnion` on one trial: its transformers' trial
+    paths side by side, weighted by ``transformer_weights``, without the union's per-call
+    validation and joblib dispatch."""
+    weights = union.transformer_weights or {}
+    parts = [
+        (_chain([]) if isinstance(trans, str) else _trial_transform(trans), weights.get(name, 1.0))
+        for name, trans in union.transformer_list
+        if not (isinstance(trans, str) and trans == "drop")
+    ]
+
+    def side_by_side(x: np.ndarray) -> np.ndarray:
+        return np.concatenate([np.ravel(part(x)) * weight for part, weight in parts])
+
+    return side_by_side
 
 
 def _trial_decision(estimator) -> Callable[[np.ndarray], np.ndarray]:
@@ -234,7 +268,9 @@ def trial_decision_path(pipeline) -> Callable[[np.ndarray], np.ndarray]:
         A fitted :class:`sklearn.pipeline.Pipeline` (or any fitted estimator with
         ``decision_function``). Steps offering ``transform_trial(x)`` (transformers) or
         ``decision_trial(x)`` (the final classifier) are called through those; the others
-        through ``transform`` / ``decision_function`` on a batch of one.
+        through ``transform`` / ``decision_function`` on a batch of one. Nested pipelines,
+        :class:`~sklearn.pipeline.FeatureUnion` and :class:`~sklearn.frozen.FrozenEstimator`
+        steps are opened up, so that their inner steps take the single-trial path too.
 
     Returns
     -------
@@ -244,14 +280,14 @@ def trial_decision_path(pipeline) -> Callable[[np.ndarray], np.ndarray]:
         The path holds the fitted steps, not copies: refitting the pipeline in place changes
         its output.
     """
+    if isinstance(pipeline, FrozenEstimator):
+        return trial_decision_path(pipeline.estimator)
     steps = _pipeline_steps(pipeline)
-    transforms = [_trial_transform(step) for step in steps[:-1]]
+    transform = _chain([_trial_transform(step) for step in steps[:-1]])
     decide = _trial_decision(steps[-1])
 
     def path(window: np.ndarray) -> np.ndarray:
-        for transform in transforms:
-            window = transform(window)
-        return np.atleast_1d(decide(window))
+        return np.atleast_1d(decide(transform(window)))
 
     return path
 
@@ -304,6 +340,8 @@ class OnlineDecoder:
     ----------
     n_samples_seen : int
         Samples pushed so far.
+    n_skipped : int
+        Decision windows skipped by :meth:`push` with ``newest_only`` so far.
     sos : ndarray
         The filter's second-order sections.
     n_values : int
@@ -380,6 +418,7 @@ class OnlineDecoder:
         self._end = self.window_len  # the window is rows [_end - window_len, _end)
         self._smoothed = np.nan
         self.n_samples_seen = 0
+        self.n_skipped = 0
 
     def warm_up(self, n_updates: int = 32, seed: int = 0) -> None:
         """Run the whole path on noise (numba compilation, caches), then reset.
@@ -391,7 +430,13 @@ class OnlineDecoder:
         self.push(rng.standard_normal((n, self.n_channels)) * 1e-5, np.arange(n) / self.sfreq)
         self.reset()
 
-    def push(self, chunk: np.ndarray, timestamps: np.ndarray | None = None) -> list[Decision]:
+    def push(
+        self,
+        chunk: np.ndarray,
+        timestamps: np.ndarray | None = None,
+        *,
+        newest_only: bool = False,
+    ) -> list[Decision]:
         """Add a chunk of samples and return the decisions it completes.
 
         Parameters
@@ -400,6 +445,11 @@ class OnlineDecoder:
             New samples, oldest first (the LSL layout).
         timestamps : ndarray of shape (n_samples,) or None
             Their timestamps; ``None`` uses sample index / sfreq.
+        newest_only : bool
+            Decide on the newest window the chunk completes only, skipping the older ones
+            (counted in ``n_skipped``; the filter still runs over every sample): for a
+            real-time loop that fell behind, whose feedback must show the current window, not
+            work through a backlog.
 
         Returns
         -------
@@ -422,9 +472,13 @@ class OnlineDecoder:
 
         decisions = []
         start = self.n_samples_seen
+        targets = decision_indices(start + n, self.window_len, self.hop, start).tolist()
+        if newest_only and len(targets) > 1:
+            self.n_skipped += len(targets) - 1
+            targets = targets[-1:]
         # Split the chunk at every sample that completes a decision window.
         done = 0
-        for target in decision_indices(start + n, self.window_len, self.hop, start).tolist():
+        for target in targets:
             stop = target - start + 1
             self._write(filtered[done:stop], bad[done:stop], timestamps[done:stop])
             done = stop

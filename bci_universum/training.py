@@ -31,7 +31,14 @@ from threadpoolctl import threadpool_limits
 from ._universum import UNIVERSUM_STR, drop_universum
 from .datasets import epochs_from_raw, read_recording, recording_name
 from .markers import apply_marker_map, resolve_marker_map
-from .model_io import ModelMetadata, check_model_path, for_channels, load_model, save_model
+from .model_io import (
+    ModelMetadata,
+    check_classes,
+    check_model_path,
+    for_channels,
+    load_model,
+    save_model,
+)
 from .model_selection import UniversumStratifiedKFold, universum_scorer
 from .online import FILTER_ORDER, filter_raw
 from .pipelines import get_pipeline, make_pipeline, pipeline_params, with_prior
@@ -421,11 +428,7 @@ def _load_prior(prior, classes, band, epochs: mne.Epochs) -> tuple:
         pipeline, metadata = load_model(prior)
         source = str(prior)
     # Same classes in the same (sorted) order: the prior's positive side is classes_[1].
-    if list(metadata.classes) != sorted(classes):
-        raise ValueError(
-            f"The prior model's classes {metadata.classes} differ from the session's "
-            f"{list(classes)}."
-        )
+    check_classes(metadata, classes, model="the prior model")
     if metadata.band != band or metadata.filter_order != FILTER_ORDER:
         raise ValueError(
             f"The prior model was trained on the band {metadata.band} Hz (order "

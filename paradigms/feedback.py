@@ -15,7 +15,11 @@ with a :class:`~bci_universum.drift.DriftMonitor` fitted on calibration data
 
 from __future__ import annotations
 
+import logging
 import queue
+import time
+from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +29,10 @@ from sklearn.pipeline import Pipeline
 from acquisition.decisions import local_clock
 from acquisition.streams import si_scalings
 from bci_universum.online import Decision, OnlineDecoder, causal_filter
+
+logger = logging.getLogger(__name__)
+
+_RECENT = 16  # updates over which the loop's cost per decision is measured
 
 
 class StreamDecoder:
@@ -37,45 +45,108 @@ class StreamDecoder:
         keeps the very first sample).
     decoder : OnlineDecoder
         Decoder taking chunks with all the stream's channels (in SI units).
+    budget : float or None
+        Seconds of real time between two decision windows of the stream (the update period
+        divided by the speed of a simulated stream). When the loop around :meth:`poll` costs
+        more than that per decision (:attr:`cost`), decisions would queue up and lag ever
+        further behind the stream: :meth:`poll` then decides on the newest window of the data
+        pending only, skips the older ones (counted in ``decoder.n_skipped``) and warns the
+        operator once. ``None`` decides on every window however late (offline replays).
 
     Attributes
     ----------
     latencies : list of float
         For every decision, seconds from the newest sample's LSL timestamp to the decision
         being available (``local_clock()`` after the update).
+    decode_times : list of float
+        Seconds of decoding per decision, one per update that gave decisions (the update's
+        time over its number of decisions).
     """
 
-    def __init__(self, receiver, decoder: OnlineDecoder):
+    def __init__(self, receiver, decoder: OnlineDecoder, budget: float | None = None):
+        if budget is not None and not budget > 0:
+            raise ValueError(f"budget must be None or positive, got {budget} s.")
         self.receiver = receiver
         self.decoder = decoder
+        self.budget = budget
         self.latencies: list[float] = []
+        self.decode_times: list[float] = []
+        # (busy seconds, decisions) of the last polls; None: no poll returned yet
+        self._recent: deque[tuple[float, int]] = deque(maxlen=_RECENT)
+        self._returned: float | None = None
+        self._warned = False
         self._queue = receiver.subscribe()
         self._scales: np.ndarray | None = None
 
-    def poll(self, timeout: float = 0.0) -> list[Decision]:
-        """Push every chunk received since the last call; return the decisions completed.
+    def _pending(self, timeout: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The chunks queued now (waiting up to ``timeout`` s for a first one): never more, so
+        that a stream arriving faster than it is decoded cannot hold the caller here."""
+        try:
+            first = self._queue.get(timeout=timeout) if timeout > 0 else self._queue.get_nowait()
+        except queue.Empty:
+            return []
+        return [first] + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
 
-        Waits up to ``timeout`` seconds for a first chunk when none is pending.
+    def discard(self) -> None:
+        """Drop the chunks received so far undecoded and reset the decoder: decoding starts
+        from the next chunk, not from the backlog of the set-up."""
+        self._pending(0.0)
+        self.decoder.reset()
+        self.latencies.clear()
+        self.decode_times.clear()
+        self._recent.clear()
+        self._returned = None
+
+    def poll(self, timeout: float = 0.0) -> list[Decision]:
+        """Push the chunks received since the last call; return the decisions completed.
+
+        Waits up to ``timeout`` seconds for a first chunk when none is pending. Only the chunks
+        pending at the call are taken; see ``budget`` for a loop slower than the stream.
         """
+        called = time.perf_counter()
         if self._scales is None:
             if self.receiver.info is None:
                 raise RuntimeError("The stream receiver is not connected yet.")
             self._scales = si_scalings(self.receiver.info)
-        out = []
-        wait = timeout
-        while True:
-            try:
-                data, stamps = (
-                    self._queue.get(timeout=wait) if wait > 0 else self._queue.get_nowait()
-                )
-            except queue.Empty:
-                return out
-            wait = 0.0
-            decisions = self.decoder.push(data * self._scales, stamps)
-            if decisions:
-                now = local_clock()
-                self.latencies.extend(now - d.timestamp for d in decisions)
-                out.extend(decisions)
+        chunks = self._pending(timeout)
+        if not chunks:
+            return []
+        got = time.perf_counter()
+        data = np.concatenate([c for c, _ in chunks]) * self._scales
+        stamps = np.concatenate([t for _, t in chunks])
+        behind = self.budget is not None and self.cost > self.budget
+        skipped = self.decoder.n_skipped
+        decisions = self.decoder.push(data, stamps, newest_only=behind)
+        done = time.perf_counter()
+        if decisions:
+            self.decode_times.append((done - got) / len(decisions))
+            now = local_clock()
+            self.latencies.extend(now - d.timestamp for d in decisions)
+        # busy: the caller's work since the last poll returned, and this update (not the wait)
+        caller = 0.0 if self._returned is None else called - self._returned
+        self._recent.append((caller + done - got, len(decisions)))
+        if self.decoder.n_skipped > skipped and not self._warned:
+            self._warned = True
+            logger.warning(
+                "The online loop falls behind the stream: %.2f ms per decision (decoding "
+                "%.2f ms), but a decision window completes every %.2f ms of real time. "
+                "Deciding on the newest window only and skipping the stale ones (n_skipped in "
+                "the results); lower --speed or [online] update_rate (--set "
+                "online.update_rate=...) to decode every window.",
+                self.cost * 1e3,
+                np.median(self.decode_times[-_RECENT:]) * 1e3,
+                self.budget * 1e3,
+            )
+        self._returned = time.perf_counter()
+        return decisions
+
+    @property
+    def cost(self) -> float:
+        """Seconds per decision of the loop around :meth:`poll` over its last 16 updates:
+        decoding plus what the caller does between polls, waiting for data excluded (0
+        before any decision)."""
+        n = sum(k for _, k in self._recent)
+        return sum(busy for busy, _ in self._recent) / n if n else 0.0
 
     def close(self) -> None:
         """Stop receiving chunks."""
@@ -89,7 +160,7 @@ class TrialResult:
     index: int
     target: str
     predicted: str | None
-    mean_value: float
+    mean_value: float | None
     n_decisions: int
     n_withheld: int
 
@@ -114,15 +185,22 @@ class FeedbackTrial:
             self.n_withheld += 1
 
     def result(self, classes: tuple[str, str]) -> TrialResult:
-        """The class the mean decision value points to (None without any valid decision)."""
-        mean = float(np.mean(self.values)) if self.values else float("nan")
-        predicted = None if not self.values else classes[1] if mean > 0 else classes[0]
+        """The class the mean decision value points to (the class and the mean are None
+        without any valid decision)."""
+        mean = float(np.mean(self.values)) if self.values else None
+        predicted = None if mean is None else classes[1] if mean > 0 else classes[0]
         return TrialResult(
             self.index, self.target, predicted, mean, len(self.values), self.n_withheld
         )
 
 
-def summarize(results: list[TrialResult], latencies: list[float], update_period: float) -> dict:
+def summarize(
+    results: list[TrialResult],
+    latencies: list[float],
+    update_period: float,
+    decode_times: Sequence[float] = (),
+    n_skipped: int = 0,
+) -> dict:
     """Hit rate and decision-latency statistics of an online run (JSON-serialisable).
 
     Parameters
@@ -132,14 +210,24 @@ def summarize(results: list[TrialResult], latencies: list[float], update_period:
         Seconds from newest sample to decision, one per decision.
     update_period : float
         Seconds of data between decisions (the latency budget is counted beyond it).
+    decode_times : list of float
+        Seconds of decoding per decision (:attr:`StreamDecoder.decode_times`).
+    n_skipped : int
+        Decision windows skipped because the decoder fell behind the stream.
+
+    Returns
+    -------
+    summary : dict
+        ``hit_rate`` is ``None`` (JSON ``null``) without any scored trial.
     """
     hits = sum(r.hit for r in results)
     lat = np.asarray(latencies, dtype=float) * 1e3
     stats = {
         "n_trials": len(results),
         "n_hits": hits,
-        "hit_rate": hits / len(results) if results else float("nan"),
+        "hit_rate": hits / len(results) if results else None,
         "n_decisions": int(lat.size),
+        "n_skipped": int(n_skipped),
         "update_period_ms": update_period * 1e3,
     }
     if lat.size:
@@ -148,6 +236,8 @@ def summarize(results: list[TrialResult], latencies: list[float], update_period:
             latency_ms_p99=float(np.percentile(lat, 99)),
             latency_ms_max=float(lat.max()),
         )
+    if len(decode_times):
+        stats["decode_ms_p50"] = float(np.median(decode_times) * 1e3)
     return stats
 
 

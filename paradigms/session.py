@@ -51,6 +51,7 @@ from acquisition.recorder import bids_basename, hold_interrupts
 from acquisition.recorder import session_folder as _session_folder
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.bids import write_bids
+from bci_universum.model_io import ModelMetadata, check_classes, load_model
 from bci_universum.online import OnlineDecoder
 
 from .config import SessionConfig
@@ -481,8 +482,9 @@ class Session:
         ----------
         model : path-like or (pipeline, ModelMetadata)
             A binary model saved by :func:`bci_universum.model_io.save_model`, or what
-            :func:`~bci_universum.model_io.load_model` returns. Its channels and sampling
-            rate are checked against the stream (a clear error when they do not match).
+            :func:`~bci_universum.model_io.load_model` returns. Its classes are checked
+            against ``[paradigm] classes`` (:func:`check_online_model`), its channels and
+            sampling rate against the stream (a clear error when they do not match).
         drift : bci_universum.drift.DriftMonitor or None
             Optional covariate-shift monitor of the decoder's features, fed one feature vector
             per non-overlapping window; an unfitted one is first fitted on this session's
@@ -496,23 +498,22 @@ class Session:
             percentiles in ms) and the ``decisions`` file.
         """
         o, p = self.config.online, self.config.paradigm
+        pipeline, meta = model if isinstance(model, tuple) else load_model(model)
+        check_online_model(meta, self.config)
         if o.update_rate > self.receiver.sfreq_:
             raise ValueError(
                 f"[online] update_rate ({o.update_rate} Hz) exceeds the stream's sampling rate "
                 f"({self.receiver.sfreq_} Hz)."
             )
         decoder = OnlineDecoder.from_model(
-            model,
+            (pipeline, meta),
             self.receiver.ch_names_,
             self.receiver.sfreq_,
             update_rate=o.update_rate,
             smoothing=o.smoothing,
             window=o.window or None,
         )
-        meta = decoder.metadata
         classes = tuple(str(c) for c in meta.classes)
-        if len(classes) != 2:
-            raise ValueError(f"Online feedback needs a binary model, got classes {classes}.")
         if o.adapt_to_rest and not decoder.adaptive:
             raise ValueError(
                 f"[online] adapt_to_rest: the model ({meta.pipeline}) has no step that adapts "
@@ -525,7 +526,9 @@ class Session:
             if not hasattr(drift, "reference_"):
                 fit_drift_monitor(drift, decoder, self._calibration_data())
             feed = DriftFeed(drift, decoder)
-        stream = StreamDecoder(self.receiver, decoder)
+        # real seconds between two decision windows: the stream runs `speed` times faster
+        budget = decoder.hop / decoder.sfreq / self.speed
+        stream = StreamDecoder(self.receiver, decoder, budget=budget)
 
         plain, with_feedback = self.config.timeline_object(), self.config.timeline_object(True)
         rest = mixed_trials([(("universum/rest",), o.rest_trials)], plain, p.seed + 2)
@@ -566,7 +569,11 @@ class Session:
         results["decisions"] = str(decisions_path)
         results["results"] = [asdict(r) | {"hit": r.hit} for r in online.results]
         results["summary"] = summarize(
-            online.results, stream.latencies, decoder.hop / decoder.sfreq
+            online.results,
+            stream.latencies,
+            decoder.hop / decoder.sfreq,
+            stream.decode_times,
+            decoder.n_skipped,
         )
         if feed is not None:
             results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
@@ -642,9 +649,7 @@ class _OnlineState:
     def tick(self, timeout: float) -> None:
         if not self._started:
             # decode from the run's first trial on, not the backlog of the set-up
-            self.stream.poll()
-            self.stream.decoder.reset()
-            self.stream.latencies.clear()
+            self.stream.discard()
             self._started = True
         decisions = self.stream.poll(timeout)
         if self.drift is not None:
@@ -719,6 +724,19 @@ class _OnlineState:
             for entry in self.pending:
                 if entry[0].index == trial.index:
                     entry[2] = time
+
+
+def check_online_model(
+    metadata: ModelMetadata, config: SessionConfig, model: str = "the model"
+) -> None:
+    """Refuse a model that cannot run this session's online feedback: not binary, or not
+    trained on its ``[paradigm] classes`` (the cues would ask for classes it never decodes).
+
+    Cheap (metadata only): ``online`` calls it before connecting to the stream.
+    """
+    if len(metadata.classes) != 2:
+        raise ValueError(f"Online feedback needs a binary model, got classes {metadata.classes}.")
+    check_classes(metadata, config.paradigm.classes, model=model, expected="[paradigm] classes")
 
 
 @contextmanager

@@ -182,7 +182,7 @@ class _BiasedMixin:
     def decision_trial(self, x: np.ndarray) -> float:
         """Single-trial path for online use: :meth:`decision_function` of one trial.
 
-        Overrides the host's lean path, which knows nothing of the prior. No validation:
+        The host's lean path on the kernel's features plus the prior's term. No validation:
         ``x`` must be a finite float64 vector of ``n_features_in_`` features.
 
         Parameters
@@ -194,7 +194,7 @@ class _BiasedMixin:
         score : float
         """
         X, f0 = self._split_prior(x[np.newaxis])
-        return float(self._expansion(X)[0] + self.prior_weight * f0[0])
+        return super().decision_trial(X[0]) + self.prior_weight * float(f0[0])
 
 
 class BiasedSVC(_BiasedMixin, UniversumSVC):
@@ -378,6 +378,24 @@ class PriorDecision(TransformerMixin, BaseEstimator):
                 f"decision_function output of shape {scores.shape}."
             )
         return scores[:, None]
+
+    def transform_trial(self, x: np.ndarray) -> np.ndarray:
+        """Single-trial path for online use: :meth:`transform` of one trial, without
+        validation, through the wrapped classifier's own single-trial path
+        (:func:`bci_universum.online.trial_decision_path`).
+
+        Parameters
+        ----------
+        x : ndarray
+            One trial, as the wrapped classifier takes it (e.g. an epoch).
+
+        Returns
+        -------
+        score : ndarray of shape (1,)
+        """
+        from ..online import trial_decision_path
+
+        return trial_decision_path(self.estimator_)(x)
 
     def get_feature_names_out(self, input_features=None) -> np.ndarray:
         """Name of the single output column.

@@ -36,23 +36,37 @@ def add_parser(subparsers) -> None:
 
 
 def format_summary(summary: dict) -> str:
-    """Hit rate and latency figures of an online run, one line each."""
-    lines = [f"hit rate: {summary['n_hits']}/{summary['n_trials']} = {summary['hit_rate']:.0%}"]
+    """Hit rate, latency and skipped-window figures of an online run, one line each."""
+    rate = summary["hit_rate"]
+    lines = [
+        f"hit rate: {summary['n_hits']}/{summary['n_trials']}"
+        + (" (no trial scored)" if rate is None else f" = {rate:.0%}")
+    ]
     if summary["n_decisions"]:
         lines.append(
             f"decision latency (newest sample -> decision): p50 {summary['latency_ms_p50']:.1f} "
             f"ms, p99 {summary['latency_ms_p99']:.1f} ms over {summary['n_decisions']} "
             f"decisions (update period {summary['update_period_ms']:.1f} ms of data)"
         )
+    if summary.get("n_skipped"):
+        lines.append(
+            f"skipped {summary['n_skipped']} stale decision windows: the decoder "
+            f"({summary['decode_ms_p50']:.2f} ms per decision) fell behind the stream; lower "
+            "--speed or [online] update_rate to decode every window"
+        )
     return "\n".join(lines)
 
 
 def run(args) -> int:
-    if not args.model.is_file():
-        raise FileNotFoundError(f"Model file {args.model} does not exist.")
+    from bci_universum.model_io import load_model
+
+    from ..session import check_online_model
+
     config = config_from_args(args)
+    model = load_model(args.model)  # refused before connecting when it does not fit the session
+    check_online_model(model[1], config, f"the model {args.model}")
     with open_session(args, config) as session:
-        results = session.online(args.model)
+        results = session.online(model)
     print(describe_run(results))
     print(format_summary(results["summary"]))
     print_online_plots(results, config.paradigm.speed)

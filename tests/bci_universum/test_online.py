@@ -185,6 +185,26 @@ def test_non_finite_input_withholds_then_recovers(pipeline):
     assert out[-1].valid and np.isfinite(out[-1].value)
 
 
+def test_newest_only_decides_on_the_newest_window_and_counts_the_others(pipeline):
+    """What a real-time loop that fell behind asks for: the newest window's decision (the
+    offline one), the older windows of the chunk skipped and counted, the filter unbroken."""
+    data = _stream(3000)
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH, window=1.0, update_rate=16)
+    idx, values = offline_decisions(dec, data)
+    behind = dec.push(data[:1000], newest_only=True)
+    due = idx[idx < 1000]
+    assert [d.sample_index for d in behind] == [due[-1]]
+    assert behind[0].value == pytest.approx(values[due.size - 1], abs=1e-9)
+    assert dec.n_skipped == due.size - 1 > 0
+    caught_up = dec.push(data[1000:])
+    assert [d.sample_index for d in caught_up] == idx[due.size :].tolist()
+    np.testing.assert_allclose([d.value for d in caught_up], values[due.size :], atol=1e-9)
+    # a chunk completing one window loses nothing
+    assert len(dec.push(data[:16], newest_only=True)) == 1 and dec.n_skipped == due.size - 1
+    dec.reset()
+    assert dec.n_skipped == 0
+
+
 def test_smoothing(pipeline):
     data = _stream(1500)
     raw = OnlineDecoder(pipeline, SFREQ, N_CH).push(data)
@@ -345,6 +365,40 @@ def test_lean_steps_are_used():
     calls = []
     pipe[0].transform = lambda X: calls.append("transform")
     pipe[-1].decision_function = lambda X: calls.append("decision_function")
+    out = dec.push(_stream(400))
+    assert out and calls == []
+
+
+def test_a_model_trained_with_a_prior_takes_the_lean_path_through_every_step():
+    """``train --prior`` gives features and the prior's decision side by side in a
+    FeatureUnion, then a BiasedSVC: no step may fall back to its validated batch call (it did,
+    and such a model decoded 16 times slower than the model without a prior)."""
+    from bci_universum.classifiers import UniversumSVC
+    from bci_universum.features import TangentSpace
+    from bci_universum.pipelines import with_prior
+
+    X, y = _epochs(2)
+    prior = make_pipeline(TangentSpace(), UniversumSVC(kernel="linear")).fit(X, y)
+    X_new, y_new = _epochs(2, seed=4)
+    base = make_pipeline(TangentSpace(), UniversumSVC(kernel="linear"))
+    pipe = with_prior(base, prior).fit(X_new, y_new)
+    dec = OnlineDecoder(pipe, SFREQ, N_CH)  # checks the lean path against decision_function
+    union, clf = pipe.named_steps["features"], pipe.named_steps["clf"]
+    features, prior_decision = (step for _, step in union.transformer_list)
+    calls = []
+    for obj, name in [
+        (union, "transform"),
+        (features[0], "transform"),
+        (prior_decision, "transform"),
+        (prior_decision.estimator_, "decision_function"),
+        (prior, "decision_function"),
+        (prior[0], "transform"),
+        (prior[-1], "decision_function"),
+        (prior[-1], "_expansion"),
+        (clf, "decision_function"),
+        (clf, "_expansion"),
+    ]:
+        setattr(obj, name, lambda *a, _name=name, **k: calls.append(_name))
     out = dec.push(_stream(400))
     assert out and calls == []
 

@@ -1,5 +1,8 @@
 """Feedback trials, run statistics and the drift feed (no LSL)."""
 
+import json
+from dataclasses import asdict
+
 import numpy as np
 import pytest
 
@@ -34,7 +37,7 @@ def test_trial_result_is_the_sign_of_the_mean_decision():
     )
     assert result.mean_value == pytest.approx(-0.4)
     empty = FeedbackTrial(4, "right").result(("left", "right"))
-    assert empty.predicted is None and not empty.hit
+    assert empty.predicted is None and empty.mean_value is None and not empty.hit
 
 
 def test_summary_counts_hits_and_latency_percentiles():
@@ -48,6 +51,21 @@ def test_summary_counts_hits_and_latency_percentiles():
     assert summary["latency_ms_p50"] == pytest.approx(50.5)
     assert summary["latency_ms_p99"] == pytest.approx(np.percentile(np.arange(1, 101), 99))
     assert summary["update_period_ms"] == pytest.approx(64.0)
+    assert summary["n_skipped"] == 0 and "decode_ms_p50" not in summary
+    timed = summarize(results, latencies, 0.064, [1e-3, 3e-3, 2e-3], n_skipped=7)
+    assert timed["decode_ms_p50"] == pytest.approx(2.0) and timed["n_skipped"] == 7
+
+
+def test_a_run_without_trials_or_decisions_summarises_as_valid_json():
+    """results.json is strict JSON: no NaN for the hit rate of no trial or the mean of no
+    decision (null instead)."""
+    unscored = FeedbackTrial(0, "left").result(("left", "right"))
+    for results in ([], [unscored]):
+        summary = summarize(results, [], 0.064)
+        text = json.dumps({"summary": summary, "results": [asdict(r) for r in results]})
+        assert json.loads(text, parse_constant=pytest.fail)["summary"]["n_decisions"] == 0
+    assert summarize([], [], 0.064)["hit_rate"] is None
+    assert summarize([unscored], [], 0.064)["hit_rate"] == 0.0
 
 
 def _drift_fractions(feed, decoder, data, chunk=25):

@@ -236,12 +236,15 @@ def test_model_not_matching_the_stream_is_refused(tmp_path):
     classes = ["left", "right"]
     wrong_channel = ModelMetadata(["C3", "C4", "XX"], 250.0, (8, 30), (0.5, 1.5), classes)
     wrong_rate = ModelMetadata(["C3", "C4"], 500.0, (8, 30), (0.5, 1.5), classes)
+    wrong_classes = ModelMetadata(["C3", "C4"], 250.0, (8, 30), (0.5, 1.5), ["feet", "hand"])
     with Session(config, simulate=SIM) as session:
         lacks = r"lacks the model's channel\(s\) \['XX'\]; the input's channels: \['Fp1'"
         with pytest.raises(ValueError, match=lacks):
             session.online((pipeline, wrong_channel))
         with pytest.raises(ValueError, match="sampling rate"):
             session.online((pipeline, wrong_rate))
+        with pytest.raises(ValueError, match=r"\['feet', 'hand'\], differ from \[paradigm\]"):
+            session.online((pipeline, wrong_classes))
     assert not list(tmp_path.rglob("*.fif"))
 
 

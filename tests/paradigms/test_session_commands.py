@@ -1,9 +1,17 @@
 """``bci-universum calibrate``, ``record-universum`` and ``online`` through the CLI."""
 
+import json
 import re
+import subprocess
+import sys
 
+import numpy as np
 import pytest
 
+from bci_universum import UNIVERSUM_STR
+from bci_universum.model_io import ModelMetadata, save_model
+from bci_universum.pipelines import make_pipeline
+from bci_universum.simulation.eeg import select_channels
 from paradigms.cli import main
 
 from .session_helpers import fast_config
@@ -124,3 +132,82 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
         "sub-01_ses-01_task-calibration_run-01_raw.fif",
         "sub-01_ses-01_task-universum_run-01_raw.fif",
     ]
+
+
+def _noise_model(path, n_channels):
+    """A ts_usvm model of the simulated subject's first ``n_channels`` channels, fitted on
+    noise: decisions at chance, at the cost of a real model of that many channels."""
+    window = (0.5, 1.5)
+    pipeline = make_pipeline("ts_usvm", sfreq=250.0, band=(8.0, 30.0), window=window)
+    y = np.array(["left", "right", UNIVERSUM_STR] * 8, dtype=object)
+    rng = np.random.default_rng(0)
+    pipeline.fit(rng.standard_normal((y.size, n_channels, 250)), y)
+    meta = ModelMetadata(
+        select_channels(n_channels), 250.0, (8.0, 30.0), window, ["left", "right"]
+    )
+    return save_model(path, pipeline, meta)
+
+
+def _strict_json(text):
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.lsl
+def test_an_online_run_whose_decoder_falls_behind_goes_on_and_warns(tmp_path):
+    """64 channels (a few ms per decision on one BLAS thread) decided at 125 Hz of data and
+    10x: a decision window completes every 0.8 ms of real time, faster than it is decoded.
+    The run must go on deciding on the newest window (it froze: the decoding loop never
+    returned to the timeline), warn the operator and write every decision it made; a real
+    process, so that a freeze ends at the timeout."""
+    model = _noise_model(tmp_path / "m64.joblib", 64)
+    config = fast_config(tmp_path)
+    argv = [str(model), "--simulate", "--sim-channels", "64", "--speed", "10"]
+    argv += ["--output", str(tmp_path), "--set", f"stream.markers={config.stream.markers!r}"]
+    argv += ["--set", "online.trials_per_class=1", "--set", "online.update_rate=125"]
+    argv += ["--set", "timeline.pause=[1.0, 1.5]"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "paradigms", "online", *argv],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("online run 01: 2 trials, completed"), proc.stdout
+    warning = re.search(r"The online loop falls behind the stream: [^\n]*", proc.stderr)
+    assert warning, proc.stderr
+    assert "every 0.80 ms of real time" in warning[0]
+    assert "--speed" in warning[0] and "online.update_rate" in warning[0]
+    assert re.search(r"^skipped \d+ stale decision windows", proc.stdout, re.MULTILINE)
+
+    folder = tmp_path / "sub-01_ses-01"
+    (results_file,) = folder.glob("*_task-online_run-01_results.json")
+    saved = _strict_json(results_file.read_text())
+    summary = saved["summary"]
+    assert summary["n_trials"] == 2 and summary["n_skipped"] > 0
+    assert all(r["predicted"] in ("left", "right") for r in saved["results"])
+    # every decision made is in the file, each window once and in order
+    table = np.genfromtxt(folder / saved["decisions"], delimiter="\t", names=True, usecols=(1, 4))
+    assert table.size == summary["n_decisions"] > 0
+    assert np.all(np.diff(table["sample"]) > 0) and np.all(table["valid"] == 1)
+    # on fresh windows: the lag does not grow with a backlog (it reached 12 s, then 24 s)
+    assert summary["latency_ms_p50"] < 1000
+
+
+def test_online_refuses_a_model_of_other_classes_before_connecting(tmp_path, capsys):
+    model = _noise_model(tmp_path / "lr.joblib", 8)
+    session = tmp_path / "fh.toml"
+    session.write_text('[paradigm]\nclasses = ["feet", "hand"]\n')
+    config = fast_config(tmp_path)
+    argv = ["online", str(model), str(session), "--simulate", "--speed", "10"]
+    argv += ["--output", str(tmp_path / "out"), "--set", "online.trials_per_class=1"]
+    argv += ["--set", f"stream.markers={config.stream.markers!r}"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert (
+        f"bci-universum online: error: The classes of the model {model}, ['left', 'right'], "
+        "differ from [paradigm] classes, ['feet', 'hand']."
+    ) in err
+    assert "Waiting for LSL stream" not in err and not (tmp_path / "out").exists()
