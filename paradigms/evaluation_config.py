@@ -27,7 +27,7 @@ the inner model-selection grid::
     name = "bci4als"
     kind = "bci4als"               # the BCI4ALS loader: left/right, idle as universum
     subjects = ["assaf"]
-    runs = [1, 2, 3]               # TestN folders (default: all)
+    runs = [1, 2, 3]               # TestN folders, by number or label "Test1" (default: all)
 
     [[datasets]]
     name = "mine"
@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import glob
 import warnings
+from argparse import ArgumentTypeError
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,6 +111,7 @@ from bci_universum.evaluation import (
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
 from ._toml import check_table, naming, read_toml, typed
+from .commands._types import n_jobs as n_jobs_arg
 
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 #: ``xdf`` is a synonym of ``recording``: one reader reads every format.
@@ -282,6 +284,20 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     return DatasetConfig(name, kind, root, o)
 
 
+def _datasets(values: list, base: Path) -> list[DatasetConfig]:
+    """The ``[[datasets]]`` entries; their names label the results, so they must differ."""
+    datasets = [_dataset(d, i, base) for i, d in enumerate(values)]
+    names = [d.name for d in datasets]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(
+            f"[[datasets]] names {repeated} are used more than once (the name defaults to the "
+            "kind); results of entries with one name would be merged: give each its own "
+            'name = "...".'
+        )
+    return datasets
+
+
 def _highpass(value, name: str) -> float | None:
     """``highpass = <Hz>`` or ``false`` (none: TOML has no null)."""
     if value is False:
@@ -378,7 +394,17 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
             options[key] = min(options[key], value) if key in options else value
     if name == "within-session" and repeats is not None:  # --repeats beats --quick
         options["n_repeats"] = repeats
-    return ProtocolConfig(name, options, list(chosen), list(used))
+    if options.get("inner_splits", 2) < 2:
+        raise ValueError(
+            f"{where} ({name}): inner_splits must be at least 2 (folds of the inner model "
+            f"selection), got {options['inner_splits']}."
+        )
+    protocol = ProtocolConfig(name, options, list(chosen), list(used))
+    try:
+        protocol.build({})  # the protocol's own checks (e.g. a test run among its train runs)
+    except ValueError as err:
+        raise ValueError(f"{where} ({name}): {err}") from err
+    return protocol
 
 
 def _check_universa(universa, where: str) -> None:
@@ -510,6 +536,11 @@ def _evaluation_config(
         raise ValueError(
             f"[evaluation] backend must be one of {BACKENDS}, got {settings['backend']!r}."
         )
+    if "n_jobs" in settings:
+        try:
+            n_jobs_arg(str(settings["n_jobs"]))
+        except ArgumentTypeError as err:
+            raise ValueError(f"[evaluation] n_jobs: {err}.") from err
     if settings.get("metric", "accuracy") not in METRICS:
         raise ValueError(
             f"[evaluation] metric must be accuracy or roc_auc, got {settings['metric']!r}."
@@ -534,7 +565,7 @@ def _evaluation_config(
     return EvaluationConfig(
         source=path,
         output=output_dir,
-        datasets=[_dataset(d, i, base) for i, d in enumerate(datasets)],
+        datasets=_datasets(datasets, base),
         pipelines=pipelines,
         universa=list(universa),
         protocols=[

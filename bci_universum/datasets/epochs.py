@@ -705,7 +705,8 @@ def load_recordings(
     Parameters
     ----------
     files : sequence of path-like
-        The recordings.
+        The recordings, each once (a file listed twice would put the same trials in both
+        the training and the test folds).
     subject : str or None
         Subject of every file; by default from each file (see above).
     **kwargs
@@ -718,6 +719,15 @@ def load_recordings(
     """
     if not files:
         raise ValueError("No recording files given.")
+    seen: set[Path] = set()
+    for f in files:
+        resolved = Path(f).resolve()
+        if resolved in seen:
+            raise ValueError(
+                f"Recording {f} is listed more than once: each file is one run, its trials "
+                "would be counted twice (and could land in both training and test folds)."
+            )
+        seen.add(resolved)
     subjects: dict[str, list[EpochSet]] = {}
     for f in files:
         sidecar = read_sidecar(Path(f))

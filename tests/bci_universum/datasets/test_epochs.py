@@ -390,3 +390,12 @@ def test_load_recordings_takes_sidecars_then_file_names(tmp_path):
     assert (e.subject, list(e.runs)) == ("07", ["03", "03", "b", "b"])
     (e,) = load_recordings(files, subject="S9", universum=None, verbose="error")
     assert e.subject == "S9"
+
+
+def test_load_recordings_refuses_a_file_listed_twice(tmp_path):
+    fname = tmp_path / "rec_raw.fif"
+    _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(fname, verbose="error")
+    # the same file by another path: its trials would land in training and test folds
+    twice = [fname, tmp_path / "." / "rec_raw.fif"]
+    with pytest.raises(ValueError, match=r"rec_raw\.fif is listed more than once"):
+        load_recordings(twice, universum=None, verbose="error")
