@@ -116,11 +116,26 @@ from .commands._types import n_jobs as n_jobs_arg
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 #: ``xdf`` is a synonym of ``recording``: one reader reads every format.
 DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf", "bids")
-#: Keys that apply to the dataset loaders (the others take ``files`` and the recording keys).
-_LOADER_KEYS = {
+_RECORDING_KEYS = {
+    "classes",
+    "universum",
+    "ch_names",
+    "channels",
+    "highpass",
+    "resample",
+    "tmin",
+    "tmax",
+    "subject",
+    "session",
+}
+#: Keys that apply to each kind of data set (the others would be ignored: refused).
+_KIND_KEYS = {
     "eegmmidb": {"subjects", "runs", "task_runs", "baseline_runs", "universum", "tmin", "tmax",
                  "channels"},
     "bci4als": {"subjects", "runs", "tmin", "tmax", "highpass", "resample"},
+    "recording": {"files", *_RECORDING_KEYS},
+    "xdf": {"files", *_RECORDING_KEYS},
+    "bids": {"subjects", "sessions", "tasks", "runs", *_RECORDING_KEYS},
 }  # fmt: skip
 #: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
 BASELINES_NONE_ONLY = "pipelines without a universum classifier"
@@ -259,10 +274,17 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     root = (base / path) if path else data_path(required=True)
     if not root.is_dir():
         raise FileNotFoundError(f"[[datasets]] {name}: data folder {root} does not exist.")
-    if kind in _LOADER_KEYS:
-        wrong = sorted(set(o) - _LOADER_KEYS[kind])
-        if wrong:
-            raise ValueError(f"[[datasets]] {name}: keys {wrong} do not apply to {kind}.")
+    if kind == "bids" and "files" in o:
+        raise ValueError(
+            f"[[datasets]] {name}: kind 'bids' selects files by subjects, sessions, tasks and "
+            "runs, not files = [...]."
+        )
+    wrong = sorted(set(o) - _KIND_KEYS[kind])
+    if wrong:
+        raise ValueError(
+            f"[[datasets]] {name}: keys {wrong} do not apply to kind {kind!r} (they would be "
+            f"ignored); its keys: {sorted(_KIND_KEYS[kind])}."
+        )
     if kind == "eegmmidb":
         unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
         if unknown:
@@ -270,11 +292,6 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
                 f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
                 f"{list(EEGMMIDB_UNIVERSA)}."
             )
-    elif kind == "bids" and "files" in o:
-        raise ValueError(
-            f"[[datasets]] {name}: kind 'bids' selects files by subjects, sessions, tasks and "
-            "runs, not files = [...]."
-        )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     if "highpass" in o:
@@ -353,7 +370,7 @@ class ProtocolConfig:
             return WithinSession(param_grid=dict(grid), **o)
         if self.name == "learning-curve":
             if "n_per_class" in o:
-                o["n_per_class"] = tuple(int(n) for n in o["n_per_class"])
+                o["n_per_class"] = tuple(o["n_per_class"])
             return LearningCurve(param_grid=dict(grid), **o)
         if "pairs" in o:
             o["pairs"] = tuple((tuple(str(g) for g in tr), str(te)) for tr, te in o["pairs"])
@@ -375,6 +392,8 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
     used = values.pop("universa", universa)
     _check_universa(used, f"{where} ({name})")
     options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
+    for n in options.get("n_per_class", []):
+        typed(n, (int,), f"{where} ({name}) n_per_class entries")
     if "universum_from" in options and options["universum_from"] not in ("train", "test", "both"):
         raise ValueError(
             f"{where} ({name}): universum_from must be 'train', 'test' or 'both', got "
@@ -553,7 +572,10 @@ def _evaluation_config(
     _check_universa(universa, "universa")
     quick_table = data.get("quick", {})
     quick_table = check_table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
-    quick_protocol = {**QUICK_PROTOCOL, **quick_table.get("protocol", {})} if quick else {}
+    quick_settings = check_table(
+        quick_table.get("protocol", {}), dict.fromkeys(QUICK_PROTOCOL, (int,)), "[quick] protocol"
+    )
+    quick_protocol = {**QUICK_PROTOCOL, **quick_settings} if quick else {}
     grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
     quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")
     raw_protocols = data.get("protocol", [{"name": "within-session"}])

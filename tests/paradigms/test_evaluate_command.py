@@ -212,6 +212,13 @@ def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, m
          ValueError, "needs files"),
         (("[pipelines.csp_lda]", '[[datasets]]\nname = "sim"\npath = "."\nfiles = ["x"]\n'
           "[pipelines.csp_lda]"), ValueError, r"names \['sim'\] are used more than once"),
+        (('files = ["sub-01_run-*_raw.fif"]', 'files = ["sub-01_run-*_raw.fif"]\nruns = ["01"]'),
+         ValueError, r"keys \['runs'\] do not apply to kind 'recording' \(they would be ignored"),
+        (("[grid]", "[quick]\nprotocol = { nsplits = 2 }\n[grid]"), ValueError,
+         r"Unknown key\(s\) \['nsplits'\] in \[quick\] protocol"),
+        (('name = "within-session"\nn_splits = 4',
+          'name = "learning-curve"\nn_per_class = [4.5, 8]'),
+         ValueError, r"learning-curve\) n_per_class entries must be int, got 4.5"),
     ],
 )  # fmt: skip
 def test_malformed_files(tmp_path, recordings, no_fit, edit, error, match):
