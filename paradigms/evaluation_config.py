@@ -354,6 +354,19 @@ def _grid(values, where: str) -> dict[str, tuple]:
     return grid
 
 
+def _check_grid_conflicts(pipelines: dict[str, PipelineFactory], grid, quick: bool) -> None:
+    """Refuse a pipeline parameter that the inner grid also sets: the grid would override it."""
+    where = "[quick] grid" if quick else "[grid]"
+    for label, factory in pipelines.items():
+        both = sorted(set(factory.params) & set(grid))
+        if both:
+            raise ValueError(
+                f"[pipelines.{label}] sets {both}, which {where} also searches "
+                f"({', '.join(f'{k} = {list(grid[k])}' for k in both)}); the grid would override "
+                f"the pipeline's value: remove it from one of them (a single-value grid fixes it)."
+            )
+
+
 @dataclass
 class ProtocolConfig:
     """One ``[[protocol]]`` entry."""
@@ -578,6 +591,7 @@ def _evaluation_config(
     quick_protocol = {**QUICK_PROTOCOL, **quick_settings} if quick else {}
     grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
     quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")
+    _check_grid_conflicts(pipelines, quick_grid if quick else grid, quick)
     raw_protocols = data.get("protocol", [{"name": "within-session"}])
     if isinstance(raw_protocols, dict):
         raw_protocols = [raw_protocols]

@@ -185,6 +185,9 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
             r"#2 \(cross-run\): .*pair \(\['01', '02'\], '02'\) tests on run '02', which is "
             "also one of its training runs",
         ),
+        ({"extra_pipeline": "C_universum = 0.0"},
+         r"\[pipelines.csp_usvm\] sets \['C_universum'\], which \[grid\] also searches "
+         r"\(C_universum = \[0.0, 1.0\]\)"),
         ({"extra": '[[protocol]]\nname = "cross-run"\ninner_splits = 1'},
          r"#2 \(cross-run\): inner_splits must be at least 2"),
         ({"classes": '["left", "right"]\nn_jobs = 0\nbackend = "joblib"'},
