@@ -286,6 +286,8 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
             f"ignored); its keys: {sorted(_KIND_KEYS[kind])}."
         )
     if kind == "eegmmidb":
+        for subject in o.get("subjects", []):
+            typed(subject, (int,), f"[[datasets]] {name}: eegmmidb subjects entries (1 for S001)")
         unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
         if unknown:
             raise ValueError(
@@ -403,7 +405,7 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
     if unknown:
         raise ValueError(f"{where} ({name}): pipelines {unknown} are not in [pipelines].")
     used = values.pop("universa", universa)
-    _check_universa(used, f"{where} ({name})")
+    _check_universa(used, f"{where} ({name}) universa")
     options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
     for n in options.get("n_per_class", []):
         typed(n, (int,), f"{where} ({name}) n_per_class entries")
@@ -441,7 +443,7 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
 
 def _check_universa(universa, where: str) -> None:
     if not isinstance(universa, list) or not universa:
-        raise ValueError(f"{where} universa must be a non-empty list of names.")
+        raise ValueError(f"{where} must be a non-empty list of names, got {universa!r}.")
     for u in universa:
         try:
             parse_universum(u)

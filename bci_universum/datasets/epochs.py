@@ -425,7 +425,7 @@ class EpochSet:
         return (
             f"<EpochSet {self.dataset} subject {self.subject}: {self.n_trials} trials "
             f"{self.counts()}, {len(self.ch_names)} ch × {self.X.shape[2]} samples at "
-            f"{self.sfreq:g} Hz, runs {sorted(set(self.runs))}>"
+            f"{self.sfreq:g} Hz, runs {list(dict.fromkeys(self.runs.tolist()))}>"
         )
 
 

@@ -219,6 +219,8 @@ def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, m
          ValueError, r"keys \['runs'\] do not apply to kind 'recording' \(they would be ignored"),
         (("[grid]", "[quick]\nprotocol = { nsplits = 2 }\n[grid]"), ValueError,
          r"Unknown key\(s\) \['nsplits'\] in \[quick\] protocol"),
+        (('universa = ["none", "U_C3:rest"]', "universa = []"), ValueError,
+         r"^[^ ]+ universa must be a non-empty list of names, got \[\]"),
         (('name = "within-session"\nn_splits = 4',
           'name = "learning-curve"\nn_per_class = [4.5, 8]'),
          ValueError, r"learning-curve\) n_per_class entries must be int, got 4.5"),

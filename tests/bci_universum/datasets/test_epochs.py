@@ -160,6 +160,11 @@ def _small_set(n=6, runs="1"):
     return EpochSet(np.zeros((n, 2, 5)), y, runs, "1", kinds, 100.0, ["C3", "C4"], "s", "d")
 
 
+def test_epochset_lists_runs_in_recording_order():
+    epochs = _small_set(n=9, runs=["4", "4", "4", "8", "8", "8", "12", "12", "12"])
+    assert repr(epochs).endswith("runs ['4', '8', '12']>")
+
+
 def test_epochset_checks_and_selections():
     e = _small_set(6)
     assert e.classes == ["a", "b"] and e.kinds == ["rest"]
