@@ -710,7 +710,8 @@ def load_recordings(
     subject : str or None
         Subject of every file; by default from each file (see above).
     **kwargs
-        Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...).
+        Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...); files of
+        one subject recorded at different rates need ``resample``.
 
     Returns
     -------
@@ -738,4 +739,12 @@ def load_recordings(
             **kwargs,
         )
         subjects.setdefault(epochs.subject, []).append(epochs)
+    for sets in subjects.values():
+        if len({e.sfreq for e in sets}) > 1:
+            rates = ", ".join(f"{e.info['files'][0]}: {e.sfreq:g} Hz" for e in sets)
+            raise ValueError(
+                f"The recordings of subject {sets[0].subject!r} have different sampling rates "
+                f"({rates}; LSL streams run slightly off their nominal rate): pass "
+                "resample=<Hz> (resample = <Hz> in an evaluation file) to bring them to one rate."
+            )
     return [EpochSet.concatenate(sets) for sets in subjects.values()]

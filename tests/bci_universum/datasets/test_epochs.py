@@ -397,6 +397,16 @@ def test_load_recordings_takes_sidecars_then_file_names(tmp_path):
     assert e.subject == "S9"
 
 
+def test_load_recordings_of_different_rates_suggest_resample(tmp_path):
+    files = [tmp_path / f"run-0{i}_raw.fif" for i in (1, 2)]
+    for f, sfreq in zip(files, (100.0, 100.05), strict=True):
+        _raw(["cue/left", "cue/right"], [1.0, 5.0], sfreq=sfreq).save(f, verbose="error")
+    with pytest.raises(ValueError, match=r"run-02_raw\.fif: 100\.05 Hz.*pass resample=<Hz>"):
+        load_recordings(files, universum=None, verbose="error")
+    (e,) = load_recordings(files, universum=None, resample=100.0, verbose="error")
+    assert e.sfreq == 100.0 and e.n_trials == 4
+
+
 def test_load_recordings_refuses_a_file_listed_twice(tmp_path):
     fname = tmp_path / "rec_raw.fif"
     _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(fname, verbose="error")
