@@ -27,7 +27,7 @@ the inner model-selection grid::
     name = "bci4als"
     kind = "bci4als"               # the BCI4ALS loader: left/right, idle as universum
     subjects = ["assaf"]
-    runs = [1, 2, 3]               # TestN folders (default: all)
+    runs = [1, 2, 3]               # TestN folders, by number or label "Test1" (default: all)
 
     [[datasets]]
     name = "mine"
@@ -82,6 +82,7 @@ from __future__ import annotations
 
 import glob
 import warnings
+from argparse import ArgumentTypeError
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,15 +111,31 @@ from bci_universum.evaluation import (
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
 from ._toml import check_table, naming, read_toml, typed
+from .commands._types import n_jobs as n_jobs_arg
 
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 #: ``xdf`` is a synonym of ``recording``: one reader reads every format.
 DATASET_KINDS = ("eegmmidb", "bci4als", "recording", "xdf", "bids")
-#: Keys that apply to the dataset loaders (the others take ``files`` and the recording keys).
-_LOADER_KEYS = {
+_RECORDING_KEYS = {
+    "classes",
+    "universum",
+    "ch_names",
+    "channels",
+    "highpass",
+    "resample",
+    "tmin",
+    "tmax",
+    "subject",
+    "session",
+}
+#: Keys that apply to each kind of data set (the others would be ignored: refused).
+_KIND_KEYS = {
     "eegmmidb": {"subjects", "runs", "task_runs", "baseline_runs", "universum", "tmin", "tmax",
                  "channels"},
     "bci4als": {"subjects", "runs", "tmin", "tmax", "highpass", "resample"},
+    "recording": {"files", *_RECORDING_KEYS},
+    "xdf": {"files", *_RECORDING_KEYS},
+    "bids": {"subjects", "sessions", "tasks", "runs", *_RECORDING_KEYS},
 }  # fmt: skip
 #: The engine's warning that baselines (LDA, SVM, LR) run with universum "none" only: expected.
 BASELINES_NONE_ONLY = "pipelines without a universum classifier"
@@ -257,22 +274,26 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     root = (base / path) if path else data_path(required=True)
     if not root.is_dir():
         raise FileNotFoundError(f"[[datasets]] {name}: data folder {root} does not exist.")
-    if kind in _LOADER_KEYS:
-        wrong = sorted(set(o) - _LOADER_KEYS[kind])
-        if wrong:
-            raise ValueError(f"[[datasets]] {name}: keys {wrong} do not apply to {kind}.")
+    if kind == "bids" and "files" in o:
+        raise ValueError(
+            f"[[datasets]] {name}: kind 'bids' selects files by subjects, sessions, tasks and "
+            "runs, not files = [...]."
+        )
+    wrong = sorted(set(o) - _KIND_KEYS[kind])
+    if wrong:
+        raise ValueError(
+            f"[[datasets]] {name}: keys {wrong} do not apply to kind {kind!r} (they would be "
+            f"ignored); its keys: {sorted(_KIND_KEYS[kind])}."
+        )
     if kind == "eegmmidb":
+        for subject in o.get("subjects", []):
+            typed(subject, (int,), f"[[datasets]] {name}: eegmmidb subjects entries (1 for S001)")
         unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
         if unknown:
             raise ValueError(
                 f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
                 f"{list(EEGMMIDB_UNIVERSA)}."
             )
-    elif kind == "bids" and "files" in o:
-        raise ValueError(
-            f"[[datasets]] {name}: kind 'bids' selects files by subjects, sessions, tasks and "
-            "runs, not files = [...]."
-        )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     if "highpass" in o:
@@ -280,6 +301,20 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
         raise ValueError(f"[[datasets]] {name}: tmin must be below tmax.")
     return DatasetConfig(name, kind, root, o)
+
+
+def _datasets(values: list, base: Path) -> list[DatasetConfig]:
+    """The ``[[datasets]]`` entries; their names label the results, so they must differ."""
+    datasets = [_dataset(d, i, base) for i, d in enumerate(values)]
+    names = [d.name for d in datasets]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise ValueError(
+            f"[[datasets]] names {repeated} are used more than once (the name defaults to the "
+            "kind); results of entries with one name would be merged: give each its own "
+            'name = "...".'
+        )
+    return datasets
 
 
 def _highpass(value, name: str) -> float | None:
@@ -321,6 +356,19 @@ def _grid(values, where: str) -> dict[str, tuple]:
     return grid
 
 
+def _check_grid_conflicts(pipelines: dict[str, PipelineFactory], grid, quick: bool) -> None:
+    """Refuse a pipeline parameter that the inner grid also sets: the grid would override it."""
+    where = "[quick] grid" if quick else "[grid]"
+    for label, factory in pipelines.items():
+        both = sorted(set(factory.params) & set(grid))
+        if both:
+            raise ValueError(
+                f"[pipelines.{label}] sets {both}, which {where} also searches "
+                f"({', '.join(f'{k} = {list(grid[k])}' for k in both)}); the grid would override "
+                f"the pipeline's value: remove it from one of them (a single-value grid fixes it)."
+            )
+
+
 @dataclass
 class ProtocolConfig:
     """One ``[[protocol]]`` entry."""
@@ -337,7 +385,7 @@ class ProtocolConfig:
             return WithinSession(param_grid=dict(grid), **o)
         if self.name == "learning-curve":
             if "n_per_class" in o:
-                o["n_per_class"] = tuple(int(n) for n in o["n_per_class"])
+                o["n_per_class"] = tuple(o["n_per_class"])
             return LearningCurve(param_grid=dict(grid), **o)
         if "pairs" in o:
             o["pairs"] = tuple((tuple(str(g) for g in tr), str(te)) for tr, te in o["pairs"])
@@ -357,8 +405,10 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
     if unknown:
         raise ValueError(f"{where} ({name}): pipelines {unknown} are not in [pipelines].")
     used = values.pop("universa", universa)
-    _check_universa(used, f"{where} ({name})")
+    _check_universa(used, f"{where} ({name}) universa")
     options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
+    for n in options.get("n_per_class", []):
+        typed(n, (int,), f"{where} ({name}) n_per_class entries")
     if "universum_from" in options and options["universum_from"] not in ("train", "test", "both"):
         raise ValueError(
             f"{where} ({name}): universum_from must be 'train', 'test' or 'both', got "
@@ -378,12 +428,22 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
             options[key] = min(options[key], value) if key in options else value
     if name == "within-session" and repeats is not None:  # --repeats beats --quick
         options["n_repeats"] = repeats
-    return ProtocolConfig(name, options, list(chosen), list(used))
+    if options.get("inner_splits", 2) < 2:
+        raise ValueError(
+            f"{where} ({name}): inner_splits must be at least 2 (folds of the inner model "
+            f"selection), got {options['inner_splits']}."
+        )
+    protocol = ProtocolConfig(name, options, list(chosen), list(used))
+    try:
+        protocol.build({})  # the protocol's own checks (e.g. a test run among its train runs)
+    except ValueError as err:
+        raise ValueError(f"{where} ({name}): {err}") from err
+    return protocol
 
 
 def _check_universa(universa, where: str) -> None:
     if not isinstance(universa, list) or not universa:
-        raise ValueError(f"{where} universa must be a non-empty list of names.")
+        raise ValueError(f"{where} must be a non-empty list of names, got {universa!r}.")
     for u in universa:
         try:
             parse_universum(u)
@@ -510,6 +570,11 @@ def _evaluation_config(
         raise ValueError(
             f"[evaluation] backend must be one of {BACKENDS}, got {settings['backend']!r}."
         )
+    if "n_jobs" in settings:
+        try:
+            n_jobs_arg(str(settings["n_jobs"]))
+        except ArgumentTypeError as err:
+            raise ValueError(f"[evaluation] n_jobs: {err}.") from err
     if settings.get("metric", "accuracy") not in METRICS:
         raise ValueError(
             f"[evaluation] metric must be accuracy or roc_auc, got {settings['metric']!r}."
@@ -522,9 +587,13 @@ def _evaluation_config(
     _check_universa(universa, "universa")
     quick_table = data.get("quick", {})
     quick_table = check_table(quick_table, {"protocol": (dict,), "grid": (dict,)}, "[quick]")
-    quick_protocol = {**QUICK_PROTOCOL, **quick_table.get("protocol", {})} if quick else {}
+    quick_settings = check_table(
+        quick_table.get("protocol", {}), dict.fromkeys(QUICK_PROTOCOL, (int,)), "[quick] protocol"
+    )
+    quick_protocol = {**QUICK_PROTOCOL, **quick_settings} if quick else {}
     grid = _grid(data.get("grid", dict(THESIS_GRID)), "[grid]")
     quick_grid = _grid(quick_table.get("grid", QUICK_GRID), "[quick] grid")
+    _check_grid_conflicts(pipelines, quick_grid if quick else grid, quick)
     raw_protocols = data.get("protocol", [{"name": "within-session"}])
     if isinstance(raw_protocols, dict):
         raw_protocols = [raw_protocols]
@@ -534,7 +603,7 @@ def _evaluation_config(
     return EvaluationConfig(
         source=path,
         output=output_dir,
-        datasets=[_dataset(d, i, base) for i, d in enumerate(datasets)],
+        datasets=_datasets(datasets, base),
         pipelines=pipelines,
         universa=list(universa),
         protocols=[

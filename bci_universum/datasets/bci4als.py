@@ -44,6 +44,16 @@ def _root(subject: str, path) -> Path:
     return root
 
 
+def _run_folder(run: int | str) -> str:
+    """The ``TestN`` folder of a run given as ``N``, ``"N"`` or its label ``"TestN"``."""
+    number = str(run).removeprefix("Test")
+    if isinstance(run, bool) or not number.isdigit():
+        raise ValueError(
+            f"BCI4ALS run {run!r}: expected a run number (1, '1') or label ('Test1')."
+        )
+    return f"Test{int(number)}"
+
+
 def read_bci4als_run(
     subject: str,
     run: int,
@@ -63,8 +73,8 @@ def read_bci4als_run(
     ----------
     subject : str
         Folder under ``bci4als/``.
-    run : int
-        Run number (the ``TestN`` folder).
+    run : int or str
+        Run number or label (``1``, ``"1"`` or ``"Test1"``: the ``TestN`` folder).
     path, highpass, resample, verbose
         As in :func:`load_bci4als`.
 
@@ -72,7 +82,7 @@ def read_bci4als_run(
     -------
     raw : mne.io.BaseRaw
     """
-    fname = _root(subject, path) / f"Test{run}" / "EEG.xdf"
+    fname = _root(subject, path) / _run_folder(run) / "EEG.xdf"
     if not fname.is_file():
         raise FileNotFoundError(f"BCI4ALS run not found: {fname}.")
     channels = BCI4ALS_CHANNELS.get(subject)
@@ -88,7 +98,7 @@ def read_bci4als_run(
 @fill_doc
 def load_bci4als(
     subject: str = "assaf",
-    runs: Sequence[int] | None = None,
+    runs: Sequence[int | str] | None = None,
     *,
     path: str | os.PathLike | None = None,
     universum: bool = True,
@@ -105,8 +115,9 @@ def load_bci4als(
     ----------
     subject : str
         Folder under ``bci4als/`` (``"assaf"``, ``"tomer"``).
-    runs : sequence of int or None
-        Run numbers (``TestN`` folders); all of them by default.
+    runs : sequence of int or str, or None
+        Run numbers or labels (``1``, ``"1"`` or ``"Test1"``: the ``TestN`` folders); all of
+        them by default.
     path : path-like or None
         Folder holding ``bci4als/`` (default: :func:`bci_universum.datasets.data_path`).
     universum : bool
@@ -130,8 +141,13 @@ def load_bci4als(
     root = _root(subject, path)
     if runs is None:
         files = sorted(root.glob("Test*/EEG.xdf"), key=lambda f: int(f.parent.name[4:]))
+    elif not runs:
+        raise ValueError(
+            "runs is empty: name at least one run (e.g. [1] or ['Test1']), or pass None for "
+            "all runs."
+        )
     else:
-        files = [root / f"Test{run}" / "EEG.xdf" for run in runs]
+        files = [root / _run_folder(run) / "EEG.xdf" for run in runs]
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
             raise FileNotFoundError(f"BCI4ALS runs not found: {missing}.")

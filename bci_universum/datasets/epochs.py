@@ -425,7 +425,7 @@ class EpochSet:
         return (
             f"<EpochSet {self.dataset} subject {self.subject}: {self.n_trials} trials "
             f"{self.counts()}, {len(self.ch_names)} ch × {self.X.shape[2]} samples at "
-            f"{self.sfreq:g} Hz, runs {sorted(set(self.runs))}>"
+            f"{self.sfreq:g} Hz, runs {list(dict.fromkeys(self.runs.tolist()))}>"
         )
 
 
@@ -705,11 +705,13 @@ def load_recordings(
     Parameters
     ----------
     files : sequence of path-like
-        The recordings.
+        The recordings, each once (a file listed twice would put the same trials in both
+        the training and the test folds).
     subject : str or None
         Subject of every file; by default from each file (see above).
     **kwargs
-        Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...).
+        Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...); files of
+        one subject recorded at different rates need ``resample``.
 
     Returns
     -------
@@ -718,6 +720,15 @@ def load_recordings(
     """
     if not files:
         raise ValueError("No recording files given.")
+    seen: set[Path] = set()
+    for f in files:
+        resolved = Path(f).resolve()
+        if resolved in seen:
+            raise ValueError(
+                f"Recording {f} is listed more than once: each file is one run, its trials "
+                "would be counted twice (and could land in both training and test folds)."
+            )
+        seen.add(resolved)
     subjects: dict[str, list[EpochSet]] = {}
     for f in files:
         sidecar = read_sidecar(Path(f))
@@ -728,4 +739,12 @@ def load_recordings(
             **kwargs,
         )
         subjects.setdefault(epochs.subject, []).append(epochs)
+    for sets in subjects.values():
+        if len({e.sfreq for e in sets}) > 1:
+            rates = ", ".join(f"{e.info['files'][0]}: {e.sfreq:g} Hz" for e in sets)
+            raise ValueError(
+                f"The recordings of subject {sets[0].subject!r} have different sampling rates "
+                f"({rates}; LSL streams run slightly off their nominal rate): pass "
+                "resample=<Hz> (resample = <Hz> in an evaluation file) to bring them to one rate."
+            )
     return [EpochSet.concatenate(sets) for sets in subjects.values()]

@@ -54,13 +54,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 
 from .._universum import UNIVERSUM_STR
 from ..model_selection import UniversumStratifiedKFold
+from ..pipelines import PipelineFactory, get_pipeline
 from ..training import resolve_grid, select_and_fit
 from ..universa import (
     MOTOR_CHANNELS,
@@ -291,6 +292,47 @@ def _check_universa(epochs, universa: list[str]) -> None:
             )
 
 
+def _validate_parameters(estimator, what: str) -> None:
+    """scikit-learn's parameter validation of ``estimator`` and of every estimator in it."""
+    parts = [estimator, *estimator.get_params(deep=True).values()]
+    for part in parts:
+        if isinstance(part, BaseEstimator) and hasattr(part, "_parameter_constraints"):
+            try:
+                part._validate_params()
+            except (ValueError, TypeError) as err:
+                raise ValueError(f"{what}: {err}") from err
+
+
+def _check_pipeline(name, factory, estimator, grid, epochs, classes) -> None:
+    """Refuse, before any fit, what fitting pipeline ``name`` would refuse later.
+
+    Its parameters, and each value of its inner ``grid`` set alone, pass the steps' own
+    parameter validation; its leading trial-wise steps (the window cut out of the epochs) fit
+    one trial; a two-class registry pipeline gets two classes.
+    """
+    _validate_parameters(estimator, f"pipeline {name!r}")
+    for key, values in grid.items():
+        for value in values:
+            point = clone(estimator).set_params(**{key: value})
+            _validate_parameters(point, f"pipeline {name!r}, grid {key.rsplit('__', 1)[-1]}")
+    if isinstance(estimator, Pipeline):
+        X = np.asarray(epochs.X[:1], dtype=np.float64)
+        for step_name, step in estimator.steps:
+            if not getattr(step, "_trialwise", False):
+                break
+            try:
+                X = clone(step).fit_transform(X)
+            except ValueError as err:
+                where = f"{_where(epochs)}: pipeline {name!r}, step {step_name!r}"
+                raise ValueError(f"{where}: {err}") from err
+    binary = isinstance(factory, PipelineFactory) and not get_pipeline(factory.name).multiclass
+    if binary and len(classes) > 2:
+        raise ValueError(
+            f"pipeline {name!r} ({factory.name}) decodes two classes; the data have "
+            f"{len(classes)}: {list(classes)} (choose two with classes = [...])."
+        )
+
+
 def _without_universum(pipelines, estimators, universa) -> set[tuple[str, str]]:
     """(pipeline, universum) pairs to skip: pipelines that cannot learn from a universum."""
     skipped = set()
@@ -336,6 +378,12 @@ def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes
         estimators = {name: pipelines[name](e) for name, (_, e) in chosen.items()}
         skip = _without_universum(pipelines, estimators, universa)
         skipped |= skip
+        for name, estimator in estimators.items():
+            for u in universa:
+                if (name, u) not in skip:
+                    est = with_universum(estimator, u, epochs, seed)
+                    grid = resolve_grid(est, protocol.param_grid, has_universum=u != "none")
+                    _check_pipeline(name, pipelines[name], est, grid, epochs, used)
         for split in protocol.splits(epochs, used, seed):
             where = f"{_where(epochs, split.session)}, split {split.name}"
             job_seed = derive_seed(seed, epochs.dataset, epochs.subject, split.session, split.name)

@@ -159,7 +159,9 @@ class CrossGroup:
         ``"run"``: within each session, runs are the groups; ``"session"``: sessions are.
     pairs : sequence of (train_groups, test_group) or None
         Explicit transfers, e.g. ``((("R04",), "R08"),)``; ``None``: leave one group out (every
-        group with labelled trials is tested once, trained on all other groups).
+        group with labelled trials is tested once, trained on all other groups). A test group
+        may not be one of its pair's training groups (the score would be inflated by trials
+        seen in training).
     universum_from : {"train", "test", "both"}
         Where the recorded universum trials come from: every group except the test group, the
         test group only (its unlabelled rest periods, recorded before its trials), or all.
@@ -179,6 +181,9 @@ class CrossGroup:
     def name(self) -> str:
         return f"cross-{self.group}"
 
+    def __post_init__(self) -> None:
+        self._validate()
+
     def _validate(self) -> None:
         if self.group not in ("run", "session"):
             raise ValueError(f"CrossGroup.group must be 'run' or 'session', got {self.group!r}.")
@@ -187,10 +192,16 @@ class CrossGroup:
                 "CrossGroup.universum_from must be 'train', 'test' or 'both', got "
                 f"{self.universum_from!r}."
             )
+        for train_groups, test_group in self.pairs or ():
+            if test_group in train_groups:
+                raise ValueError(
+                    f"CrossGroup.pairs: pair ({list(train_groups)}, {test_group!r}) tests on "
+                    f"{self.group} {test_group!r}, which is also one of its training "
+                    f"{self.group}s (its trials would be scored after being trained on)."
+                )
 
     def splits(self, epochs, classes, seed: int) -> Iterator[Split]:
         """Yield one split per transfer (train groups → test group)."""
-        self._validate()
         y, lab, uni = _masks(epochs, classes)
         sessions = np.asarray(epochs.sessions).astype(str)
         groups = (np.asarray(epochs.runs) if self.group == "run" else sessions).astype(str)

@@ -180,8 +180,20 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
         ({"n_splits": 20}, "fewer than 20"),
         ({"extra": "n_per_class = [3]"}, r"Unknown key\(s\) \['n_per_class'\]"),
         ({"extra": 'universum_from = "x"'}, r"Unknown key"),
+        (
+            {"extra": '[[protocol]]\nname = "cross-run"\npairs = [[["01", "02"], "02"]]'},
+            r"#2 \(cross-run\): .*pair \(\['01', '02'\], '02'\) tests on run '02', which is "
+            "also one of its training runs",
+        ),
+        ({"extra_pipeline": "C_universum = 0.0"},
+         r"\[pipelines.csp_usvm\] sets \['C_universum'\], which \[grid\] also searches "
+         r"\(C_universum = \[0.0, 1.0\]\)"),
+        ({"extra": '[[protocol]]\nname = "cross-run"\ninner_splits = 1'},
+         r"#2 \(cross-run\): inner_splits must be at least 2"),
+        ({"classes": '["left", "right"]\nn_jobs = 0\nbackend = "joblib"'},
+         r"\[evaluation\] n_jobs: expected a positive integer or -1, got 0"),
     ],
-)
+)  # fmt: skip
 def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, match, capsys):
     config = _config(tmp_path, recordings, **fields)
     with pytest.raises(ValueError, match=match):
@@ -201,6 +213,17 @@ def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, m
         (('name = "within-session"', 'name = "leave-one-out"'), ValueError, "name must be"),
         (('files = ["sub-01_run-*_raw.fif"]', 'classes = ["cue/left", "cue/up"]'),
          ValueError, "needs files"),
+        (("[pipelines.csp_lda]", '[[datasets]]\nname = "sim"\npath = "."\nfiles = ["x"]\n'
+          "[pipelines.csp_lda]"), ValueError, r"names \['sim'\] are used more than once"),
+        (('files = ["sub-01_run-*_raw.fif"]', 'files = ["sub-01_run-*_raw.fif"]\nruns = ["01"]'),
+         ValueError, r"keys \['runs'\] do not apply to kind 'recording' \(they would be ignored"),
+        (("[grid]", "[quick]\nprotocol = { nsplits = 2 }\n[grid]"), ValueError,
+         r"Unknown key\(s\) \['nsplits'\] in \[quick\] protocol"),
+        (('universa = ["none", "U_C3:rest"]', "universa = []"), ValueError,
+         r"^[^ ]+ universa must be a non-empty list of names, got \[\]"),
+        (('name = "within-session"\nn_splits = 4',
+          'name = "learning-curve"\nn_per_class = [4.5, 8]'),
+         ValueError, r"learning-curve\) n_per_class entries must be int, got 4.5"),
     ],
 )  # fmt: skip
 def test_malformed_files(tmp_path, recordings, no_fit, edit, error, match):

@@ -83,3 +83,12 @@ def test_bad_highpass_is_named(tmp_path, value):
     config.write_text(_BCI4ALS.format(path=tmp_path.as_posix(), highpass=f"highpass = {value}"))
     with pytest.raises(ValueError, match=r"\[\[datasets\]\] (#1|b4)[: ]+highpass must be"):
         load_evaluation_config(config)
+
+
+def test_eegmmidb_subjects_are_numbers(tmp_path):
+    config = tmp_path / "evaluation.toml"
+    config.write_text(
+        '[[datasets]]\nkind = "eegmmidb"\npath = "."\nsubjects = ["S001"]\n[pipelines.csp_lda]\n'
+    )
+    with pytest.raises(ValueError, match=r"eegmmidb subjects entries \(1 for S001\) must be int"):
+        load_evaluation_config(config)

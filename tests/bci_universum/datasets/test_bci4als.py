@@ -54,12 +54,26 @@ def test_load_bci4als_names_runs_after_folders_and_agrees_with_training_vectors(
         in_run = e.runs == f"Test{run}"
         got = np.where(e.is_universum[in_run], "idle", e.y[in_run])
         assert list(got) == [names[int(c)] for c in vec.ravel()]
+    # the labels the loader reports select the same runs as the numbers
+    labelled = load_bci4als("assaf", ["Test1", "3"], path=data_dir, tmin=0.5, tmax=4.5)
+    np.testing.assert_array_equal(labelled.X, e.X)
+    np.testing.assert_array_equal(labelled.runs, e.runs)
     tomer = load_bci4als("tomer", [1], path=data_dir, universum=False)
     assert tomer.counts() == {"left": 5, "right": 5} and len(tomer.ch_names) == 16
     with pytest.raises(FileNotFoundError, match="Test99"):
         load_bci4als("assaf", [99], path=data_dir)
     with pytest.raises(FileNotFoundError, match="nobody"):
         load_bci4als("nobody", path=data_dir)
+
+
+@pytest.mark.parametrize(
+    ("runs", "match"),
+    [([], r"runs is empty: name at least one run"), (["Run1"], r"run 'Run1': expected")],
+)
+def test_bad_runs_are_refused_before_reading(tmp_path, runs, match):
+    (tmp_path / "bci4als" / "assaf").mkdir(parents=True)
+    with pytest.raises(ValueError, match=match):
+        load_bci4als("assaf", runs, path=tmp_path)
 
 
 @pytest.mark.data

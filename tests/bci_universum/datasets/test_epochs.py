@@ -160,6 +160,11 @@ def _small_set(n=6, runs="1"):
     return EpochSet(np.zeros((n, 2, 5)), y, runs, "1", kinds, 100.0, ["C3", "C4"], "s", "d")
 
 
+def test_epochset_lists_runs_in_recording_order():
+    epochs = _small_set(n=9, runs=["4", "4", "4", "8", "8", "8", "12", "12", "12"])
+    assert repr(epochs).endswith("runs ['4', '8', '12']>")
+
+
 def test_epochset_checks_and_selections():
     e = _small_set(6)
     assert e.classes == ["a", "b"] and e.kinds == ["rest"]
@@ -390,3 +395,22 @@ def test_load_recordings_takes_sidecars_then_file_names(tmp_path):
     assert (e.subject, list(e.runs)) == ("07", ["03", "03", "b", "b"])
     (e,) = load_recordings(files, subject="S9", universum=None, verbose="error")
     assert e.subject == "S9"
+
+
+def test_load_recordings_of_different_rates_suggest_resample(tmp_path):
+    files = [tmp_path / f"run-0{i}_raw.fif" for i in (1, 2)]
+    for f, sfreq in zip(files, (100.0, 100.05), strict=True):
+        _raw(["cue/left", "cue/right"], [1.0, 5.0], sfreq=sfreq).save(f, verbose="error")
+    with pytest.raises(ValueError, match=r"run-02_raw\.fif: 100\.05 Hz.*pass resample=<Hz>"):
+        load_recordings(files, universum=None, verbose="error")
+    (e,) = load_recordings(files, universum=None, resample=100.0, verbose="error")
+    assert e.sfreq == 100.0 and e.n_trials == 4
+
+
+def test_load_recordings_refuses_a_file_listed_twice(tmp_path):
+    fname = tmp_path / "rec_raw.fif"
+    _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(fname, verbose="error")
+    # the same file by another path: its trials would land in training and test folds
+    twice = [fname, tmp_path / "." / "rec_raw.fif"]
+    with pytest.raises(ValueError, match=r"rec_raw\.fif is listed more than once"):
+        load_recordings(twice, universum=None, verbose="error")

@@ -19,6 +19,7 @@ from bci_universum.evaluation import (
     with_universum,
 )
 from bci_universum.features.csp import CSP
+from bci_universum.pipelines import pipeline_factory
 
 from .helpers import GRID, Counting, _fits, _without_time, csp_lda, csp_usvm, make_epochs
 
@@ -93,6 +94,25 @@ def test_bad_configs_fail_before_any_fit(data, tmp_path, kwargs, message):
     with pytest.raises(ValueError, match=message):
         evaluate(data, {"lda": Counting(log)}, progress=False, **config)
     assert _fits(log) == 0
+
+
+def test_pipeline_parameters_grid_window_and_classes_are_checked_before_any_fit(data):
+    """What a fit would refuse late (after other pipelines were fitted) is refused up front."""
+    plan = {"universa": ["none"], "protocol": WithinSession(3, 3, GRID)}
+    with pytest.raises(ValueError, match=r"pipeline 'usvm', grid C: The 'C' parameter"):
+        plan_jobs(data, {"usvm": csp_usvm}, protocol=WithinSession(3, 3, {"C": (1.0, -1.0)}),
+                  universa=["none"])  # fmt: skip
+    bad = pipeline_factory("csp_lda", n_components="four", window=(0.0, 0.3), band=None)
+    with pytest.raises(ValueError, match=r"pipeline 'csp_lda': The 'n_components' parameter"):
+        plan_jobs(data, {"csp_lda": bad}, **plan)
+    late = pipeline_factory("csp_lda", window=(0.2, 0.6), band=None)  # the epochs span [0, 0.4) s
+    with pytest.raises(ValueError, match=r"step 'window': window \(0.2, 0.6\) s is not inside"):
+        plan_jobs(data, {"csp_lda": late}, **plan)
+    three = make_epochs()
+    three.y[: len(three.y) // 8] = "feet"
+    binary = pipeline_factory("csp_lda", window=(0.0, 0.3), band=None)
+    with pytest.raises(ValueError, match=r"'csp_lda' \(csp_lda\) decodes two classes; .* 3"):
+        plan_jobs([three], {"csp_lda": binary}, **plan)
 
 
 def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):

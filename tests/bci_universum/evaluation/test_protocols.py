@@ -78,3 +78,8 @@ def test_repeated_within_session_cv(data):
     assert any(not np.array_equal(a.test, b.test) for a, b in zip(once, second, strict=True))
     with pytest.raises(ValueError, match="n_repeats"):
         list(WithinSession(3, 3, GRID, n_repeats=0).splits(data[0], ("left", "right"), 0))
+
+
+def test_cross_group_refuses_a_test_run_among_its_training_runs():
+    with pytest.raises(ValueError, match=r"pair \(\['4', '8'\], '8'\) tests on run '8'"):
+        CrossGroup("run", pairs=((("4", "8"), "8"),))
