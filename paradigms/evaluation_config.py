@@ -112,6 +112,7 @@ from bci_universum.pipelines import PipelineFactory, pipeline_factory
 
 from ._toml import check_table, naming, read_toml, typed
 from .commands._types import n_jobs as n_jobs_arg
+from .output import check_output_folder
 
 PROTOCOLS = ("within-session", "cross-run", "cross-session", "learning-curve")
 #: ``xdf`` is a synonym of ``recording``: one reader reads every format.
@@ -597,8 +598,9 @@ def _evaluation_config(
     raw_protocols = data.get("protocol", [{"name": "within-session"}])
     if isinstance(raw_protocols, dict):
         raw_protocols = [raw_protocols]
-    output_dir = check_not_example(
-        settings.get("output", "evaluation-results"), "[evaluation] output"
+    output_dir = check_output_folder(
+        check_not_example(settings.get("output", "evaluation-results"), "[evaluation] output"),
+        "[evaluation] output",
     )
     return EvaluationConfig(
         source=path,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from ..output import output_path
+from ..output import output_folder
 from ._files import file_of_kind
 from ._types import n_jobs
 
@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--output",
         "-o",
-        type=output_path,
+        type=output_folder,
         metavar="DIR",
         help="folder of the results and the job cache (default: [evaluation] output)",
     )

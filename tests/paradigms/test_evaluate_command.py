@@ -169,6 +169,21 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
     assert "--scheduler needs --backend dask" in capsys.readouterr().err
 
 
+def test_an_output_that_is_a_file_is_refused_before_loading(tmp_path, recordings, capsys):
+    """-o or [evaluation] output naming an existing file: refused naming it, file untouched."""
+    config = _config(tmp_path, recordings)
+    afile = tmp_path / "afile"
+    afile.write_text("keep")
+    with pytest.raises(SystemExit) as exit_:
+        main(["evaluate", str(config), "-o", str(afile)])
+    assert exit_.value.code == 2
+    assert f"--output/-o: {afile} is a file, not a folder" in capsys.readouterr().err
+    config.write_text(config.read_text().replace((tmp_path / "out").as_posix(), afile.as_posix()))
+    with pytest.raises(ValueError, match=r"\[evaluation\] output: .*afile is a file"):
+        load_evaluation_config(config)
+    assert afile.read_text() == "keep"
+
+
 @pytest.mark.parametrize(
     ("fields", "match"),
     [
