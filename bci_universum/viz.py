@@ -269,7 +269,9 @@ def plot_learning_curve(
                 for n in sizes
             ]).T  # fmt: skip
             (drawn,) = ax.plot(sizes, mean, marker="o", label=_label(line))
-            ax.fill_between(sizes, mean - half, mean + half, color=drawn.get_color(), alpha=0.2)
+            # the metrics (accuracy, ROC-AUC) lie in [0, 1]; a t-interval of few draws does not
+            low, high = np.clip(mean - half, 0, 1), np.clip(mean + half, 0, 1)
+            ax.fill_between(sizes, low, high, color=drawn.get_color(), alpha=0.2)
         _chance_line(ax, chance, metric)
         ax.set_xlabel("labelled training trials")
         ax.set_title(f"{dataset} (bands: {100 * confidence:g} % CI of the mean)", fontsize=10)

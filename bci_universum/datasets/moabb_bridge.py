@@ -65,10 +65,20 @@ def _alnum(label: str) -> str:
 def _discover(source) -> dict[str, dict[str, list[Path]]]:
     """Subject → session → recording files of a folder, BIDS root or explicit mapping."""
     if isinstance(source, Mapping):
-        return {
+        grouped = {
             str(sub): {str(ses): [Path(f) for f in files] for ses, files in sessions.items()}
             for sub, sessions in source.items()
         }
+        empty = [
+            f"{sub}/{ses}" for sub, sessions in grouped.items() for ses, files in sessions.items()
+            if not files
+        ] + [sub for sub, sessions in grouped.items() if not sessions]  # fmt: skip
+        if not grouped or empty:
+            raise ValueError(
+                "LocalDataset: the mapping {subject: {session: [files]}} lists no recording"
+                + (f" for {empty}." if empty else ".")
+            )
+        return grouped
     root = Path(source)
     if is_bids_root(root):
         files = bids_recordings(root)

@@ -82,7 +82,8 @@ def run(args) -> int:
     data, protocols = config.prepare()
     for variants in data:
         epochs = next(iter(variants.values()))
-        print(f"{epochs} causally filtered with band(s) {', '.join(map(str, variants))} Hz")
+        bands = ", ".join("none" if b is None else f"{b[0]:g}–{b[1]:g} Hz" for b in variants)
+        print(f"{epochs}; causal band-pass filter(s): {bands}")
     config.output.mkdir(parents=True, exist_ok=True)
     n_classes = len(config.classes or next(iter(data[0].values())).classes)
     stems: list[str] = []

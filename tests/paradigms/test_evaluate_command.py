@@ -2,6 +2,7 @@
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -102,6 +103,8 @@ def test_evaluate_end_to_end_and_resume(tmp_path, recordings, capsys):
         extra='[[protocol]]\nname = "cross-run"\nuniversum_from = "test"\ninner_splits = 3',
     )
     assert main(["evaluate", str(config), "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"; causal band-pass filter\(s\): \d+(\.\d+)?–\d+(\.\d+)? Hz$", printed, re.M)
     out = tmp_path / "out"
     for stem in ("within-session", "cross-run"):
         scores, tests = (out / f"{stem}.md").read_text().split("### Paired tests")

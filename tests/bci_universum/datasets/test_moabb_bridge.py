@@ -1,5 +1,6 @@
 """The MOABB bridge: registry pipelines in MOABB evaluations on local files, nothing downloaded."""
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -92,3 +93,16 @@ def test_local_dataset_rejects_a_missing_folder(tmp_path):
         LocalDataset(tmp_path / "absent")
     with pytest.raises(FileNotFoundError, match="no recordings under"):
         LocalDataset(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("mapping", "where"),
+    [
+        ({}, "."),
+        ({"01": {}}, " for ['01']."),
+        ({"01": {"1": ["a.fif"], "2": []}}, " for ['01/2']."),
+    ],
+)
+def test_local_dataset_rejects_a_mapping_without_recordings(mapping, where):
+    with pytest.raises(ValueError, match="lists no recording" + re.escape(where)):
+        LocalDataset(mapping)

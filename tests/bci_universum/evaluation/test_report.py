@@ -183,6 +183,15 @@ def test_learning_curve_plots_mean_and_confidence_band_per_training_size():
             np.testing.assert_allclose([at.min(), at.max()], [low, high])
 
 
+def test_learning_curve_band_stays_within_the_metric_range():
+    """Two draws scoring 0 and 1: the t-interval (about ±6) is cut to [0, 1]."""
+    rows = [_row("usvm", "none", s, "learning-curve", 10) for s in (0.0, 1.0)]
+    rows += [_row("usvm", "none", s, "learning-curve", 20) for s in (0.9, 1.0)]
+    (ax,) = plot_learning_curve(rows).axes
+    edges = ax.collections[0].get_paths()[0].vertices
+    assert edges[:, 1].min() == 0.0 and edges[:, 1].max() == 1.0
+
+
 def test_paired_plot_draws_each_split_of_a_against_b():
     rng = np.random.default_rng(2)
     a = {(s, f): rng.uniform(0.5, 0.8) for s in ("S1", "S2") for f in range(4)}
