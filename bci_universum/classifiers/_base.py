@@ -95,6 +95,7 @@ class UniversumClassifierMixin(ClassifierMixin):
     """``ClassifierMixin`` whose ``score`` ignores the universum trials in ``y``.
 
     The host estimator has a ``universum_label`` parameter (``None``: the default sentinel).
+    Hosts with a ``kernel`` parameter get the ``pairwise`` tag with ``kernel="precomputed"``.
     """
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -113,6 +114,13 @@ class UniversumClassifierMixin(ClassifierMixin):
         """
         X, y, sample_weight = drop_universum(X, y, sample_weight, self.universum_label)
         return super().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a kernel machine on a precomputed kernel takes the (test × training) kernel as X:
+        # cross-validation must then slice rows and columns
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        return tags
 
 
 class BaseBinaryUniversumClassifier(UniversumClassifierMixin, BaseEstimator):

@@ -327,8 +327,3 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

@@ -348,8 +348,3 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel.")
         return (self._expansion_coef @ self._expansion_points)[None, :]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags
