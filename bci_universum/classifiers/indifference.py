@@ -392,7 +392,10 @@ class UniversumLDA(_LinearDecision):
     ``b = −wᵀ(μ₀ + μ₁)/2 + log(π₁/π₀)``, in closed form. ``Σ_W`` is the class-prior-weighted
     average of the class covariances (shrunk as ``shrinkage`` says), ``Σ_U`` the universum
     trials' covariance (maximum likelihood). With ``C_universum=0`` this is scikit-learn's
-    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage)``.
+    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage)``. With one labelled trial
+    per class ``Σ_W`` is zero: ``fit`` then needs universum trials and ``C_universum > 0``
+    (``w = (C_universum · Σ_U)⁺ (μ₁ − μ₀)``, the universum's covariance as the within-class
+    one) and raises a ``ValueError`` otherwise, as scikit-learn's LDA does.
 
     Parameters
     ----------
@@ -452,6 +455,14 @@ class UniversumLDA(_LinearDecision):
         diff = means[1] - means[0]
         # Σ_U = U Uᵀ: the centred universum trials, scaled.
         U = (X_u - X_u.mean(axis=0)).T / np.sqrt(len(X_u)) if len(X_u) else X_u.T
+        if len(X_l) == len(groups) and (min(m.C_universum for m in models) == 0 or not U.any()):
+            # scikit-learn's LDA refuses this too; Σ_W = 0 alone would give w = 0 silently
+            raise ValueError(
+                "UniversumLDA cannot estimate the within-class covariance from one labelled "
+                "trial per class: give more labelled trials than classes, or universum trials "
+                "(at least two distinct ones) with C_universum > 0, whose covariance then "
+                "stands in for it."
+            )
         by_shrinkage: dict = {}
         for m in models:
             by_shrinkage.setdefault(repr(m.shrinkage), []).append(m)
