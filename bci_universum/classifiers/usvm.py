@@ -71,7 +71,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
     Universum trials travel in ``y`` under the sentinel label (``-2``, or ``"universum"`` for
     string labels; see ``universum_label``) or through ``fit(..., X_universum=...)``. With
     ``C_universum=0`` or without universum trials this is the soft-margin SVM of
-    :class:`sklearn.svm.SVC`.
+    :class:`sklearn.svm.SVC` (the same solution for positive semi-definite kernels; the
+    sigmoid kernel is not one, and the solver may stop at another stationary point than
+    libsvm's).
 
     Parameters
     ----------
