@@ -51,6 +51,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import UNIVERSUM_LABEL
 from .._universum import UNIVERSUM, universum_mask
 from ._base import UniversumClassifierMixin
 from .usvm import UniversumSVC
@@ -265,7 +266,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
         "decoder": [StrOptions({"auto", *DECODERS})],
         "zero_as_universum": ["boolean"],
         "n_jobs": [Integral, None],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(

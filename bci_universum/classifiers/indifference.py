@@ -47,7 +47,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._constraints import NON_NEGATIVE, POSITIVE
+from .._constraints import NON_NEGATIVE, POSITIVE, UNIVERSUM_LABEL
 from ._base import BaseBinaryUniversumClassifier
 
 __all__ = ["UniversumLDA", "UniversumLogisticRegression", "universum_logistic_objective"]
@@ -300,7 +300,7 @@ class UniversumLogisticRegression(_LinearDecision):
         "tol": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "online_universum": [Interval(Integral, 0, None, closed="left")],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(
@@ -421,7 +421,7 @@ class UniversumLDA(_LinearDecision):
     _parameter_constraints: ClassVar[dict] = {
         "C_universum": [NON_NEGATIVE],
         "shrinkage": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both"), None],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(self, C_universum: float = 1.0, shrinkage="auto", universum_label=None):

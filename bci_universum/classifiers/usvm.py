@@ -146,7 +146,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
     n_support_ : ndarray of shape (2,)
         Labelled support vectors per class.
     n_iter_ : int
-        Solver iterations.
+        Solver iterations: SMO updates (``solver_="smo"``), dual coordinate descent passes
+        (``"dcd"``), or with ``"ipm"`` the SMO updates that finish the interior point
+        solution — often 0, the interior point iterations themselves are not counted.
     objective_ : float
         Dual objective ``½αᵀQα + pᵀα`` at the solution (minimisation form).
     gamma_ : float

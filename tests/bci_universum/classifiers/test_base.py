@@ -54,6 +54,9 @@ def test_score_is_the_accuracy_on_the_labelled_trials(estimator):
         (MulticlassUniversumSVC(C_universum=np.inf), "C_universum"),
         (ECOCUniversumClassifier(estimator="svm"), "estimator"),
         (BiasedSVC(prior_weight=np.inf), "prior_weight"),
+        (UniversumSVC(universum_label=[1, 2]), "universum_label"),
+        (ECOCUniversumClassifier(universum_label=[1, 2]), "universum_label"),
+        (MulticlassUniversumSVC(universum_label={"rest"}), "universum_label"),
     ],
     ids=lambda v: v if isinstance(v, str) else type(v).__name__,
 )
