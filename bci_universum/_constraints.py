@@ -1,6 +1,6 @@
 """Parameter constraints shared by the estimators (scikit-learn ``_parameter_constraints``)."""
 
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -11,3 +11,6 @@ POSITIVE = Interval(Real, 0, np.inf, closed="neither")
 NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
 #: A finite number (no NaN, no infinity).
 FINITE = Interval(Real, -np.inf, np.inf, closed="neither")
+#: The ``universum_label`` of the estimators: one label (number or string) or None (Integral
+#: besides Real so that the error message lists int).
+UNIVERSUM_LABEL = [Integral, Real, str, None]

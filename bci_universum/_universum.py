@@ -83,7 +83,7 @@ def split_universum(X, y, universum_label=None):
     return X[~mask], y[~mask], X[mask]
 
 
-def drop_universum(X, y, sample_weight=None, universum_label=None):
+def drop_universum(X, y, sample_weight=None, universum_label=None, *, mask=None):
     """Keep the labelled trials of ``X, y`` (and their weights) for scoring.
 
     Parameters
@@ -95,6 +95,10 @@ def drop_universum(X, y, sample_weight=None, universum_label=None):
     sample_weight : array-like of shape (n_samples,) or None
     universum_label : int, str or None
         The sentinel (see :func:`resolve_universum_label`).
+    mask : array-like of bool, shape (n_samples,), or None
+        The trials to drop, when the caller knows more universum trials than the sentinel
+        marks (e.g. :meth:`bci_universum.universa.WithUniversum.universum_mask`); ``None``:
+        ``universum_mask(y, universum_label)``.
 
     Returns
     -------
@@ -107,7 +111,7 @@ def drop_universum(X, y, sample_weight=None, universum_label=None):
         When every trial is a universum trial (nothing to score).
     """
     y = np.asarray(y)
-    keep = ~universum_mask(y, universum_label)
+    keep = ~(universum_mask(y, universum_label) if mask is None else np.asarray(mask, dtype=bool))
     if not keep.any():
         raise ValueError(
             "Scoring needs labelled trials but the set holds only universum trials; a "

@@ -338,7 +338,12 @@ class _UniversumScorer:
         label = getattr(estimator, "universum_label", None)
         if self._universum_label is not None:
             label = self._universum_label
-        X, y_true, sample_weight = drop_universum(X, y_true, sample_weight, label)
+        mask = universum_mask(y_true, label)
+        # a meta-estimator whose builder relabels classes (WithUniversum) names those trials
+        own = getattr(estimator, "universum_mask", None)
+        if own is not None:
+            mask |= own(y_true)
+        X, y_true, sample_weight = drop_universum(X, y_true, sample_weight, mask=mask)
         if sample_weight is not None:
             kwargs["sample_weight"] = sample_weight
         return self._scorer(estimator, X, y_true, **kwargs)
@@ -357,7 +362,9 @@ def universum_scorer(scoring="accuracy", *, universum_label=None):
         ``scorer(estimator, X, y)``.
     universum_label : int, str or None, default=None
         Label marking universum trials. ``None`` uses the estimator's ``universum_label``
-        parameter when it has one, else ``-2`` / ``"universum"``.
+        parameter when it has one, else ``-2`` / ``"universum"``. Trials the estimator's
+        ``universum_mask(y)`` marks are ignored too (:class:`~bci_universum.universa.WithUniversum`
+        with a builder that relabels classes, e.g. ``ThirdCondition``).
 
     Returns
     -------

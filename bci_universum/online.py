@@ -60,8 +60,7 @@ class Decision:
         Why it was withheld (empty when valid).
     values : ndarray of shape (n_values,)
         The pipeline's ``decision_function`` output for the window: one value for a binary
-        pipeline, one per class (or per ECOC column) for a multiclass one (``nan`` when
-        withheld).
+        pipeline, one per class for a multiclass one (``nan`` when withheld).
     label : object
         The predicted class (``None`` when withheld, or when the final estimator has no
         ``classes_``).

@@ -51,7 +51,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, check_random_state
 
-from ._universum import resolve_universum_label, universum_mask
+from ._universum import drop_universum, resolve_universum_label, universum_mask
 
 __all__ = [
     "CentredUniversum",
@@ -97,6 +97,16 @@ def _class_means(X, y, universum_label):
     return np.stack([X[y == c].mean(axis=0) for c in classes]), mask
 
 
+def _label_set(labels) -> set:
+    return set(np.atleast_1d(np.asarray(labels, dtype=object)).tolist())
+
+
+def _in_labels(y, labels) -> np.ndarray:
+    """Boolean mask of the trials of ``y`` whose label is one of ``labels``."""
+    wanted = _label_set(labels)
+    return np.array([v in wanted for v in np.asarray(y).tolist()], dtype=bool)
+
+
 def mark_universum(y, labels, *, universum_label=None) -> np.ndarray:
     """Relabel the trials of the classes ``labels`` as universum (U_C3: third condition).
 
@@ -114,7 +124,7 @@ def mark_universum(y, labels, *, universum_label=None) -> np.ndarray:
     y_new : ndarray of shape (n_trials,)
     """
     y = np.asarray(y)
-    wanted = set(np.atleast_1d(np.asarray(labels, dtype=object)).tolist())
+    wanted = _label_set(labels)
     present = set(np.unique(y).tolist())
     missing = sorted(map(str, wanted - present))
     if missing:
@@ -123,7 +133,7 @@ def mark_universum(y, labels, *, universum_label=None) -> np.ndarray:
         )
     sentinel = resolve_universum_label(y, universum_label)
     out = y.astype(object) if y.dtype.kind == "U" else y.copy()
-    out[np.array([v in wanted for v in y.tolist()], dtype=bool)] = sentinel
+    out[_in_labels(y, labels)] = sentinel
     return out
 
 
@@ -225,6 +235,23 @@ class _Builder(BaseEstimator):
     def build(self, X, y):  # pragma: no cover - interface
         raise NotImplementedError
 
+    def universum_mask(self, y) -> np.ndarray:
+        """Mask of the trials of ``y`` that ``build`` leaves or turns into universum trials.
+
+        Scoring ignores them (:meth:`WithUniversum.score`). Here: the trials under the sentinel
+        label; builders that relabel classes add those classes' trials.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_trials,)
+            Labels.
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_trials,)
+        """
+        return universum_mask(y, self.universum_label)
+
 
 class ThirdCondition(_Builder):
     """U_C3: the trials of the classes ``labels`` become universum trials.
@@ -246,6 +273,10 @@ class ThirdCondition(_Builder):
         X, y = _check_xy(X, y)
         return X, mark_universum(y, self.labels, universum_label=self.universum_label)
 
+    def universum_mask(self, y) -> np.ndarray:
+        """Mask of the universum trials and of the ``labels`` trials of ``y``."""
+        return super().universum_mask(y) | _in_labels(y, self.labels)
+
 
 class OtherClasses(_Builder):
     """Universum of a multiclass subproblem: every class outside ``classes``.
@@ -266,6 +297,10 @@ class OtherClasses(_Builder):
         """Return ``X`` and ``y`` with the other classes relabelled as universum."""
         X, y = _check_xy(X, y)
         return X, other_classes(y, self.classes, universum_label=self.universum_label)
+
+    def universum_mask(self, y) -> np.ndarray:
+        """Mask of the universum trials and of the trials of ``y`` outside ``classes``."""
+        return super().universum_mask(y) | ~_in_labels(y, self.classes)
 
 
 class CentredUniversum(_Builder):
@@ -496,15 +531,28 @@ class TrainingSetWrapper(MetaEstimatorMixin, BaseEstimator):
         check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
+    def universum_mask(self, y) -> np.ndarray:
+        """Mask of the trials of ``y`` that scoring ignores: here the universum trials.
+
+        :meth:`score` and :func:`~bci_universum.model_selection.universum_scorer` read it.
+
+        Parameters
+        ----------
+        y : array-like of shape (n_trials,)
+            Labels.
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_trials,)
+        """
+        return universum_mask(y, self.universum_label)
+
     @available_if(_estimator_has("score"))
     def score(self, X, y, sample_weight=None):
-        """Score of the fitted estimator on the labelled trials of ``X, y``."""
+        """Score of the fitted estimator on the trials :meth:`universum_mask` does not mark."""
         check_is_fitted(self, "estimator_")
-        y = np.asarray(y)
-        keep = ~universum_mask(y, self.universum_label)
-        X = np.asarray(X)[keep]
-        weights = None if sample_weight is None else np.asarray(sample_weight)[keep]
-        return self.estimator_.score(X, y[keep], sample_weight=weights)
+        X, y, weights = drop_universum(X, y, sample_weight, mask=self.universum_mask(y))
+        return self.estimator_.score(X, y, sample_weight=weights)
 
 
 class WithUniversum(TrainingSetWrapper):
@@ -512,7 +560,9 @@ class WithUniversum(TrainingSetWrapper):
 
     ``fit`` clones ``builder``, calls ``builder.build(X, y)`` on the training trials only and
     fits a clone of ``estimator`` on the result. Prediction methods delegate to the fitted
-    estimator and never build universum trials; ``score`` ignores universum trials.
+    estimator and never build universum trials; ``score`` ignores universum trials, including
+    those the builder makes by relabelling (the ``labels`` of :class:`ThirdCondition`, the
+    classes outside those of :class:`OtherClasses`): it scores the real classes only.
 
     Parameters
     ----------
@@ -520,7 +570,8 @@ class WithUniversum(TrainingSetWrapper):
         Classifier or pipeline (universum-aware, e.g. a universum SVM).
     builder : builder
         One of :class:`ThirdCondition`, :class:`OtherClasses`, :class:`CentredUniversum`,
-        :class:`MeanUniversum`, :class:`NonMotorUniversum` (anything with ``build``).
+        :class:`MeanUniversum`, :class:`NonMotorUniversum` (anything with ``build``; an
+        optional ``universum_mask(y)`` names the trials it turns into universum trials).
     universum_label : int, str or None
         Sentinel used by ``score`` to drop universum trials.
 
@@ -544,3 +595,20 @@ class WithUniversum(TrainingSetWrapper):
             raise TypeError(f"builder must have a build(X, y) method, got {self.builder!r}.")
         self.builder_ = clone(self.builder)
         return self.builder_.build(X, y)
+
+    def universum_mask(self, y) -> np.ndarray:
+        """Mask of the trials of ``y`` that scoring ignores: the universum trials and those
+        ``builder`` turns into universum trials (its ``universum_mask(y)``, when it has one).
+
+        Parameters
+        ----------
+        y : array-like of shape (n_trials,)
+            Labels.
+
+        Returns
+        -------
+        mask : ndarray of bool, shape (n_trials,)
+        """
+        mask = super().universum_mask(y)
+        built = getattr(self.builder, "universum_mask", None)
+        return mask if built is None else mask | built(y)

@@ -24,6 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import UNIVERSUM_LABEL
 from .._universum import drop_universum, universum_mask
 from ..solvers.kernels import KERNELS, kernel_matrix, kernel_vector
 
@@ -34,7 +35,7 @@ KERNEL_CONSTRAINTS: dict = {
     "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
     "degree": [Interval(Integral, 0, None, closed="left")],
     "coef0": [Real],
-    "universum_label": "no_validation",
+    "universum_label": UNIVERSUM_LABEL,
 }
 
 
@@ -95,6 +96,7 @@ class UniversumClassifierMixin(ClassifierMixin):
     """``ClassifierMixin`` whose ``score`` ignores the universum trials in ``y``.
 
     The host estimator has a ``universum_label`` parameter (``None``: the default sentinel).
+    Hosts with a ``kernel`` parameter get the ``pairwise`` tag with ``kernel="precomputed"``.
     """
 
     def score(self, X, y, sample_weight=None) -> float:
@@ -113,6 +115,13 @@ class UniversumClassifierMixin(ClassifierMixin):
         """
         X, y, sample_weight = drop_universum(X, y, sample_weight, self.universum_label)
         return super().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a kernel machine on a precomputed kernel takes the (test × training) kernel as X:
+        # cross-validation must then slice rows and columns
+        tags.input_tags.pairwise = getattr(self, "kernel", None) == "precomputed"
+        return tags
 
 
 class BaseBinaryUniversumClassifier(UniversumClassifierMixin, BaseEstimator):

@@ -24,6 +24,7 @@ prior needs another input, e.g. raw epochs, than the new model's features).
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -106,6 +107,14 @@ class _BiasedMixin:
             )
         if self.prior is not None and not isinstance(self.prior, str):
             _check_fitted_scorer(self.prior, "prior")
+        if self.prior is None and self.prior_weight != 1.0:
+            warnings.warn(
+                f"prior_weight={self.prior_weight!r} has no effect without a prior "
+                "(prior=None): the fit is the plain universum classifier. Pass prior= (a "
+                "fitted estimator or 'last_column').",
+                UserWarning,
+                stacklevel=5,  # _check_prior_params, _check_params, fit, _fit_context: caller
+            )
 
     def _check_prior_data(self) -> None:
         """Checks that need ``n_features_in_`` and ``classes_`` (set by the validation)."""
@@ -217,7 +226,8 @@ class BiasedSVC(_BiasedMixin, UniversumSVC):
         other columns (see :class:`PriorDecision`).
     prior_weight : float, default=1.0
         ``λ ≥ 0``: how closely the solution follows the prior (1: ``‖f − f₀‖²``, the form of
-        Kienzle & Chellapilla; 0: ignore the prior).
+        Kienzle & Chellapilla; 0: ignore the prior). Another value than 1 with
+        ``prior=None`` has no effect and warns (``UserWarning``).
     C, C_universum, epsilon, kernel, gamma, degree, coef0, cone, fit_intercept, tol, \
 max_iter, cache_size, shrinking, solver, universum_label, random_state, verbose
         As in :class:`UniversumSVC` (``kernel="precomputed"`` is not supported).

@@ -157,7 +157,6 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.classifier_tags.multi_class = False
-        tags.input_tags.pairwise = self.kernel == "precomputed"
         return tags
 
     def _kernel(self, X: np.ndarray, Y: np.ndarray | None = None) -> np.ndarray:

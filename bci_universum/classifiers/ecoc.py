@@ -27,6 +27,13 @@ scikit-learn's :class:`~sklearn.multiclass.OneVsOneClassifier`. Exact Hamming ti
 votes) go to the larger summed confidence ``Σ_j M_ij h_j``, as in scikit-learn's one-vs-one
 (for one-vs-rest this is the largest ``h_i``); any other exact tie goes to the first class in
 ``classes_`` order.
+
+``decision_function`` returns one score per class, minus the decoded distance (for
+``"hamming"`` plus the tie-breaking confidence squeezed into (−1/6, 1/6), below the ½ steps of
+the Hamming distance), so that its argmax is ``predict``, as scikit-learn's scorers assume; for
+one-vs-one Hamming decoding it is scikit-learn's ``OneVsOneClassifier.decision_function`` up to
+a constant and the scale of the confidence term. ``column_scores`` gives the column outputs
+``h_j(x)``.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ from sklearn.utils._param_validation import HasMethods, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._constraints import UNIVERSUM_LABEL
 from .._universum import UNIVERSUM, universum_mask
 from ._base import UniversumClassifierMixin
 from .usvm import UniversumSVC
@@ -245,10 +253,11 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
 
     Notes
     -----
-    ``decision_function`` returns the column scores (not per-class scores); for two classes
-    it returns one column oriented so that positive means ``classes_[1]``. There is no
-    ``predict_proba``. Exact ties between decoded distances go to the first class in
-    ``classes_`` order.
+    ``decision_function`` returns per-class scores whose argmax is ``predict`` (see the module
+    docstring); for two classes one score, positive for ``classes_[1]`` (with the default
+    single column, its signed output). :meth:`column_scores` returns the column outputs
+    ``h_j(x)``. There is no ``predict_proba``. Exact ties between decoded distances go to the
+    first class in ``classes_`` order.
     """
 
     _parameter_constraints: ClassVar[dict] = {
@@ -257,7 +266,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
         "decoder": [StrOptions({"auto", *DECODERS})],
         "zero_as_universum": ["boolean"],
         "n_jobs": [Integral, None],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(
@@ -357,7 +366,17 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             )
         return self
 
-    def _column_scores(self, X) -> np.ndarray:
+    def column_scores(self, X) -> np.ndarray:
+        """Column outputs ``h_j(x)``, the scores the decoder reads (positive = the +1 side).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples, n_columns)
+        """
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if self._pairwise():
@@ -380,7 +399,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
         return tags
 
     def decision_function(self, X) -> np.ndarray:
-        """Column scores ``h_j(x)`` (positive = the column's +1 side).
+        """Per-class scores; their argmax is :meth:`predict`.
 
         Parameters
         ----------
@@ -388,15 +407,41 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
 
         Returns
         -------
-        scores : ndarray of shape (n_samples, n_columns), or (n_samples,) for two classes
-            For two classes the single column, signed so that positive means ``classes_[1]``.
+        scores : ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes
+            See :meth:`decision_from_columns`.
         """
-        return self._signed(self._column_scores(X))
+        return self.decision_from_columns(self.column_scores(X))
 
-    def _signed(self, scores: np.ndarray) -> np.ndarray:
-        if self.classes_.size == 2 and scores.shape[-1] == 1:
-            return scores[..., 0] * self.code_book_[1, 0]
-        return scores
+    def decision_from_columns(self, scores) -> np.ndarray:
+        """:meth:`decision_function`'s output from column outputs ``h_j(x)``.
+
+        Each class scores minus its decoded distance; with the ``"hamming"`` decoder plus
+        ``c / (6 (|c| + 1))`` of its confidence ``c = Σ_j M_ij h_j``, which breaks equal votes
+        as :meth:`predict` does without overturning a vote (Hamming distances differ by
+        multiples of ½).
+
+        Parameters
+        ----------
+        scores : array-like of shape (n_samples, n_columns)
+            Column outputs, as :meth:`column_scores` returns them.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples, n_classes), or (n_samples,) for two classes
+            For two classes one value, positive for ``classes_[1]``: the single column's
+            output signed that way, or the difference of the two class scores.
+        """
+        check_is_fitted(self)
+        h = np.asarray(scores, dtype=np.float64)
+        if self.code_book_.shape[1] == 1:
+            return h[:, 0] * self.code_book_[1, 0]
+        decision = -self._distances(h)
+        if self.decoder_ == "hamming":
+            confidence = h @ self.code_book_.T
+            decision += confidence / (6.0 * (np.abs(confidence) + 1.0))
+        if self.classes_.size == 2:
+            return decision[:, 1] - decision[:, 0]
+        return decision
 
     def decision_trial(self, x: np.ndarray):
         """Lean single-trial path for online use: :meth:`decision_function` of one trial.
@@ -412,7 +457,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
 
         Returns
         -------
-        scores : ndarray of shape (n_columns,), or float for two classes and one column
+        scores : ndarray of shape (n_classes,), or float for two classes
         """
         scores = np.empty(len(self.estimators_))
         pairwise = self._pairwise()
@@ -420,31 +465,27 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             x_col = x[rows] if pairwise else x
             lean = getattr(est, "decision_trial", None)
             scores[j] = lean(x_col) if lean is not None else est.decision_function(x_col[None])[0]
-        signed = self._signed(scores)
-        return float(signed) if np.ndim(signed) == 0 else signed
+        decision = self.decision_from_columns(scores[np.newaxis])[0]
+        return float(decision) if np.ndim(decision) == 0 else decision
 
     def predict_from_decision(self, scores) -> np.ndarray:
         """The labels :meth:`predict` gives, from :meth:`decision_function`'s output.
 
         Parameters
         ----------
-        scores : array-like of shape (n_samples, n_columns), or (n_samples,) for two classes
-            and one column
+        scores : array-like of shape (n_samples, n_classes), or (n_samples,) for two classes
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
+            The argmax (the first class among exact ties); for two classes ``classes_[1]``
+            where the score is positive.
         """
         check_is_fitted(self)
-        h = np.asarray(scores, dtype=np.float64)
-        if h.ndim == 1:
-            h = (h * self.code_book_[1, 0])[:, None]
-        distances = self._distances(h)
-        if self.decoder_ == "hamming":
-            # equal votes: the larger summed confidence Σ_j M_ij h_j, scikit-learn's rule
-            tied = distances == distances.min(axis=1, keepdims=True)
-            distances = np.where(tied, -h @ self.code_book_.T, np.inf)
-        return self.classes_[np.argmin(distances, axis=1)]
+        decision = np.asarray(scores, dtype=np.float64)
+        if decision.ndim == 1:
+            return self.classes_[(decision > 0).astype(int)]
+        return self.classes_[np.argmax(decision, axis=1)]
 
     @property
     def decoder_(self) -> str:
@@ -471,7 +512,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
         -------
         distances : ndarray of shape (n_samples, n_classes)
         """
-        return self._distances(self._column_scores(X))
+        return self._distances(self.column_scores(X))
 
     def predict(self, X) -> np.ndarray:
         """Class with the nearest code word (ties: see the module docstring).

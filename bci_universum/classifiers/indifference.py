@@ -47,7 +47,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._constraints import NON_NEGATIVE, POSITIVE
+from .._constraints import NON_NEGATIVE, POSITIVE, UNIVERSUM_LABEL
 from ._base import BaseBinaryUniversumClassifier
 
 __all__ = ["UniversumLDA", "UniversumLogisticRegression", "universum_logistic_objective"]
@@ -300,7 +300,7 @@ class UniversumLogisticRegression(_LinearDecision):
         "tol": [POSITIVE],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "online_universum": [Interval(Integral, 0, None, closed="left")],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(
@@ -392,7 +392,10 @@ class UniversumLDA(_LinearDecision):
     ``b = −wᵀ(μ₀ + μ₁)/2 + log(π₁/π₀)``, in closed form. ``Σ_W`` is the class-prior-weighted
     average of the class covariances (shrunk as ``shrinkage`` says), ``Σ_U`` the universum
     trials' covariance (maximum likelihood). With ``C_universum=0`` this is scikit-learn's
-    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage)``.
+    ``LinearDiscriminantAnalysis(solver="lsqr", shrinkage=shrinkage)``. With one labelled trial
+    per class ``Σ_W`` is zero: ``fit`` then needs universum trials and ``C_universum > 0``
+    (``w = (C_universum · Σ_U)⁺ (μ₁ − μ₀)``, the universum's covariance as the within-class
+    one) and raises a ``ValueError`` otherwise, as scikit-learn's LDA does.
 
     Parameters
     ----------
@@ -418,7 +421,7 @@ class UniversumLDA(_LinearDecision):
     _parameter_constraints: ClassVar[dict] = {
         "C_universum": [NON_NEGATIVE],
         "shrinkage": [StrOptions({"auto"}), Interval(Real, 0, 1, closed="both"), None],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(self, C_universum: float = 1.0, shrinkage="auto", universum_label=None):
@@ -452,6 +455,14 @@ class UniversumLDA(_LinearDecision):
         diff = means[1] - means[0]
         # Σ_U = U Uᵀ: the centred universum trials, scaled.
         U = (X_u - X_u.mean(axis=0)).T / np.sqrt(len(X_u)) if len(X_u) else X_u.T
+        if len(X_l) == len(groups) and (min(m.C_universum for m in models) == 0 or not U.any()):
+            # scikit-learn's LDA refuses this too; Σ_W = 0 alone would give w = 0 silently
+            raise ValueError(
+                "UniversumLDA cannot estimate the within-class covariance from one labelled "
+                "trial per class: give more labelled trials than classes, or universum trials "
+                "(at least two distinct ones) with C_universum > 0, whose covariance then "
+                "stands in for it."
+            )
         by_shrinkage: dict = {}
         for m in models:
             by_shrinkage.setdefault(repr(m.shrinkage), []).append(m)

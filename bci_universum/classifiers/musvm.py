@@ -107,7 +107,8 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
     objective_ : float
         Minimisation form of the dual (19) at the solution (``−W(α)``).
     n_iter_ : int
-        Solver passes.
+        Sequential dual passes; with ``solver_="ipm"`` the passes that confirm the interior
+        point solution (often 1), the interior point iterations themselves are not counted.
     solver_ : {"cd", "ipm"}
         The solver that ran.
     gamma_ : float
@@ -327,8 +328,3 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
         """
         check_is_fitted(self)
         return self.classes_[np.argmax(self._scores(X), axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

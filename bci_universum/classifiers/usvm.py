@@ -71,7 +71,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
     Universum trials travel in ``y`` under the sentinel label (``-2``, or ``"universum"`` for
     string labels; see ``universum_label``) or through ``fit(..., X_universum=...)``. With
     ``C_universum=0`` or without universum trials this is the soft-margin SVM of
-    :class:`sklearn.svm.SVC`.
+    :class:`sklearn.svm.SVC` (the same solution for positive semi-definite kernels; the
+    sigmoid kernel is not one, and the solver may stop at another stationary point than
+    libsvm's).
 
     Parameters
     ----------
@@ -144,7 +146,9 @@ class UniversumSVC(BaseKernelUniversumClassifier):
     n_support_ : ndarray of shape (2,)
         Labelled support vectors per class.
     n_iter_ : int
-        Solver iterations.
+        Solver iterations: SMO updates (``solver_="smo"``), dual coordinate descent passes
+        (``"dcd"``), or with ``"ipm"`` the SMO updates that finish the interior point
+        solution — often 0, the interior point iterations themselves are not counted.
     objective_ : float
         Dual objective ``½αᵀQα + pᵀα`` at the solution (minimisation form).
     gamma_ : float
@@ -348,8 +352,3 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel.")
         return (self._expansion_coef @ self._expansion_points)[None, :]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.pairwise = self.kernel == "precomputed"
-        return tags

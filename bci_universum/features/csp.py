@@ -52,7 +52,7 @@ from sklearn.covariance import (
 )
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._constraints import NON_NEGATIVE
+from .._constraints import NON_NEGATIVE, UNIVERSUM_LABEL
 from ..solvers.joint_diag import joint_diagonalize
 from ._epochs import EpochsTransformer, check_labelled_epochs, labelled_epochs
 
@@ -335,7 +335,7 @@ class CSP(EpochsTransformer):
         "component_order": [StrOptions(set(COMPONENT_ORDERS))],
         "multiclass": [StrOptions({"ajd", "ovr"})],
         "universum_weight": [NON_NEGATIVE],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def _cov(self, X):

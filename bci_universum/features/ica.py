@@ -14,7 +14,7 @@ from typing import ClassVar
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils._param_validation import StrOptions
 
-from .._constraints import POSITIVE
+from .._constraints import POSITIVE, UNIVERSUM_LABEL
 from ._bss import SourcesMixin, check_signals, select_fit_trials
 
 __all__ = ["ICA"]
@@ -78,7 +78,7 @@ class ICA(SourcesMixin, TransformerMixin, BaseEstimator):
         "max_iter": "no_validation",  # MNE's ("auto" or int)
         "random_state": "no_validation",  # MNE's rng (int, Generator or None)
         "fit_on": "no_validation",  # select_fit_trials, shared with TDSEP and SOBI
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
         "verbose": "no_validation",
     }
 

@@ -35,6 +35,7 @@ from pyriemann.geometry.mean import mean_riemann
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import UNIVERSUM_LABEL
 from .._universum import universum_mask
 from ._epochs import EpochsTransformer, check_epochs
 from .tangent_space import COVARIANCE_ESTIMATORS, regularized_covariances
@@ -84,7 +85,7 @@ class Recentring(EpochsTransformer):
     _fitted_attribute = "filter_"
     _parameter_constraints: ClassVar[dict] = {
         "cov_est": [StrOptions(set(COVARIANCE_ESTIMATORS))],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def __init__(self, cov_est: str = "oas", universum_label=None):

@@ -21,6 +21,25 @@ from ._epochs import EpochsTransformer
 from .preprocessing import BandPass, check_band
 
 
+def _log_power(power: np.ndarray, log, owner: str) -> np.ndarray:
+    """``log(power)`` of ``(n_trials, n_channels, ...)`` powers, refusing a zero power.
+
+    A flat (constant) channel has zero variance and a zero PSD: its log would be ``-inf``, which
+    the next estimator rejects far from the cause. The channels and trials are named here.
+    """
+    flat = (power <= 0).reshape(power.shape[0], power.shape[1], -1).any(axis=2)
+    if flat.any():
+        trials, channels = np.nonzero(flat)
+        trials = np.unique(trials)
+        shown = ", ".join(map(str, trials[:10])) + (", ..." if trials.size > 10 else "")
+        raise ValueError(
+            f"{owner}: zero power in channel(s) {np.unique(channels).tolist()} of "
+            f"{trials.size} trial(s) [{shown}] (flat channel?); its log would be -inf. Drop "
+            "the channel before this step (CSP and TangentSpace(estimator='oas') handle it)."
+        )
+    return log(power)
+
+
 def welch_segment_length(n_times: int, n_windows: int) -> int:
     """Segment length giving ``n_windows`` Welch segments with 50 % overlap on ``n_times``.
 
@@ -44,7 +63,8 @@ class WelchPSD(EpochsTransformer):
     fmin, fmax : float
         Frequency range kept (Hz, inclusive).
     log : bool
-        Return ``log10`` of the PSD.
+        Return ``log10`` of the PSD; a zero PSD (flat channel) raises a ``ValueError`` naming
+        the channels and trials.
     flatten : bool
         Return ``(n_trials, n_channels * n_freqs)`` (channel-major) instead of
         ``(n_trials, n_channels, n_freqs)``.
@@ -154,7 +174,7 @@ class WelchPSD(EpochsTransformer):
         )
         psd = psd[..., self._keep]
         if self.log:
-            psd = np.log10(psd)
+            psd = _log_power(psd, np.log10, type(self).__name__)
         return psd.reshape(len(X), -1) if self.flatten else psd
 
 
@@ -166,12 +186,13 @@ class BandPower(EpochsTransformer):
     sfreq : float
         Sampling frequency (Hz).
     bands : sequence of (float, float)
-        Frequency bands ``(fmin, fmax)`` in Hz (inclusive); default μ (8–12 Hz) and β
-        (18–26 Hz).
+        Frequency bands ``(fmin, fmax)`` in Hz (inclusive; ``0 <= fmin < fmax <= sfreq / 2``);
+        default μ (8–12 Hz) and β (18–26 Hz).
     n_windows, nperseg : int
         Welch segmentation, as in :class:`WelchPSD`.
     log : bool
-        Return ``log10`` of the band power.
+        Return ``log10`` of the band power; a zero power (flat channel) raises a
+        ``ValueError`` naming the channels and trials.
 
     Attributes
     ----------
@@ -195,6 +216,13 @@ class BandPower(EpochsTransformer):
         self.log = log
 
     _fitted_attribute = "psd_"
+    _parameter_constraints: ClassVar[dict] = {
+        **{
+            name: WelchPSD._parameter_constraints[name]
+            for name in ("sfreq", "n_windows", "nperseg", "log")
+        },
+        "bands": ["array-like"],
+    }
 
     def fit(self, X, y=None):
         """Fit the PSD grid and check that every band holds at least one frequency bin.
@@ -209,17 +237,28 @@ class BandPower(EpochsTransformer):
         -------
         self : BandPower
         """
-        self.psd_ = WelchPSD(
-            self.sfreq, n_windows=self.n_windows, nperseg=self.nperseg, flatten=False
-        ).fit(X)
-        self.n_features_in_ = self.psd_.n_features_in_
-        freqs = self.psd_.freqs_
-        masks = []
+        self._validate_params()
+        sfreq = float(self.sfreq)
+        masks, bands = [], []
         for band in self.bands:
             try:
                 lo, hi = (float(f) for f in band)
             except (TypeError, ValueError) as err:
                 raise ValueError(f"each band must be (fmin, fmax) in Hz, got {band!r}.") from err
+            # a PSD band may run from 0 Hz or up to the Nyquist frequency: open filter edges
+            edges = (None if lo == 0 else lo, None if hi == sfreq / 2 else hi)
+            try:
+                if edges != (None, None):
+                    check_band(*edges, sfreq)
+            except ValueError as err:
+                raise ValueError(f"band {band!r} of BandPower: {err}") from err
+            bands.append((lo, hi))
+        self.psd_ = WelchPSD(
+            self.sfreq, n_windows=self.n_windows, nperseg=self.nperseg, flatten=False
+        ).fit(X)
+        self.n_features_in_ = self.psd_.n_features_in_
+        freqs = self.psd_.freqs_
+        for band, (lo, hi) in zip(self.bands, bands, strict=True):
             mask = (freqs >= lo) & (freqs <= hi)
             if lo >= hi or not mask.any():
                 raise ValueError(
@@ -248,12 +287,15 @@ class BandPower(EpochsTransformer):
         psd = self.psd_.transform(X)
         power = np.stack([psd[..., m].mean(axis=-1) for m in self._masks], axis=-1)
         if self.log:
-            power = np.log10(power)
+            power = _log_power(power, np.log10, type(self).__name__)
         return power.reshape(len(power), -1)
 
 
 class LogVariance(EpochsTransformer):
     """Log of the variance over time of each channel: ``(n_trials, n_channels)``.
+
+    A zero power (a flat channel; with ``demean``, a constant one) raises a ``ValueError``
+    naming the channels and trials, rather than return ``-inf``.
 
     Parameters
     ----------
@@ -265,6 +307,7 @@ class LogVariance(EpochsTransformer):
         self.demean = demean
 
     _min_times = 2
+    _parameter_constraints: ClassVar[dict] = {"demean": ["boolean"]}
 
     def fit(self, X, y=None):
         """Record the number of channels.
@@ -279,6 +322,7 @@ class LogVariance(EpochsTransformer):
         -------
         self : LogVariance
         """
+        self._validate_params()
         self._check_fit_input(X)
         return self
 
@@ -296,7 +340,7 @@ class LogVariance(EpochsTransformer):
         """
         X = self._check_transform_input(X)
         power = X.var(axis=2) if self.demean else np.mean(X**2, axis=2)
-        return np.log(power)
+        return _log_power(power, np.log, type(self).__name__)
 
 
 class FilterBank(EpochsTransformer):

@@ -30,6 +30,7 @@ from pyriemann.tangentspace import TangentSpace as _PyriemannTangentSpace
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._constraints import UNIVERSUM_LABEL
 from .._universum import universum_mask
 from ._epochs import EpochsTransformer
 
@@ -168,7 +169,7 @@ class TangentSpace(EpochsTransformer):
     _parameter_constraints: ClassVar[dict] = {
         "estimator": [StrOptions(set(COVARIANCE_ESTIMATORS))],
         "reference": [StrOptions({"labelled", "all"})],
-        "universum_label": "no_validation",
+        "universum_label": UNIVERSUM_LABEL,
     }
 
     def fit(self, X, y=None):

@@ -136,6 +136,37 @@ def test_with_universum_builds_from_training_fold_only(features):
     assert scores.mean() > 0.8
 
 
+@pytest.mark.parametrize(
+    "builder", [ThirdCondition([2]), ThirdCondition(2), OtherClasses([0, 1])], ids=repr
+)
+def test_with_universum_scores_the_classes_the_builder_keeps(builder):
+    """A builder that relabels a class (the "rest" trials) makes it universum for scoring too:
+    ``score``, ``cross_val_score`` and the universum scorer count the real classes only, and a
+    test set without rest trials is scored the same."""
+    from bci_universum.model_selection import universum_scorer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    y = np.repeat([0, 1, 2], 20)
+    X[:, 0] += 2 * y
+    lab = y != 2
+    model = WithUniversum(Recorder(), builder).fit(X, y)
+    expected = np.mean(model.predict(X[lab]) == y[lab])
+    assert model.score(X, y) == pytest.approx(expected)
+    assert universum_scorer()(model, X, y) == pytest.approx(expected)
+    assert model.score(X[lab], y[lab]) == pytest.approx(expected)
+    np.testing.assert_array_equal(model.universum_mask(np.r_[y, UNIVERSUM]), np.r_[~lab, True])
+    cv = KFold(3, shuffle=True, random_state=0)
+    plain = cross_val_score(model, X, y, cv=cv)
+    by_hand = [
+        clone(model).fit(X[tr], y[tr]).score(X[te][lab[te]], y[te][lab[te]])
+        for tr, te in cv.split(X)
+    ]
+    np.testing.assert_allclose(plain, by_hand)
+    scored = cross_val_score(model, X, y, cv=cv, scoring=universum_scorer())
+    np.testing.assert_allclose(scored, plain)
+
+
 def test_with_universum_sklearn_contract_on_epochs():
     rng = np.random.default_rng(2)
     X = rng.standard_normal((30, 4, 100))

@@ -54,6 +54,9 @@ def test_score_is_the_accuracy_on_the_labelled_trials(estimator):
         (MulticlassUniversumSVC(C_universum=np.inf), "C_universum"),
         (ECOCUniversumClassifier(estimator="svm"), "estimator"),
         (BiasedSVC(prior_weight=np.inf), "prior_weight"),
+        (UniversumSVC(universum_label=[1, 2]), "universum_label"),
+        (ECOCUniversumClassifier(universum_label=[1, 2]), "universum_label"),
+        (MulticlassUniversumSVC(universum_label={"rest"}), "universum_label"),
     ],
     ids=lambda v: v if isinstance(v, str) else type(v).__name__,
 )
@@ -95,6 +98,26 @@ def test_binary_classifiers_declare_themselves_binary():
         assert estimator.__sklearn_tags__().classifier_tags.multi_class is False
     for estimator in MULTICLASS:
         assert estimator.__sklearn_tags__().classifier_tags.multi_class is True
+
+
+@pytest.mark.parametrize("cls", [UniversumSVC, LeastSquaresUniversumSVC, MulticlassUniversumSVC])
+def test_a_precomputed_kernel_is_cross_validated_as_a_kernel(cls):
+    """The ``pairwise`` tag (as ``sklearn.svm.SVC``'s) makes cross-validation slice a
+    precomputed kernel on both axes: the folds score as with the kernel computed from the
+    features."""
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.model_selection import cross_val_score
+
+    from bci_universum.model_selection import UniversumStratifiedKFold
+
+    X, y = _data(2)
+    for kernel in ("rbf", "linear", "precomputed"):
+        tag = cls(kernel=kernel).__sklearn_tags__().input_tags.pairwise
+        assert tag == SVC(kernel=kernel).__sklearn_tags__().input_tags.pairwise
+    cv = UniversumStratifiedKFold(3)
+    on_kernel = cross_val_score(cls(kernel="precomputed"), rbf_kernel(X, gamma=0.3), y, cv=cv)
+    on_features = cross_val_score(cls(kernel="rbf", gamma=0.3), X, y, cv=cv)
+    np.testing.assert_allclose(on_kernel, on_features)
 
 
 def test_a_zero_decision_predicts_the_first_class():

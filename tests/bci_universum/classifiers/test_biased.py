@@ -1,6 +1,7 @@
 """Biased regularisation toward a prior classifier (BiasedSVC, BiasedLeastSquaresSVC)."""
 
 import pickle
+import warnings
 
 import cvxopt
 import numpy as np
@@ -275,6 +276,20 @@ def test_bad_input_errors(Estimator, params, error, match):
         params = {**params, "prior": priors[params["prior"]]}
     with pytest.raises(error, match=match):
         Estimator(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("Estimator", [BiasedSVC, BiasedLeastSquaresSVC])
+@pytest.mark.parametrize("weight", [0.0, 2.0])
+def test_a_prior_weight_without_a_prior_warns(Estimator, weight):
+    """``prior_weight`` only scales the prior: set without one it would be silently idle."""
+    X, y, _, prior = _sessions(7)
+    with pytest.warns(UserWarning, match=rf"prior_weight={weight} has no effect without a prior"):
+        model = Estimator(prior_weight=weight).fit(X, y)
+    reference = Estimator().fit(X, y)
+    np.testing.assert_allclose(model.decision_function(X), reference.decision_function(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Estimator(prior=prior, prior_weight=weight).fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", [BiasedSVC, BiasedLeastSquaresSVC])

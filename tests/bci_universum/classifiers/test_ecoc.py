@@ -82,7 +82,7 @@ def test_columns_equal_plain_svc(kernel):
         scale = np.abs(ref).max()
         for clf in (with_u, empty):
             np.testing.assert_allclose(
-                clf.decision_function(X_test)[:, j], ref, atol=1e-4 * scale, rtol=0
+                clf.column_scores(X_test)[:, j], ref, atol=1e-4 * scale, rtol=0
             )
             # the documented labels of a column: class 1 is the +1 side
             np.testing.assert_array_equal(clf.estimators_[j].classes_, svc.classes_)
@@ -148,9 +148,10 @@ def test_recommended_decoders_agree_with_scikit_learn_without_universum(capsys):
             clf = ECOCUniversumClassifier(base, coding=code).fit(X, y)
             assert not clf.column_universum_.any()
             assert clf.decoder_ == ("hamming" if code == "ovo" else "hinge")
-            h = clf.decision_function(X_test)
+            h = clf.column_scores(X_test)
             for decoder in decoders:
-                pred = clf.set_params(decoder=decoder).predict_from_decision(h)
+                clf.set_params(decoder=decoder)
+                pred = clf.predict_from_decision(clf.decision_from_columns(h))
                 agreement[code, decoder].append(np.mean(pred == reference[code]))
             if code == "ovo":
                 # the old hinge decoder: every zero charged |h| as if a universum trained it
@@ -208,10 +209,48 @@ def test_hamming_vote_ties_go_to_the_larger_confidence():
     # one-vs-one, a vote cycle (every class wins once); the confidences decide
     h = np.array([[0.5, -0.2, 0.9]])
     conf = h @ clf.code_book_.T  # [0.3, 0.4, -0.7]
-    np.testing.assert_array_equal(clf.predict_from_decision(h), clf.classes_[[np.argmax(conf)]])
+    predicted = clf.predict_from_decision(clf.decision_from_columns(h))
+    np.testing.assert_array_equal(predicted, clf.classes_[[np.argmax(conf)]])
     clf = ECOCUniversumClassifier(coding="ovr", decoder="hamming").fit(*_data(7, L=3)[:2])
     h = np.array([[-0.5, -0.1, -0.9]])  # no column claims the trial: largest score
-    np.testing.assert_array_equal(clf.predict_from_decision(h), clf.classes_[[1]])
+    decision = clf.decision_from_columns(h)
+    np.testing.assert_array_equal(clf.predict_from_decision(decision), clf.classes_[[1]])
+
+
+@pytest.mark.parametrize(
+    ("coding", "base"),
+    [
+        ("ovo", UniversumSVC(kernel="linear", C_universum=0.0)),
+        ("ovo", UniversumSVC(kernel="linear")),
+        ("ovr", UniversumSVC(kernel="linear")),
+        (FINGERS_CODING, UniversumSVC(kernel="linear")),
+    ],
+    ids=["ovo-votes", "ovo-universum", "ovr", "fingers"],
+)
+def test_decision_function_scores_classes_with_predict_as_argmax(coding, base):
+    """One score per class (scikit-learn's scorers read argmax and columns as classes), for
+    every decoder; three classes one-vs-one has as many columns as classes, the user's trap.
+    One-vs-one votes are scikit-learn's ``OneVsOneClassifier`` votes shifted by a constant."""
+    if isinstance(coding, str):
+        X, y, X_test, _ = _data(40, L=3)
+    else:
+        (X, y), (X_test, _) = _fingers_data(40), _fingers_data(41)
+    clf = ECOCUniversumClassifier(base, coding=coding).fit(X, y)
+    for decoder in ("hamming", "hinge", "l1", "allwein"):
+        clf.set_params(decoder=decoder)
+        scores = clf.decision_function(X_test)
+        assert scores.shape == (len(X_test), clf.classes_.size)
+        np.testing.assert_array_equal(clf.classes_[np.argmax(scores, axis=1)], clf.predict(X_test))
+        np.testing.assert_allclose(
+            [clf.decision_trial(x) for x in X_test[:5]], scores[:5], rtol=0, atol=1e-12
+        )
+    if base.C_universum == 0.0:
+        lab = y != UNIVERSUM
+        ovo = OneVsOneClassifier(SVC(kernel="linear", tol=1e-8)).fit(X[lab], y[lab])
+        votes = np.rint(ovo.decision_function(X_test))  # votes + confidence in (-1/3, 1/3)
+        ours = clf.set_params(decoder="hamming").decision_function(X_test)
+        shift = 2 + 0.5  # n_classes − 1 + (one zero per row) / 2
+        assert np.mean(np.rint(ours + shift) == votes) >= 0.99
 
 
 def test_ties_go_to_the_first_class():
@@ -226,7 +265,8 @@ def test_ties_go_to_the_first_class():
     for decoder in ("hamming", "l1", "hinge", "allwein"):
         clf = ECOCUniversumClassifier(base, decoder=decoder).fit(X, y_named)
         zero = np.zeros((3, X.shape[1]))
-        assert np.all(clf.decision_function(zero) == 0.0)
+        assert np.all(clf.column_scores(zero) == 0.0)
+        assert np.all(clf.decision_function(zero) == clf.decision_function(zero)[:, :1])
         np.testing.assert_array_equal(clf.predict(zero), ["a", "a", "a"])
         assert clf.classes_[0] == "a"
 
@@ -252,7 +292,8 @@ def test_fingers_end_to_end():
     for decoder in ("hinge", "hamming", "l1", "allwein"):
         clf = ECOCUniversumClassifier(base, coding=FINGERS_CODING, decoder=decoder)
         clf.fit(X_all, y_all)
-        assert clf.decision_function(X_test).shape == (len(y_test), 4)
+        assert clf.column_scores(X_test).shape == (len(y_test), 4)
+        assert clf.decision_function(X_test).shape == (len(y_test), 5)
         assert clf.score(X_test, y_test) >= 0.9
     np.testing.assert_allclose(clf.column_epsilon_, 0.1)
     # the zero-coded classes are the universum: columns (ii)-(iv) change, column (i) has none
@@ -260,7 +301,7 @@ def test_fingers_end_to_end():
     with_zero = ECOCUniversumClassifier(base, coding=FINGERS_CODING).fit(X_lab, y_lab)
     without = ECOCUniversumClassifier(base, coding=FINGERS_CODING, zero_as_universum=False)
     without.fit(X_lab, y_lab)
-    a, b = with_zero.decision_function(X_test), without.decision_function(X_test)
+    a, b = with_zero.column_scores(X_test), without.column_scores(X_test)
     np.testing.assert_allclose(a[:, 0], b[:, 0], atol=1e-9)
     for j in (1, 2, 3):
         assert np.abs(a[:, j] - b[:, j]).max() > 1e-3
@@ -390,20 +431,7 @@ def test_a_bad_column_estimator_is_named_at_fit():
         ECOCUniversumClassifier(estimator=UniversumSVC(C=-1.0)).fit(X, y)
 
 
-EXPECTED_FAILED_CHECKS = {
-    # decision_function returns one score per column of the coding matrix, not per class, so
-    # scikit-learn's "argmax of decision_function equals predict" does not apply.
-    check: "decision_function returns per-column scores, not per-class scores"
-    for check in (
-        "check_classifiers_train",
-        "check_classifiers_classes",
-    )
-}
-
-
-@parametrize_with_checks(
-    [ECOCUniversumClassifier()], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS
-)
+@parametrize_with_checks([ECOCUniversumClassifier(), ECOCUniversumClassifier(coding="ovr")])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 
@@ -432,7 +460,10 @@ def test_two_classes_with_two_columns_keep_both_scores():
     X, y, X_test, _ = _data(31, L=2)
     with pytest.warns(UserWarning, match="complementary"):
         ecoc = ECOCUniversumClassifier(coding=np.array([[1, -1], [-1, 1]])).fit(X, y)
-    assert ecoc.decision_function(X_test).shape == (X_test.shape[0], 2)
+    assert ecoc.column_scores(X_test).shape == (X_test.shape[0], 2)
+    scores = ecoc.decision_function(X_test)
+    assert scores.shape == (X_test.shape[0],)
+    np.testing.assert_array_equal(ecoc.predict(X_test), ecoc.classes_[(scores > 0).astype(int)])
 
 
 def test_hinge_distance_defaults_to_a_zero_tube():

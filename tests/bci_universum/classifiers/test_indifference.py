@@ -476,6 +476,26 @@ def test_lda_wide_without_shrinkage_is_sklearns_least_squares(spread):
     np.testing.assert_allclose(model.intercept_, ref.intercept_, atol=1e-10)
 
 
+def test_lda_one_trial_per_class_needs_a_universum_covariance():
+    """One labelled trial per class leaves no within-class covariance: scikit-learn's LDA
+    refuses, and so does UniversumLDA without a universum covariance to stand in (it returned
+    w = 0, predicting one class for every trial). With distinct universum trials and
+    ``C_universum > 0`` the direction is ``(C_U Σ_U)⁺ Δμ``."""
+    X, y = np.array([[0.0, 0.0], [1.0, 1.0]]), np.array([0, 1])
+    with pytest.raises(ValueError, match="number of samples must be more"):
+        LinearDiscriminantAnalysis(solver="lsqr", shrinkage="auto").fit(X, y)
+    Z = np.random.default_rng(16).normal(size=(6, 2))
+    for C_u, universum in [(1.0, Z[:0]), (0.0, Z), (1.0, np.repeat(Z[:1], 3, axis=0))]:
+        with pytest.raises(ValueError, match=r"one labelled trial per class.*C_universum > 0"):
+            UniversumLDA(C_universum=C_u).fit(*_with_universum(X, y, universum))
+    with pytest.raises(ValueError, match="one labelled trial per class"):
+        UniversumLDA().fit_grid(*_with_universum(X, y, Z), [{"C_universum": c} for c in (0, 1)])
+    model = UniversumLDA(C_universum=2.0).fit(*_with_universum(X, y, Z))
+    expected = np.linalg.pinv(2.0 * np.cov(Z.T, bias=True)) @ (X[1] - X[0])
+    np.testing.assert_allclose(model.coef_[0], expected, rtol=1e-10)
+    np.testing.assert_array_equal(model.predict(X), y)
+
+
 @pytest.mark.parametrize("scale", [1e-20, 1.0, 1e20])
 def test_lda_scatter_singular_to_working_precision_in_any_unit(scale):
     """A feature constant up to rounding-size noise: its variance (10⁻¹⁷ of the others') is

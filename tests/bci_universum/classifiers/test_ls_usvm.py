@@ -1,10 +1,12 @@
 """LeastSquaresUniversumSVC against closed forms and independent dense solves."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -144,6 +146,30 @@ def test_singular_system_is_rejected():
         K = scale * np.diag([0.0, -1.5 - 2.0**-52])
         with pytest.raises(ValueError, match="system is singular"):
             solve_ls_usvm(K, np.array([-1.0, 1.0]), scale * np.array([1.0, 0.5]))
+
+
+def test_an_inaccurate_solve_at_a_huge_cost_is_reported():
+    """A linear kernel over many more trials than features is rank-deficient: with C = 1e13
+    only the ridge 1e-13 holds the system together and double precision loses the
+    coefficients (checked against the primal ridge regression). A ConvergenceWarning names
+    the cost; at C = 1e6 the solve is exact and silent."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+
+    def primal(C):  # min ½‖w‖² + (C/2) Σ (t − wᵀx − b)²: normal equations in (w, b)
+        A = np.c_[X, np.ones(len(X))]
+        H = C * A.T @ A
+        H[:3, :3] += np.eye(3)
+        return np.linalg.solve(H, C * A.T @ (2.0 * y - 1.0))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = LeastSquaresUniversumSVC(kernel="linear", C=1e6, C_universum=0).fit(X, y)
+    np.testing.assert_allclose(exact.coef_[0], primal(1e6)[:3], rtol=1e-6)
+    with pytest.warns(ConvergenceWarning, match=r"max\(C, C_universum\) = 1e\+13.*Lower C"):
+        huge = LeastSquaresUniversumSVC(kernel="linear", C=1e13, C_universum=0).fit(X, y)
+    assert np.abs(huge.coef_[0] - primal(1e13)[:3]).max() > 1e-3
 
 
 def test_string_labels_and_universum_forms_agree():

@@ -128,9 +128,13 @@ def test_sklearn_contract_and_pipeline(est):
         (WelchPSD(100.0, nperseg=500), "segment length"),
         (WelchPSD(100.0, fmin=60.0), "no frequency bin"),
         (BandPower(100.0, bands=[(1.0, 2.0)]), "holds no frequency bin"),
-        (BandPower(100.0, bands=[(20.0, 10.0)]), "holds no frequency bin"),
+        (BandPower(100.0, bands=[(20.0, 10.0)]), "must be below h_freq"),
         (BandPower(100.0, bands=["alpha"]), "each band must be"),
         (BandPower(100.0, bands=[]), "at least one"),
+        (BandPower(100.0, bands=[(10.0, 80.0)]), r"band \(10.0, 80.0\) of BandPower: h_freq=80.0"),
+        (BandPower(100.0, n_windows=0), "'n_windows' parameter of BandPower"),
+        (BandPower(100.0, log="no"), "'log' parameter of BandPower"),
+        (LogVariance(demean="yes"), "'demean' parameter of LogVariance"),
         (FilterBank(100.0, [(8.0, 70.0)]), "h_freq=70.0"),
         (FilterBank(100.0, []), "at least one"),
         (FilterBank(100.0, [(8.0,)]), "each band must be"),
@@ -139,6 +143,40 @@ def test_sklearn_contract_and_pipeline(est):
 def test_bad_parameters(est, match, noise):
     with pytest.raises(ValueError, match=match):
         est.fit(noise)
+
+
+def test_bands_may_run_from_zero_to_nyquist(noise):
+    """A PSD band's open edges: 0 Hz and the Nyquist frequency hold bins (filters reject them)."""
+    bp = BandPower(100.0, bands=[(0, 10), (40, 50), (0, 50)], log=False).fit(noise)
+    P = WelchPSD(100.0, flatten=False).fit(noise).transform(noise)
+    np.testing.assert_allclose(bp.transform(noise)[:, 2::3], P.mean(axis=-1))
+
+
+@pytest.mark.parametrize(
+    "est",
+    [
+        LogVariance(),
+        LogVariance(demean=False),
+        BandPower(100.0, bands=[(6, 20)]),
+        WelchPSD(100.0, log=True),
+    ],
+    ids=repr,
+)
+@pytest.mark.parametrize("level", [0.0, 3.0], ids=["zero", "constant"])
+def test_a_flat_channel_is_named_instead_of_a_minus_infinite_feature(est, level, noise):
+    """A disconnected electrode (a constant channel) has zero variance and PSD: the log is
+    refused with the channel and the trials named, not turned into -inf for the next step. A
+    constant non-zero channel has power without demeaning (mean power)."""
+    X = noise.copy()
+    X[[1, 4], 2] = level
+    if level and getattr(est, "demean", True) is False:
+        assert np.isfinite(clone(est).fit_transform(X)).all()
+        return
+    with pytest.raises(
+        ValueError, match=r"zero power in channel\(s\) \[2\] of 2 trial\(s\) \[1, 4\]"
+    ):
+        clone(est).fit_transform(X)
+    assert np.isfinite(clone(est).fit(X).transform(noise)).all()
 
 
 def test_bad_epochs(noise):
