@@ -230,7 +230,9 @@ def select_and_fit(
             models = final.fit_grid(F_fit, y_fit, local)
         else:
             models = [clone(final).set_params(**p).fit(F_fit, y_fit) for p in local]
-        F_valid, y_valid, _ = drop_universum(F_valid, y[valid], universum_label=label)
+        # a relabelling builder (ThirdCondition) makes more trials universum than the sentinel
+        mask = None if builder is None else builder.universum_mask(y[valid])
+        F_valid, y_valid, _ = drop_universum(F_valid, y[valid], universum_label=label, mask=mask)
         scores[:, f] = [_balanced_accuracy(y_valid, model.predict(F_valid)) for model in models]
     best = candidates[int(np.argmax(scores.mean(axis=1)))]
     model = clone(estimator).set_params(**best)

@@ -14,6 +14,7 @@ from bci_universum.online import OnlineDecoder
 from bci_universum.pipelines import make_pipeline, pipeline_factory
 from bci_universum.simulation.eeg import simulate_raw
 from bci_universum.training import DEFAULT_GRID, resolve_grid, select_and_fit, train
+from bci_universum.universa import ThirdCondition, WithUniversum
 
 from .evaluation.helpers import csp_usvm, make_epochs
 
@@ -42,6 +43,22 @@ def test_select_and_fit_matches_grid_search(universum):
     np.testing.assert_allclose(
         model.decision_function(X), reference.best_estimator_.decision_function(X), rtol=1e-10
     )
+
+
+def test_select_and_fit_scores_only_the_classes_a_relabelling_builder_keeps():
+    """Rest trials labelled "rest" and made universum by ThirdCondition: the inner folds score
+    the two classes only, as GridSearchCV with the universum scorer does."""
+    epochs = make_epochs(effect=0.25, seed=1)
+    y = np.where(epochs.y == "universum", "rest", epochs.y)
+    estimator = WithUniversum(csp_usvm(epochs), ThirdCondition(["rest"]))
+    grid = {"estimator__universumsvc__C": [0.001, 0.1, 10.0]}
+    cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
+    _, best, (_, scores) = select_and_fit(estimator, grid, epochs.X, y, cv, return_scores=True)
+    reference = GridSearchCV(estimator, grid, cv=cv, scoring=universum_scorer("balanced_accuracy"))
+    reference.fit(epochs.X, y)
+    splits = [reference.cv_results_[f"split{k}_test_score"] for k in range(3)]
+    np.testing.assert_allclose(scores, np.column_stack(splits), rtol=1e-12)
+    assert best == reference.best_params_
 
 
 @pytest.mark.parametrize(("name", "params"), [("ts_ulr", {}), ("csp_ulda", {"n_components": 2})])
