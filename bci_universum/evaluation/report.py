@@ -183,6 +183,8 @@ def write_report(
     ``<stem>_<metric>_paired_<a>_vs_<b>.png``) and the learning curve
     (``<stem>_<metric>_learning_curve.png``), each with the chance level
     (:func:`~bci_universum.viz.chance_level`; for accuracy only when ``n_classes`` is given).
+    The plots of an earlier report of the same stem and metric are removed first: paired
+    plots named after other pipelines would otherwise stay beside the new ones.
 
     Returns
     -------
@@ -193,6 +195,9 @@ def write_report(
     rows = list(rows)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    prefix = f"{stem}_{metric}"
+    for old in out.glob(f"{prefix}_*.png"):  # an earlier report's plots (other pipelines)
+        old.unlink()
     paths = {"csv": write_csv(rows, out / f"{stem}.csv")}
     tests = compare_to_baseline(rows, metric, baseline)
     if reference is not None:
@@ -209,7 +214,6 @@ def write_report(
     md.write_text(text)
     paths["markdown"] = md
     chance = None if n_classes is None and metric != "roc_auc" else chance_level(metric, n_classes)
-    prefix = f"{stem}_{metric}"
     if any(r["protocol"] != _CURVE for r in rows):
         paths["scores"] = save_figure(
             plot_scores(rows, metric, chance), out / f"{prefix}_scores.png"

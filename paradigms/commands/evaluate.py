@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import sys
 import warnings
+from pathlib import Path
 
 from ..output import output_folder
 from ._files import file_of_kind
@@ -84,12 +87,14 @@ def run(args) -> int:
         epochs = next(iter(variants.values()))
         bands = ", ".join("none" if b is None else f"{b[0]:g}–{b[1]:g} Hz" for b in variants)
         print(f"{epochs}; causal band-pass filter(s): {bands}")
+    stems: list[str] = []
+    for settings, _ in protocols:
+        name = settings.name
+        stems.append(name if name not in stems else f"{name}-{len(stems)}")
+    _note_other_reports(config.output, stems)
     config.output.mkdir(parents=True, exist_ok=True)
     n_classes = len(config.classes or next(iter(data[0].values())).classes)
-    stems: list[str] = []
-    for settings, protocol in protocols:
-        stem = settings.name if settings.name not in stems else f"{settings.name}-{len(stems)}"
-        stems.append(stem)
+    for stem, (settings, protocol) in zip(stems, protocols, strict=True):
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
             rows = evaluate(
@@ -112,3 +117,19 @@ def run(args) -> int:
         print(paths["markdown"].read_text())
         print("written: " + ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _note_other_reports(output: Path, stems: list[str]) -> None:
+    """Say which reports in ``output`` this evaluation leaves as they are (other protocols,
+    from an earlier configuration), so that they are not read as part of this one."""
+    from ..evaluation_config import PROTOCOLS
+
+    report = re.compile(rf"^((?:{'|'.join(map(re.escape, PROTOCOLS))})(?:-\d+)?)[._]")
+    found = {m.group(1) for p in output.glob("*") if (m := report.match(p.name))}
+    others = sorted(found - set(stems))
+    if others:
+        print(
+            f"note: {output} also holds the report of {', '.join(others)} from an earlier "
+            "evaluation; this one does not rewrite it.",
+            file=sys.stderr,
+        )

@@ -172,6 +172,22 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
     assert "--scheduler needs --backend dask" in capsys.readouterr().err
 
 
+def test_a_report_replaces_its_plots_and_names_the_reports_it_leaves(tmp_path, recordings, capsys):
+    """An output folder holding an earlier evaluation: the paired plot of other pipelines of
+    the protocol rerun is gone, another protocol's report stays and is named as not rewritten."""
+    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2)
+    out = tmp_path / "out"
+    out.mkdir()
+    stale = out / "within-session_accuracy_paired_csp_lda-none_vs_x-none.png"
+    stale.write_bytes(b"an earlier plot")
+    (out / "cross-run.csv").write_text("an earlier report")
+    assert main(["evaluate", str(config), "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {out} also holds the report of cross-run from an earlier evaluation" in err
+    assert not stale.exists() and (out / "within-session.csv").exists()
+    assert (out / "cross-run.csv").read_text() == "an earlier report"
+
+
 def test_an_output_that_is_a_file_is_refused_before_loading(tmp_path, recordings, capsys):
     """-o or [evaluation] output naming an existing file: refused naming it, file untouched."""
     config = _config(tmp_path, recordings)
