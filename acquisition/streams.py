@@ -87,6 +87,11 @@ def stream_summary(info) -> StreamSummary:
     )
 
 
+def describe_streams(streams) -> str:
+    """The streams of an error message: their summaries joined by ``"; "``, or ``"none"``."""
+    return "; ".join(str(s) for s in streams) or "none"
+
+
 def check_signal_stream(stream: StreamSummary) -> None:
     """Raise a ``ValueError`` naming the stream unless it is a regular-rate numeric stream.
 
@@ -206,7 +211,7 @@ def resolve_stream(
         # returns as soon as a second stream answers, else after the wait
         found = pylsl.resolve_bypred(query, 2, min(timeout, AMBIGUITY_WAIT)) or found
     if len(found) > 1:
-        candidates = "; ".join(str(s) for s in sorted(map(stream_summary, found), key=str))
+        candidates = describe_streams(sorted(map(stream_summary, found), key=str))
         raise ValueError(
             f"{describe_query(name, source_id, stype)} is ambiguous, {len(found)} streams match: "
             f"{candidates}. Choose one by its source_id (--source-id)."

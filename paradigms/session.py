@@ -49,6 +49,7 @@ from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename, hold_interrupts
 from acquisition.recorder import session_folder as _session_folder
+from acquisition.streams import describe_streams
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.bids import write_bids
 from bci_universum.model_io import ModelMetadata, check_classes, load_model
@@ -208,7 +209,7 @@ class Session:
             try:
                 self.receiver.start()
             except TimeoutError as err:
-                visible = "; ".join(str(s) for s in list_streams(1.0)) or "none"
+                visible = describe_streams(list_streams(1.0))
                 if self.config.session.lsl_mode != "lab":
                     visible += (
                         " (loopback mode: streams of other machines need --lsl-mode lab or "

@@ -28,6 +28,7 @@ from acquisition.streams import (
     StreamSummary,
     check_signal_stream,
     describe_channels,
+    describe_streams,
     si_scalings,
 )
 from bci_universum.online import CausalFilter, design_bandpass, design_notch
@@ -74,7 +75,7 @@ def pick_stream(name: str | None = None, timeout: float = 5.0):
         if candidates or time.monotonic() >= deadline:
             break
     if not candidates:
-        visible = "; ".join(str(s) for s in streams) or "none"
+        visible = describe_streams(streams)
         wanted = f"LSL stream {name!r}" if name else "regular-rate numeric LSL stream"
         raise TimeoutError(f"No {wanted} found within {timeout:g} s. Visible streams: {visible}")
     candidates.sort(key=lambda s: s.type.lower() != "eeg")
