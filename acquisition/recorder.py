@@ -599,7 +599,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         stale.unlink()
     staged = partial / fname.name
     fmt = "single" if header["dtype"] == "float32" else "double"
-    raw.save(staged, fmt=fmt, overwrite=True, verbose="error")
+    raw.save(staged, fmt=fmt, verbose="error")  # stale ones are gone
     check = mne.io.read_raw_fif(staged, preload=False, verbose="error")
     if check.n_times != n:
         raise RuntimeError(f"{fname} reads back {check.n_times} samples instead of {n}.")

@@ -285,6 +285,80 @@ def test_the_sidecar_of_a_finalisation_killed_before_its_fif_was_moved_is_replac
     assert json.loads(fif.with_suffix(".json").read_text())["n_samples"] == 50
 
 
+@pytest.mark.parametrize(
+    "sidecar",
+    [
+        "another-start",  # the same stream, another recording
+        "folder",  # OSError on reading
+        "not json",  # ValueError
+        "stream-not-object",  # AttributeError
+        "no-stamps",  # IndexError: nothing to compare with
+    ],
+)
+def test_a_sidecar_not_of_this_recording_is_never_replaced(tmp_path, crashed_recording, sidecar):
+    done = finalize(_broken_copy(tmp_path / "earlier", crashed_recording, lambda f: None))
+    content = json.loads(done.with_suffix(".json").read_text())
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    path = partial.with_name(partial.name.removesuffix(".partial")).with_suffix(".json")
+    if sidecar == "folder":
+        path.mkdir()
+    elif sidecar == "not json":
+        path.write_text("{not json")
+    else:
+        if sidecar == "another-start":
+            content["first_sample_lsl_time"] += 60.0
+        elif sidecar == "stream-not-object":
+            content["stream"] = "eeg"
+        else:
+            (partial / "timestamps.bin").write_bytes(b"")
+        path.write_text(json.dumps(content))
+    before = snapshot(tmp_path)
+    with pytest.raises(FileExistsError, match=r"_raw\.json already exists"):
+        recover(partial)
+    assert snapshot(tmp_path) == before
+
+
+def test_parts_of_an_earlier_cut_write_are_not_published(tmp_path, crashed_recording):
+    """A split part left in the partial folder by a killed write is not moved out with the
+    new FIF (which has no parts)."""
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    (partial / fif.name).write_bytes(b"a torn first file")
+    (partial / fif.name.replace("_raw.fif", "_raw-1.fif")).write_bytes(b"a torn part")
+    assert recover(partial) == fif
+    assert sorted(p.name for p in tmp_path.iterdir()) == [fif.name, fif.with_suffix(".json").name]
+    assert mne.io.read_raw_fif(fif, verbose=False).n_times == 50
+
+
+def test_without_hard_links_the_files_are_renamed_never_over_another(
+    tmp_path, crashed_recording, monkeypatch
+):
+    """A file system without hard links (FAT, exFAT; emulated: os.link fails as it does
+    there): the recording is renamed into place, and a FIF that appeared meanwhile is kept."""
+
+    def no_links(src, dst):
+        raise PermissionError(1, "Operation not permitted", str(src))
+
+    monkeypatch.setattr(recorder_module.os, "link", no_links)
+    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    fif = partial.with_name(partial.name.removesuffix(".partial"))
+    assert recover(partial) == fif and not partial.exists()
+    assert mne.io.read_raw_fif(fif, verbose=False).n_times == 50
+    again = _broken_copy(tmp_path / "again", crashed_recording, lambda f: None)
+    other = again.with_name(again.name.removesuffix(".partial"))
+    mne_info = recorder_module._mne_info
+
+    def other_recovery_wrote(header):
+        other.write_bytes(b"the other recovery")
+        return mne_info(header)
+
+    monkeypatch.setattr(recorder_module, "_mne_info", other_recovery_wrote)
+    with pytest.raises(FileExistsError, match="already exists"):
+        recover(again)
+    assert other.read_bytes() == b"the other recovery"
+    assert (again / "data.bin").is_file() and not other.with_suffix(".json").exists()
+
+
 def test_finalize_by_default_records_a_recovery(tmp_path, crashed_recording):
     partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
     sidecar = json.loads(finalize(partial).with_suffix(".json").read_text())

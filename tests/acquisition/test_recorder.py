@@ -4,6 +4,7 @@ import select
 import signal
 import subprocess
 import sys
+import threading
 import time
 from uuid import uuid4
 
@@ -12,6 +13,7 @@ import numpy as np
 import pylsl
 import pytest
 
+import acquisition.recorder as recorder_module
 import bci_universum
 from acquisition.markers import MarkerOutlet, MarkerReceiver
 from acquisition.player import Player
@@ -334,22 +336,78 @@ def test_a_recording_split_over_several_files_is_moved_whole(tmp_path, monkeypat
 
 
 def test_interrupts_while_finishing_are_held_then_delivered(caplog):
-    """Real SIGINTs: the block runs to its end; the first held one reaches the usual handler
+    """Real signals: the block runs to its end; the first held one reaches its own handler
     afterwards (one message however many came), or is dropped with ``redeliver=False``."""
     handler = signal.getsignal(signal.SIGINT)
     finished = False
     with pytest.raises(KeyboardInterrupt), hold_interrupts("sub-01_raw.fif"):
-        signal.raise_signal(signal.SIGINT)
-        signal.raise_signal(signal.SIGINT)
+        for _ in range(3):
+            signal.raise_signal(signal.SIGINT)
         finished = True
     assert finished and signal.getsignal(signal.SIGINT) is handler
     assert [r.getMessage() for r in caplog.records] == [
         "Finishing sub-01_raw.fif first; this ends once it is written."
     ]
-    handler = signal.getsignal(signal.SIGTERM)
-    with hold_interrupts("sub-01_raw.fif", redeliver=False):
-        signal.raise_signal(signal.SIGTERM)  # the default handler would end the process
-    assert signal.getsignal(signal.SIGTERM) is handler
+    terms = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: terms.append(1))
+    mine = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(KeyboardInterrupt), hold_interrupts("sub-01_raw.fif"):
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGTERM)
+        assert terms == []  # the first one held is delivered, not the last
+        with hold_interrupts("sub-01_raw.fif", redeliver=False):
+            signal.raise_signal(signal.SIGTERM)
+        assert terms == [] and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def test_holding_interrupts_outside_the_main_thread_leaves_signals_alone():
+    """Only the main thread may set handlers: elsewhere the block just runs."""
+    ran, errors = [], []
+
+    def work():
+        try:
+            with hold_interrupts("x_raw.fif"):
+                ran.append(True)
+        except Exception as err:
+            errors.append(err)
+
+    thread = threading.Thread(target=work)
+    thread.start()
+    thread.join(10)
+    assert ran == [True] and errors == []
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_a_ctrl_c_while_stop_writes_is_delivered_after_unless_the_run_was_interrupted(
+    tmp_path, monkeypatch, interrupted
+):
+    """A real SIGINT during the final write: the FIF is complete; the interrupt then goes on
+    (a normal stop) or is dropped (the run is already ending because of one)."""
+    info = counter_stream_info(2, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, tmp_path).start()
+    assert outlet.wait_for_consumers(5.0)
+    outlet.push_chunk(counter_chunk(0, 50, 2))
+    wait_until(lambda: recorder.n_samples == 50, what="50 samples on disk")
+    finalize = recorder_module.finalize
+
+    def interrupted_finalize(*args, **kwargs):
+        signal.raise_signal(signal.SIGINT)
+        return finalize(*args, **kwargs)
+
+    monkeypatch.setattr(recorder_module, "finalize", interrupted_finalize)
+    if interrupted:
+        recorder.stop(interrupted=True)
+    else:
+        with pytest.raises(KeyboardInterrupt):
+            recorder.stop()
+    del outlet
+    raw = mne.io.read_raw_fif(recorder.fname, preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
 
 
 def test_a_second_ctrl_c_does_not_cut_the_final_write_short(tmp_path):

@@ -67,3 +67,15 @@ def test_drop_universum_keeps_labelled_trials_and_their_weights():
     assert X_kept.tolist() == [[1], [3]] and y_kept.tolist() == [0, 1] and w_kept is None
     with pytest.raises(ValueError, match="only universum trials"):
         drop_universum(np.zeros((2, 1)), [UNIVERSUM, UNIVERSUM])
+
+
+def test_drop_universum_drops_what_a_mask_marks_beside_a_custom_sentinel():
+    """A builder's mask (rest trials) on top of the sentinel, passed by keyword as scorers do;
+    without a mask the sentinel alone decides."""
+    from bci_universum._universum import drop_universum
+
+    y = np.array([0, 9, 1, 2])  # 9: the sentinel, 2: rest (made universum by a builder)
+    X = np.arange(4)[:, None]
+    X_kept, y_kept, _ = drop_universum(X, y, universum_label=9, mask=(y == 9) | (y == 2))
+    assert X_kept.ravel().tolist() == [0, 2] and y_kept.tolist() == [0, 1]
+    assert drop_universum(X, y, universum_label=9)[1].tolist() == [0, 1, 2]
