@@ -253,6 +253,31 @@ def test_decision_function_scores_classes_with_predict_as_argmax(coding, base):
         assert np.mean(np.rint(ours + shift) == votes) >= 0.99
 
 
+def test_class_scores_follow_their_documented_formula():
+    """``decision_from_columns``: minus the decoded distance, for Hamming plus c/(6(|c| + 1))
+    of the confidence c = M h; two classes of several columns: the difference of the two
+    class scores; the single-trial path gives a float for two classes; a zero score is the
+    first class's (an exact tie)."""
+    X, y, X_test, _ = _data(3, L=3)
+    base = UniversumSVC(kernel="linear")
+    clf = ECOCUniversumClassifier(base, coding="ovo", decoder="hamming").fit(X, y)
+    h = clf.column_scores(X_test)
+    M = clf.code_book_
+    c = h @ M.T
+    expected = -ecoc_distances(h, M, "hamming") + c / (6.0 * (np.abs(c) + 1.0))
+    np.testing.assert_allclose(clf.decision_from_columns(h), expected, rtol=0, atol=1e-15)
+    X2, y2, X2_test, _ = _data(4, L=2)
+    code = np.array([[1, -1, 1], [-1, 1, -1]])  # two classes, three columns
+    with pytest.warns(UserWarning, match="train the same binary problem twice"):
+        two = ECOCUniversumClassifier(base, coding=code, decoder="hamming").fit(X2, y2)
+    h2 = two.column_scores(X2_test)
+    c2 = h2 @ two.code_book_.T
+    d2 = -ecoc_distances(h2, two.code_book_, "hamming") + c2 / (6.0 * (np.abs(c2) + 1.0))
+    np.testing.assert_allclose(two.decision_function(X2_test), d2[:, 1] - d2[:, 0], atol=1e-15)
+    assert isinstance(two.decision_trial(X2_test[0]), float)
+    np.testing.assert_array_equal(two.predict_from_decision(np.array([0.0, 1e-12])), [0, 1])
+
+
 def test_ties_go_to_the_first_class():
     M = one_vs_one_coding(3)
     h = np.array([[0.5, -0.5, 0.5]])
