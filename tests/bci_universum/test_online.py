@@ -6,7 +6,7 @@ import pytest
 from pyriemann.geometry.geodesic import geodesic_riemann
 from scipy import signal
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 
 from bci_universum import UNIVERSUM_STR
@@ -16,6 +16,7 @@ from bci_universum.features.tangent_space import regularized_covariances
 from bci_universum.online import (
     Decision,
     OnlineDecoder,
+    _trial_union,
     causal_filter,
     decision_indices,
     design_bandpass,
@@ -203,6 +204,23 @@ def test_newest_only_decides_on_the_newest_window_and_counts_the_others(pipeline
     assert len(dec.push(data[:16], newest_only=True)) == 1 and dec.n_skipped == due.size - 1
     dec.reset()
     assert dec.n_skipped == 0
+    # a chunk completing two windows: the older one skipped (timestamps by keyword)
+    n = idx[1] + 1
+    two = dec.push(data[:n], timestamps=np.arange(n) / SFREQ, newest_only=True)
+    assert [d.sample_index for d in two] == [idx[1]] and dec.n_skipped == 1
+
+
+def test_a_feature_union_on_one_trial_equals_its_transform():
+    """The lean path through a FeatureUnion: passthrough parts kept, dropped parts left out,
+    every part weighted by ``transformer_weights``."""
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    union = FeatureUnion(
+        [("squared", FunctionTransformer(np.square)), ("same", "passthrough"), ("gone", "drop")],
+        transformer_weights={"squared": 2.0, "same": 0.5},
+    ).fit(X)
+    trial = _trial_union(union)
+    for x in X[:3]:
+        np.testing.assert_allclose(trial(x), union.transform(x[np.newaxis])[0], rtol=1e-15)
 
 
 def test_smoothing(pipeline):
