@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import mne
+import numpy as np
 from mne_bids import (
     BIDSPath,
     find_matching_paths,
@@ -171,6 +172,7 @@ def write_bids(
         raise ValueError(f"BIDS run must be a non-negative integer, got {run!r}.")
     raw = read_recording(fname, verbose="error" if verbose is None else verbose)
     raw.info["line_freq"] = line_freq
+    _markers_on_samples(raw)
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     ignore = root / ".bidsignore"
@@ -195,6 +197,19 @@ def write_bids(
     bids_path.update(suffix="eeg", extension=".json")
     update_sidecar_json(bids_path, {INTERRUPTED_KEY: bool(interrupted)}, verbose=False)
     return bids_path.update(extension=".vhdr")
+
+
+def _markers_on_samples(raw) -> None:
+    """Move annotations of the last half sample onto the last sample: BrainVision stores
+    markers by sample, and one rounded past the end is refused (a run cut short just after
+    a marker, as when its stream stops)."""
+    a = raw.annotations
+    latest = raw.first_time + (raw.n_times - 1) / raw.info["sfreq"]
+    if len(a) and a.onset.max() > latest:
+        moved = mne.Annotations(
+            np.minimum(a.onset, latest), a.duration, a.description, a.orig_time
+        )
+        raw.set_annotations(moved, emit_warning=False)
 
 
 def bids_recordings(

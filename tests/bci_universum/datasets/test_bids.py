@@ -142,6 +142,19 @@ def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
     assert len(select_recordings([tmp_path], include_interrupted=True).used) == 2
 
 
+def test_a_marker_in_the_last_half_sample_moves_onto_the_last_sample(tmp_path):
+    """A run cut short just after its marker: the marker rounds past the last sample, which
+    BrainVision refuses; it is written on the last sample instead."""
+    raw = mne.io.RawArray(np.zeros((2, 10)), mne.create_info(["C3", "C4"], 250.0, "eeg"))
+    raw.set_annotations(mne.Annotations([0.0, 9.6 / 250.0], [0.0, 0.0], ["run/start", "cue/x"]))
+    fname = tmp_path / "short_raw.fif"
+    raw.save(fname)
+    vhdr = write_bids(fname, tmp_path / "bids", subject="01", session="01", task="online", run=1)
+    back = read_raw_bids(vhdr, verbose=False)
+    assert list(back.annotations.description) == ["run/start", "cue/x"]
+    np.testing.assert_allclose(back.annotations.onset, [0.0, 9 / 250.0])
+
+
 def test_bids_input_is_checked_before_writing(tmp_path):
     recorded = BUNDLED / "sub-01_ses-01_task-calibration_run-01_raw.fif"
     with pytest.raises(ValueError, match="subject label must be alphanumeric"):
