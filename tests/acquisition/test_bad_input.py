@@ -344,19 +344,7 @@ def test_without_hard_links_the_files_are_renamed_never_over_another(
     fif = partial.with_name(partial.name.removesuffix(".partial"))
     assert recover(partial) == fif and not partial.exists()
     assert mne.io.read_raw_fif(fif, verbose=False).n_times == 50
-    again = _broken_copy(tmp_path / "again", crashed_recording, lambda f: None)
-    other = again.with_name(again.name.removesuffix(".partial"))
-    mne_info = recorder_module._mne_info
-
-    def other_recovery_wrote(header):
-        other.write_bytes(b"the other recovery")
-        return mne_info(header)
-
-    monkeypatch.setattr(recorder_module, "_mne_info", other_recovery_wrote)
-    with pytest.raises(FileExistsError, match="already exists"):
-        recover(again)
-    assert other.read_bytes() == b"the other recovery"
-    assert (again / "data.bin").is_file() and not other.with_suffix(".json").exists()
+    _check_a_racing_recovery_is_kept(tmp_path / "again", crashed_recording, monkeypatch)
 
 
 def test_finalize_by_default_records_a_recovery(tmp_path, crashed_recording):
@@ -431,7 +419,13 @@ def test_a_fif_appearing_while_finalising_is_not_overwritten(
 ):
     """Two recoveries of one folder at once: the FIF the other one wrote after this one
     checked is kept, and this one fails with its partial folder intact."""
-    partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
+    _check_a_racing_recovery_is_kept(tmp_path, crashed_recording, monkeypatch)
+
+
+def _check_a_racing_recovery_is_kept(folder, crashed_recording, monkeypatch):
+    """Another recovery writes the FIF after this one checked the name: it is kept, this one
+    fails naming it, with its partial folder intact and no sidecar published."""
+    partial = _broken_copy(folder, crashed_recording, lambda f: None)
     fif = partial.with_name(partial.name.removesuffix(".partial"))
     mne_info = recorder_module._mne_info
 
@@ -440,7 +434,7 @@ def test_a_fif_appearing_while_finalising_is_not_overwritten(
         return mne_info(header)
 
     monkeypatch.setattr(recorder_module, "_mne_info", other_recovery_wrote)
-    with pytest.raises(OSError, match="exists"):
+    with pytest.raises(FileExistsError, match="already exists"):
         recover(partial)
     assert fif.read_bytes() == b"the other recovery"
     assert (partial / "data.bin").is_file() and not fif.with_suffix(".json").exists()
