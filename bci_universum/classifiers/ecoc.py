@@ -432,7 +432,10 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             output signed that way, or the difference of the two class scores.
         """
         check_is_fitted(self)
-        h = np.asarray(scores, dtype=np.float64)
+        return self._class_scores(np.asarray(scores, dtype=np.float64))
+
+    def _class_scores(self, h: np.ndarray) -> np.ndarray:
+        # decision_from_columns without the fitted check: decision_trial runs per update
         if self.code_book_.shape[1] == 1:
             return h[:, 0] * self.code_book_[1, 0]
         decision = -self._distances(h)
@@ -465,7 +468,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             x_col = x[rows] if pairwise else x
             lean = getattr(est, "decision_trial", None)
             scores[j] = lean(x_col) if lean is not None else est.decision_function(x_col[None])[0]
-        decision = self.decision_from_columns(scores[np.newaxis])[0]
+        decision = self._class_scores(scores[np.newaxis])[0]
         return float(decision) if np.ndim(decision) == 0 else decision
 
     def predict_from_decision(self, scores) -> np.ndarray:
