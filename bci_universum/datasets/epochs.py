@@ -573,6 +573,10 @@ def read_prepared_recording(
     raw : mne.io.BaseRaw
         Loaded, channels picked and renamed, high-passed and resampled as asked.
     """
+    if resample is not None and (
+        isinstance(resample, bool) or not (isinstance(resample, int | float) and resample > 0)
+    ):
+        raise ValueError(f"resample must be a rate in Hz (> 0), got {resample!r}.")
     path = Path(fname).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"Recording not found: {path}")

@@ -242,6 +242,8 @@ def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, m
         (("kind = \"recording\"", "kind = \"gdf\""), ValueError, "kind must be one of"),
         (("sub-01_run-*", "sub-02_run-*"), FileNotFoundError, "no file matches"),
         (("[grid]", "[grids]"), ValueError, r"Unknown section\(s\) \['grids'\]"),
+        (("tmax = 3.0", "tmax = 3.0\nresample = -1"), ValueError,
+         r"\[\[datasets\]\] sim: resample must be a rate in Hz \(> 0\), got -1.0"),
         (("n_splits = 4", 'n_splits = "4"'), ValueError, "n_splits must be int"),
         (('name = "within-session"', 'name = "leave-one-out"'), ValueError, "name must be"),
         (('files = ["sub-01_run-*_raw.fif"]', 'classes = ["cue/left", "cue/up"]'),
