@@ -109,6 +109,7 @@ from bci_universum.evaluation import (
     plan_jobs,
 )
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
+from bci_universum.training import UNIVERSUM_PARAMETERS
 
 from ._toml import check_table, naming, read_toml, typed
 from .commands._types import n_jobs as n_jobs_arg
@@ -357,6 +358,13 @@ def _grid(values, where: str) -> dict[str, tuple]:
     return grid
 
 
+def _grid_source(data: dict, quick_table: dict, quick: bool) -> str | None:
+    """Where the file sets the grid the run uses; None for a default grid."""
+    if quick:
+        return "[quick] grid" if "grid" in quick_table else None
+    return "[grid]" if "grid" in data else None
+
+
 def _check_grid_conflicts(pipelines: dict[str, PipelineFactory], grid, quick: bool) -> None:
     """Refuse a pipeline parameter that the inner grid also sets: the grid would override it."""
     where = "[quick] grid" if quick else "[grid]"
@@ -463,6 +471,7 @@ class EvaluationConfig:
     universa: list[str]
     protocols: list[ProtocolConfig]
     grid: dict[str, tuple]
+    grid_source: str | None = None
     classes: list[str] | None = None
     n_jobs: int = 1
     backend: str = "serial"
@@ -492,12 +501,12 @@ class EvaluationConfig:
                 dict(zip(bands, subject, strict=True))
                 for subject in zip(*loaded.values(), strict=True)
             ]
-        protocols = []
+        protocols, searched = [], set()
         for p in self.protocols:
             protocol = p.build(self.grid)
             with naming(f"{self.source} [[protocol]] {p.name}"), warnings.catch_warnings():
                 warnings.filterwarnings("ignore", message=BASELINES_NONE_ONLY)
-                plan_jobs(
+                jobs = plan_jobs(
                     data,
                     {k: self.pipelines[k] for k in p.pipelines},
                     p.universa,
@@ -506,7 +515,34 @@ class EvaluationConfig:
                     classes=self.classes,
                 )
             protocols.append((p, protocol))
+            searched |= {key.rsplit("__", 1)[-1] for job in jobs for key in job.param_grid}
+        with naming(str(self.source)):
+            self._check_grid_searched(searched, next(iter(data[0].values())))
         return data, protocols
+
+    def _check_grid_searched(self, searched: set[str], epochs) -> None:
+        """Refuse names of a grid the file sets that no job searches (a typo, or a parameter
+        of pipelines no protocol runs with a universum); the default grid names the
+        classifiers' parameters, which some pipelines lack."""
+        unused = sorted(set(self.grid) - searched)
+        if self.grid_source is None or not unused:
+            return
+        names = {
+            key.rsplit("__", 1)[-1]
+            for factory in self.pipelines.values()
+            for key in factory(epochs).get_params(deep=True)
+        }
+        unknown = [key for key in unused if key not in names]
+        if unknown:
+            raise ValueError(
+                f"{self.grid_source} {unknown}: no pipeline has a parameter of that name "
+                f"(pipelines: {sorted(self.pipelines)})."
+            )
+        raise ValueError(
+            f"{self.grid_source} {unused}: no protocol searches them: the pipelines having "
+            f"them run in no [[protocol]], or only with universum 'none' (which leaves out "
+            f"{sorted(UNIVERSUM_PARAMETERS)})."
+        )
 
 
 def load_evaluation_config(
@@ -613,6 +649,7 @@ def _evaluation_config(
             for i, p in enumerate(raw_protocols)
         ],
         grid=quick_grid if quick else grid,
+        grid_source=_grid_source(data, quick_table, quick),
         classes=settings.get("classes"),
         n_jobs=settings.get("n_jobs", 1),
         backend=settings.get("backend", "serial"),

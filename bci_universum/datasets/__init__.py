@@ -44,6 +44,7 @@ __getattr__, __dir__, __all__ = _lazy.attach(
             "read_eegmmidb_run",
         ],
         "epochs": [
+            "DroppedTrialsWarning",
             "EpochSet",
             "epochs_from_raw",
             "epochset_from_raw",

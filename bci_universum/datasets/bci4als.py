@@ -157,6 +157,7 @@ def load_bci4als(
     (epochs,) = load_recordings(
         files,
         subject=subject,
+        runs=[f.parent.name for f in files],
         classes=BCI4ALS_CLASSES,
         universum=BCI4ALS_UNIVERSUM if universum else None,
         tmin=tmin,

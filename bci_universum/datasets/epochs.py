@@ -18,6 +18,7 @@ Annotation keys given in a mapping also match numerically: ``"2"`` matches the d
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from .bids import read_sidecar
 from .io import read_recording, run_label, subject_label
 
 __all__ = [
+    "DroppedTrialsWarning",
     "EpochSet",
     "epochs_from_raw",
     "epochset_from_raw",
@@ -166,15 +168,21 @@ def epochs_from_raw(
         The MNE epochs behind ``X`` (metadata, channel info, drop log), concatenated over
         recordings.
     """
-    if not tmax > tmin:
-        raise ValueError(f"tmax ({tmax}) must be greater than tmin ({tmin}).")
     recordings = list(raw) if isinstance(raw, list | tuple) else [raw]
     if not recordings:
         raise ValueError("No recordings given.")
     raws = [read_recording(r, verbose=verbose) for r in recordings]
+    names = [recording_name(r) for r in recordings]
+    return _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose)
+
+
+def _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose) -> tuple:
+    """:func:`epochs_from_raw` of read recordings, which warnings and errors call ``names``."""
+    if not tmax > tmin:
+        raise ValueError(f"tmax ({tmax}) must be greater than tmin ({tmin}).")
     event_id, labels = marker_event_id([r.annotations for r in raws], classes, universum)
     parts = []
-    for one in raws:
+    for one, name in zip(raws, names, strict=True):
         described = set(one.annotations.description)
         present = {d: c for d, c in event_id.items() if d in described}
         if not present:
@@ -196,8 +204,9 @@ def epochs_from_raw(
         finite = np.isfinite(epochs.get_data(copy=False)).all(axis=(1, 2))
         if not finite.all():
             epochs.drop(~finite, reason="NON_FINITE", verbose=verbose)
+        _warn_dropped(epochs.drop_log, name, tmin, tmax)
         if parts:
-            _match_channels(parts[0], epochs, recording_name(one))
+            _match_channels(parts[0], epochs, name)
         parts.append(epochs)
     if len(parts) > 1:
         # MNE cannot concatenate epochs' annotations (it would drop them with a warning).
@@ -214,6 +223,33 @@ def epochs_from_raw(
             f"tmax={tmax} against the recording's length and bad segments."
         )
     return np.ascontiguousarray(X), y, epochs
+
+
+class DroppedTrialsWarning(UserWarning):
+    """Epoching dropped trials of a recording (MNE only logs it, which ``verbose="error"``
+    hides)."""
+
+
+def _warn_dropped(drop_log: tuple, name: str, tmin: float, tmax: float) -> None:
+    """Say how many trials of recording ``name`` epoching dropped, and why."""
+    dropped = [reasons for reasons in drop_log if reasons]
+    if not dropped:
+        return
+    counts = {
+        f"run past the recording's start or end (window tmin={tmin:g} s, tmax={tmax:g} s)": sum(
+            any(r in ("NO_DATA", "TOO_SHORT") for r in rs) for rs in dropped
+        ),
+        "overlap BAD annotations (acquisition gaps, marked artefacts)": sum(
+            any(r.startswith("BAD") for r in rs) for rs in dropped
+        ),
+        "hold non-finite samples": sum("NON_FINITE" in rs for rs in dropped),
+    }
+    why = "; ".join(f"{n} {reason}" for reason, n in counts.items() if n)
+    warnings.warn(
+        f"{name}: {len(dropped)} of {len(drop_log)} trials dropped: {why}.",
+        DroppedTrialsWarning,
+        stacklevel=3,
+    )
 
 
 def _match_channels(reference: mne.Epochs, epochs: mne.Epochs, name: str) -> None:
@@ -486,6 +522,7 @@ def epochset_from_raw(
     dataset: str = "",
     picks="data",
     band: tuple | None = None,
+    name: str | None = None,
     verbose=None,
 ) -> EpochSet:
     """Cut the labelled and universum trials of one recording (one run) into an EpochSet.
@@ -508,12 +545,15 @@ def epochset_from_raw(
     picks : str or list
         Channels, as :meth:`mne.io.Raw.pick` takes them.
     %(band)s
+    name : str or None
+        How warnings and errors name the recording (default: its file).
     %(verbose)s
 
     Returns
     -------
     epochs : EpochSet
     """
+    name = recording_name(raw) if name is None else name
     raw = filter_raw(raw, band, verbose=verbose)
     present = sorted(set(raw.annotations.description))
     resolved = resolve_markers(list(classes), present, "Class")
@@ -522,8 +562,8 @@ def epochset_from_raw(
     else:
         class_map = {d: str(k).rsplit("/", 1)[-1] for k, d in resolved.items()}
     kinds = _universum_kinds(universum, present)
-    X, y, epochs = epochs_from_raw(
-        raw, class_map, list(kinds) or None, tmin=tmin, tmax=tmax, picks=picks, verbose=verbose
+    X, y, epochs = _epochs_of(
+        [raw], [name], class_map, list(kinds) or None, tmin, tmax, picks, verbose
     )
     code_to_desc = {code: desc for desc, code in epochs.event_id.items()}
     descriptions = [code_to_desc[code] for code in epochs.events[:, 2]]
@@ -573,6 +613,10 @@ def read_prepared_recording(
     raw : mne.io.BaseRaw
         Loaded, channels picked and renamed, high-passed and resampled as asked.
     """
+    if resample is not None and (
+        isinstance(resample, bool) or not (isinstance(resample, int | float) and resample > 0)
+    ):
+        raise ValueError(f"resample must be a rate in Hz (> 0), got {resample!r}.")
     path = Path(fname).expanduser()
     if not path.exists():
         raise FileNotFoundError(f"Recording not found: {path}")
@@ -683,6 +727,7 @@ def load_recording(
             dataset=dataset,
             picks=picks,
             band=band,
+            name=str(path),
             verbose=verbose,
         )
     except ValueError as err:
@@ -692,7 +737,11 @@ def load_recording(
 
 
 def load_recordings(
-    files: Sequence[str | os.PathLike], *, subject: str | None = None, **kwargs
+    files: Sequence[str | os.PathLike],
+    *,
+    subject: str | None = None,
+    runs: Sequence[str] | None = None,
+    **kwargs,
 ) -> list[EpochSet]:
     """Load a set of recording files, one run each, into one EpochSet per subject.
 
@@ -709,6 +758,8 @@ def load_recordings(
         the training and the test folds).
     subject : str or None
         Subject of every file; by default from each file (see above).
+    runs : sequence of str or None
+        Run of each file, in the order of ``files``; by default from each file (see above).
     **kwargs
         Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...); files of
         one subject recorded at different rates need ``resample``.
@@ -720,6 +771,8 @@ def load_recordings(
     """
     if not files:
         raise ValueError("No recording files given.")
+    if runs is not None and len(runs) != len(files):
+        raise ValueError(f"runs names {len(runs)} runs for {len(files)} files.")
     seen: set[Path] = set()
     for f in files:
         resolved = Path(f).resolve()
@@ -730,11 +783,11 @@ def load_recordings(
             )
         seen.add(resolved)
     subjects: dict[str, list[EpochSet]] = {}
-    for f in files:
+    for i, f in enumerate(files):
         sidecar = read_sidecar(Path(f))
         epochs = load_recording(
             f,
-            run=sidecar.get("run") or run_label(f, files),
+            run=runs[i] if runs is not None else sidecar.get("run") or run_label(f, files),
             subject=subject or sidecar.get("subject") or subject_label(f, files),
             **kwargs,
         )

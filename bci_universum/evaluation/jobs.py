@@ -307,30 +307,44 @@ def _check_pipeline(name, factory, estimator, grid, epochs, classes) -> None:
     """Refuse, before any fit, what fitting pipeline ``name`` would refuse later.
 
     Its parameters, and each value of its inner ``grid`` set alone, pass the steps' own
-    parameter validation; its leading trial-wise steps (the window cut out of the epochs) fit
-    one trial; a two-class registry pipeline gets two classes.
+    parameter validation and fit the data's shape: the leading trial-wise steps (the window cut
+    out of the epochs) fit one trial, the next step accepts their channel count (CSP's
+    ``n_components``); a two-class registry pipeline gets two classes.
     """
-    _validate_parameters(estimator, f"pipeline {name!r}")
+    points = [(f"pipeline {name!r}", estimator)]
     for key, values in grid.items():
-        for value in values:
-            point = clone(estimator).set_params(**{key: value})
-            _validate_parameters(point, f"pipeline {name!r}, grid {key.rsplit('__', 1)[-1]}")
-    if isinstance(estimator, Pipeline):
-        X = np.asarray(epochs.X[:1], dtype=np.float64)
-        for step_name, step in estimator.steps:
-            if not getattr(step, "_trialwise", False):
-                break
-            try:
-                X = clone(step).fit_transform(X)
-            except ValueError as err:
-                where = f"{_where(epochs)}: pipeline {name!r}, step {step_name!r}"
-                raise ValueError(f"{where}: {err}") from err
+        what = f"pipeline {name!r}, grid {key.rsplit('__', 1)[-1]}"
+        points += [(what, clone(estimator).set_params(**{key: value})) for value in values]
+    for what, point in points:
+        _validate_parameters(point, what)
+        _check_shapes(point, epochs, what)
     binary = isinstance(factory, PipelineFactory) and not get_pipeline(factory.name).multiclass
     if binary and len(classes) > 2:
         raise ValueError(
             f"pipeline {name!r} ({factory.name}) decodes two classes; the data have "
             f"{len(classes)}: {list(classes)} (choose two with classes = [...])."
         )
+
+
+def _check_shapes(estimator, epochs, what: str) -> None:
+    """Run the leading trial-wise steps of ``estimator`` on one trial and check that the next
+    step accepts the channels they leave."""
+    while isinstance(estimator, WithUniversum):
+        estimator = estimator.estimator
+    if not isinstance(estimator, Pipeline):
+        return
+    X = np.asarray(epochs.X[:1], dtype=np.float64)
+    for step_name, step in estimator.steps:
+        if step in (None, "passthrough"):
+            continue
+        try:
+            if not getattr(step, "_trialwise", False):
+                if X.ndim == 3 and hasattr(step, "_check_n_channels"):
+                    step._check_n_channels(X.shape[1])
+                return
+            X = clone(step).fit_transform(X)
+        except ValueError as err:
+            raise ValueError(f"{_where(epochs)}: {what}, step {step_name!r}: {err}") from err
 
 
 def _without_universum(pipelines, estimators, universa) -> set[tuple[str, str]]:

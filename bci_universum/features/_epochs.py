@@ -161,6 +161,11 @@ class EpochsTransformer(TransformerMixin, BaseEstimator):
         tags.target_tags.required = self._supervised
         return tags
 
+    def _check_n_channels(self, n_channels: int) -> None:
+        """Raise a ValueError when the parameters cannot work on epochs of ``n_channels``
+        channels: a check that needs no trials, so that an evaluation refuses the pipeline
+        before fitting anything. Nothing to refuse by default."""
+
     def _check_fit_input(self, X) -> np.ndarray:
         """The epochs of ``fit``, validated (sets ``n_features_in_``)."""
         return check_epochs(self, X, reset=True, min_times=self._min_times)

@@ -360,7 +360,7 @@ class CSP(EpochsTransformer):
         """
         self._validate_params()
         X_lab, y_lab, X_u, classes = labelled_epochs(self, X, y, self.universum_label)
-        self._check_channels(X_lab.shape[1])
+        self._check_n_channels(X_lab.shape[1])
         restr = None if self.rank == "full" else principal_subspace(X_lab, self.rank)
         # Covariances are estimated in the subspace, so shrinkage targets trace/rank there.
         X_fit, X_u = (X_lab, X_u) if restr is None else (restr @ X_lab, restr @ X_u)
@@ -372,7 +372,8 @@ class CSP(EpochsTransformer):
         self.std_ = power.std(axis=0)
         return self
 
-    def _check_channels(self, n_channels: int) -> None:
+    def _check_n_channels(self, n_channels: int) -> None:
+        """Refuse ``n_components`` or ``rank`` above ``n_channels`` (before any fit)."""
         if self.n_components > n_channels:
             raise ValueError(
                 f"n_components={self.n_components} exceeds the number of channels ({n_channels})."
@@ -478,7 +479,7 @@ class CSP(EpochsTransformer):
             return self.fit_transform(X, y), out
         self._validate_params()
         X, y, universum, _ = check_labelled_epochs(self, X, y, self.universum_label)
-        self._check_channels(X.shape[1])
+        self._check_n_channels(X.shape[1])
         scatters = X @ X.transpose(0, 2, 1)
         # the trials' QR, once a fit's subspace needs it
         r_factors = cache(lambda: np.linalg.qr(X.transpose(0, 2, 1), mode="r"))

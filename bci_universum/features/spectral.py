@@ -391,6 +391,11 @@ class FilterBank(EpochsTransformer):
         "method": [StrOptions({"fir", "iir"})],
     }
 
+    def _check_n_channels(self, n_channels: int) -> None:
+        check = getattr(self.estimator, "_check_n_channels", None)
+        if check is not None:
+            check(n_channels)
+
     def fit(self, X, y=None):
         """Fit one extractor per band.
 

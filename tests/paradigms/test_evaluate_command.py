@@ -47,9 +47,7 @@ inner_splits = 3
 {extra}
 
 [grid]
-C = [1, 10]
-C_universum = [0, 1]
-epsilon = [0.1]
+{grid}
 """
 
 
@@ -78,6 +76,7 @@ def _config(tmp_path, recordings, **fields):
         "extra_pipeline": "",
         "n_splits": 4,
         "extra": "",
+        "grid": "C = [1, 10]\nC_universum = [0, 1]\nepsilon = [0.1]",
         **fields,
     }
     path = tmp_path / "evaluation.toml"
@@ -175,7 +174,7 @@ def test_scheduler_needs_the_dask_backend(tmp_path, recordings, capsys):
 def test_a_report_replaces_its_plots_and_names_the_reports_it_leaves(tmp_path, recordings, capsys):
     """An output folder holding an earlier evaluation: the paired plot of other pipelines of
     the protocol rerun is gone, another protocol's report stays and is named as not rewritten."""
-    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2)
+    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2, grid="C = [1, 10]")
     out = tmp_path / "out"
     out.mkdir()
     stale = out / "within-session_accuracy_paired_csp_lda-none_vs_x-none.png"
@@ -243,6 +242,8 @@ def test_bad_configs_fail_before_any_fit(tmp_path, recordings, no_fit, fields, m
         (("kind = \"recording\"", "kind = \"gdf\""), ValueError, "kind must be one of"),
         (("sub-01_run-*", "sub-02_run-*"), FileNotFoundError, "no file matches"),
         (("[grid]", "[grids]"), ValueError, r"Unknown section\(s\) \['grids'\]"),
+        (("tmax = 3.0", "tmax = 3.0\nresample = -1"), ValueError,
+         r"\[\[datasets\]\] sim: resample must be a rate in Hz \(> 0\), got -1.0"),
         (("n_splits = 4", 'n_splits = "4"'), ValueError, "n_splits must be int"),
         (('name = "within-session"', 'name = "leave-one-out"'), ValueError, "name must be"),
         (('files = ["sub-01_run-*_raw.fif"]', 'classes = ["cue/left", "cue/up"]'),
@@ -265,6 +266,27 @@ def test_malformed_files(tmp_path, recordings, no_fit, edit, error, match):
     config.write_text(config.read_text().replace(*edit))
     with pytest.raises(error, match=match):
         load_evaluation_config(config).prepare()
+
+
+def test_grid_names_no_job_searches_are_refused(tmp_path, recordings, no_fit):
+    """A name of a grid the file sets that no job searches is refused (a typo would search
+    nothing); the default grids name classifier parameters and pass without them."""
+    config = _config(tmp_path, recordings)
+    text = config.read_text()
+    config.write_text(text.replace("epsilon = [0.1]", "epsilon = [0.1]\nCc = [1]"))
+    with pytest.raises(ValueError, match=r"\[grid\] \['Cc'\]: no pipeline has a parameter"):
+        load_evaluation_config(config).prepare()
+    config.write_text(text.replace('universa = ["none", "U_C3:rest"]', 'universa = ["none"]'))
+    with pytest.raises(ValueError, match=r"\['C_universum', 'epsilon'\]: no protocol searches"):
+        load_evaluation_config(config).prepare()
+    config.write_text(text.replace("[grid]", "[quick]\ngrid = { C = [1], Cx = [0.1] }\n[grid]"))
+    with pytest.raises(ValueError, match=r"\[quick\] grid \['Cx'\]: no pipeline has"):
+        load_evaluation_config(config, quick=True).prepare()
+    load_evaluation_config(config).prepare()  # the full run's [grid] is searched
+    lda_only = text.split("[grid]")[0].replace("[pipelines.csp_usvm]\nwindow = [0.5, 2.5]\n", "")
+    config.write_text(lda_only)  # the default grids, which CSP + LDA does not search
+    load_evaluation_config(config).prepare()
+    load_evaluation_config(config, quick=True).prepare()
 
 
 def test_missing_marker_names_the_file(tmp_path, recordings, no_fit):
@@ -432,7 +454,7 @@ def test_seed_and_repeats_from_the_command_line(tmp_path, recordings):
 
 
 def test_evaluate_command_takes_seed_and_repeats(tmp_path, recordings, capsys):
-    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2)
+    config = _config(tmp_path, recordings, pipeline="ts_lr", n_splits=2, grid="C = [1, 10]")
     args = ["evaluate", str(config), "--no-progress", "--seed", "5", "--repeats", "2"]
     assert main(args) == 0
     with (tmp_path / "out" / "within-session.csv").open() as fh:

@@ -60,6 +60,7 @@ def test_load_bci4als_names_runs_after_folders_and_agrees_with_training_vectors(
     np.testing.assert_array_equal(labelled.runs, e.runs)
     tomer = load_bci4als("tomer", [1], path=data_dir, universum=False)
     assert tomer.counts() == {"left": 5, "right": 5} and len(tomer.ch_names) == 16
+    assert set(tomer.runs) == {"Test1"}  # one run too, not the file's stem "EEG"
     with pytest.raises(FileNotFoundError, match="Test99"):
         load_bci4als("assaf", [99], path=data_dir)
     with pytest.raises(FileNotFoundError, match="nobody"):

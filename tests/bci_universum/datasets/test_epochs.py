@@ -10,6 +10,7 @@ import pytest
 
 from bci_universum import UNIVERSUM_STR
 from bci_universum.datasets import (
+    DroppedTrialsWarning,
     EpochSet,
     epochs_from_raw,
     epochset_from_raw,
@@ -70,10 +71,32 @@ def test_bad_segments_and_non_finite_trials_are_dropped():
     data = raw.get_data()
     data[0, 1000] = np.nan
     raw._data[:] = data
-    X, y, epochs = epochs_from_raw(raw, universum=None)
+    raw.annotations.append(29.0, 0.0, "cue/left")  # its window runs past the end (30 s)
+    said = (
+        r"5 trials dropped: 1 run past the .* end \(window tmin=0.5 s, tmax=2.5 s\); 1 overlap BAD"
+    )
+    with pytest.warns(DroppedTrialsWarning, match=rf"3 of {said}.*; 1 hold non-finite samples\.$"):
+        X, y, epochs = epochs_from_raw(raw, universum=None, verbose="error")
     assert list(y) == ["left", "right"]
     assert np.isfinite(X).all()
     assert any("NON_FINITE" in log for log in epochs.drop_log)
+
+
+def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
+    """MNE logs dropped epochs at info level; a window too long for the recording is said
+    anyway, naming the file (the reader's Raw has no file name, e.g. XDF)."""
+    fname = tmp_path / "run_raw.fif"
+    _raw(["cue/left", "cue/right", "cue/left"], [1.0, 5.0, 27.0]).save(fname, verbose="error")
+    said = r"run_raw.fif: 1 of 3 trials dropped: 1 run past the recording's start or end"
+    with pytest.warns(DroppedTrialsWarning, match=said):
+        epochs = load_recording(fname, tmin=0.0, tmax=4.0, verbose="error")
+    assert list(epochs.y) == ["left", "right"]
+    raw = read_prepared_recording(fname, verbose="error")
+    with pytest.warns(DroppedTrialsWarning, match=r"^run 7: 1 of 3 trials dropped"):
+        epochset_from_raw(raw, ["cue/left", "cue/right"], tmin=0.0, tmax=4.0, name="run 7")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load_recording(fname, tmin=0.0, tmax=2.0, verbose="error")  # nothing dropped
 
 
 @pytest.mark.parametrize(
@@ -367,6 +390,9 @@ def test_read_prepared_recording_picks_filters_and_resamples_as_mne(tmp_path):
     raw = read_prepared_recording(fname, resample=50.0, verbose="error")
     expected = reference.copy().resample(50.0, verbose="error").get_data()
     np.testing.assert_allclose(raw.get_data(), expected, rtol=0, atol=1e-12)
+    for resample in (0, -1.0, True, "50"):
+        with pytest.raises(ValueError, match=r"resample must be a rate in Hz \(> 0\), got"):
+            read_prepared_recording(fname, resample=resample)
 
 
 def test_load_recording_default_window_is_half_a_second_to_two_and_a_half(tmp_path):
@@ -395,6 +421,10 @@ def test_load_recordings_takes_sidecars_then_file_names(tmp_path):
     assert (e.subject, list(e.runs)) == ("07", ["03", "03", "b", "b"])
     (e,) = load_recordings(files, subject="S9", universum=None, verbose="error")
     assert e.subject == "S9"
+    (e,) = load_recordings(files, runs=["x", "y"], universum=None, verbose="error")
+    assert list(e.runs) == ["x", "x", "y", "y"]  # given runs come before the sidecar's
+    with pytest.raises(ValueError, match="runs names 1 runs for 2 files"):
+        load_recordings(files, runs=["x"])
 
 
 def test_load_recordings_of_different_rates_suggest_resample(tmp_path):

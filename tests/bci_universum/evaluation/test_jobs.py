@@ -18,6 +18,7 @@ from bci_universum.evaluation import (
     plan_jobs,
     with_universum,
 )
+from bci_universum.features import FilterBank
 from bci_universum.features.csp import CSP
 from bci_universum.pipelines import pipeline_factory
 
@@ -99,20 +100,39 @@ def test_bad_configs_fail_before_any_fit(data, tmp_path, kwargs, message):
 def test_pipeline_parameters_grid_window_and_classes_are_checked_before_any_fit(data):
     """What a fit would refuse late (after other pipelines were fitted) is refused up front."""
     plan = {"universa": ["none"], "protocol": WithinSession(3, 3, GRID)}
+    binary_lda = pipeline_factory("csp_lda", window=(0.0, 0.3), band=None)
     with pytest.raises(ValueError, match=r"pipeline 'usvm', grid C: The 'C' parameter"):
         plan_jobs(data, {"usvm": csp_usvm}, protocol=WithinSession(3, 3, {"C": (1.0, -1.0)}),
                   universa=["none"])  # fmt: skip
     bad = pipeline_factory("csp_lda", n_components="four", window=(0.0, 0.3), band=None)
     with pytest.raises(ValueError, match=r"pipeline 'csp_lda': The 'n_components' parameter"):
         plan_jobs(data, {"csp_lda": bad}, **plan)
+    wide = pipeline_factory("csp_lda", n_components=7, window=(0.0, 0.3), band=None)
+    with pytest.raises(ValueError, match=r"'csp_lda', step 'csp': n_components=7 .* \(6\)"):
+        plan_jobs(data, {"csp_lda": wide}, **plan)  # 6 channels
+    grid = WithinSession(3, 3, {"n_components": (2, 8)})
+    with pytest.raises(ValueError, match=r"grid n_components, step 'csp': n_components=8 exc"):
+        plan_jobs(data, {"csp_lda": binary_lda}, protocol=grid, universa=["none"])
+    mean = {"universa": ["U_mean"], "protocol": WithinSession(3, 3, GRID)}  # WithUniversum
+    wide_u = pipeline_factory("csp_usvm", n_components=9, window=(0.0, 0.3), band=None)
+    with pytest.raises(ValueError, match=r"step 'csp': n_components=9 exceeds the number of"):
+        plan_jobs(data, {"csp_usvm": wide_u}, **mean)
     late = pipeline_factory("csp_lda", window=(0.2, 0.6), band=None)  # the epochs span [0, 0.4) s
     with pytest.raises(ValueError, match=r"step 'window': window \(0.2, 0.6\) s is not inside"):
         plan_jobs(data, {"csp_lda": late}, **plan)
     three = make_epochs()
     three.y[: len(three.y) // 8] = "feet"
-    binary = pipeline_factory("csp_lda", window=(0.0, 0.3), band=None)
     with pytest.raises(ValueError, match=r"'csp_lda' \(csp_lda\) decodes two classes; .* 3"):
-        plan_jobs([three], {"csp_lda": binary}, **plan)
+        plan_jobs([three], {"csp_lda": binary_lda}, **plan)
+
+
+def test_channel_checks_reach_the_extractor_of_a_filter_bank(data):
+    def fbcsp(epochs):
+        bank = FilterBank(epochs.sfreq, bands=((8.0, 12.0),), estimator=CSP(7))
+        return make_pipeline(bank, LinearDiscriminantAnalysis())
+
+    with pytest.raises(ValueError, match=r"step 'filterbank': n_components=7 exceeds .* \(6\)"):
+        plan_jobs(data, {"fbcsp": fbcsp}, universa=["none"], protocol=WithinSession(3, 3, GRID))
 
 
 def test_recorded_universum_and_motor_channels_are_checked(data, tmp_path):
