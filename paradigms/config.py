@@ -3,7 +3,9 @@
 A session file names the subject, the stream, the classes and universum conditions, the trial
 timeline, the pipeline and where recordings go. :func:`load_session_config` reads it. Every key
 has a default; unknown keys, values of the wrong type and out-of-order timelines are refused
-with an error naming the file and the key::
+with an error naming the file and the key. The EEG stream is the one of ``[stream] name`` and,
+when set, ``[stream] source_id`` (what tells apart streams sharing a name); a ``source_id``
+given where neither the file, ``--set`` nor ``--stream`` names the stream matches any name::
 
     [session]
     subject = "01"
@@ -12,7 +14,8 @@ with an error naming the file and the key::
     lsl_mode = "loopback"   # or "lab"; --lsl-mode overrides it
 
     [stream]
-    name = "bci-universum-eeg"
+    name = "bci-universum-eeg"   # "" = any name, with a source_id
+    source_id = ""               # "" = any source; --source-id overrides it
     markers = "bci-universum-markers"
     timeout = 10.0
     silence_timeout = 2.0
@@ -73,9 +76,14 @@ class SessionSection:
     lsl_mode: str = DEFAULT_LSL_MODE
 
 
+#: The EEG stream's default ``[stream] name`` (also the simulated subject's name).
+EEG_STREAM = "bci-universum-eeg"
+
+
 @dataclass
 class StreamSection:
-    name: str = "bci-universum-eeg"
+    name: str = EEG_STREAM
+    source_id: str = ""
     markers: str = "bci-universum-markers"
     timeout: float = 10.0
     silence_timeout: float = 2.0
@@ -147,6 +155,11 @@ class SessionConfig:
                 f"got {p.universum_mode!r}."
             )
         self._check_online()
+        if not self.stream.name and not self.stream.source_id:
+            raise ValueError(
+                "[stream] name is empty and no [stream] source_id is set: name the EEG "
+                "stream or give its source_id."
+            )
         for key in ("timeout", "silence_timeout"):
             if not getattr(self.stream, key) > 0:
                 raise ValueError(
@@ -345,6 +358,11 @@ def load_session_config(
         A missing or invalid file, an unknown section or key, a value of the wrong type or out
         of range; the message names the file (or the ``--set`` overrides and the options) and
         the key.
+
+    Notes
+    -----
+    A ``[stream] source_id`` set where no ``[stream] name`` is leaves the name empty: the
+    session reads the stream of that source_id whatever its name.
     """
     data: dict = {}
     source = "the defaults"
@@ -361,6 +379,9 @@ def load_session_config(
             if not isinstance(table, dict):
                 raise ValueError(f"[{section}] must be a table.")
             table[key] = value
+        stream = data.get("stream")
+        if isinstance(stream, dict) and stream.get("source_id") and "name" not in stream:
+            stream["name"] = ""  # a source_id alone: whatever the stream's name
         sections = {f.name: f.default_factory().__class__ for f in fields(SessionConfig)}
         unknown = set(data) - set(sections)
         if unknown:

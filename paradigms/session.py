@@ -55,7 +55,7 @@ from bci_universum.datasets.bids import write_bids
 from bci_universum.model_io import ModelMetadata, check_classes, load_model
 from bci_universum.online import OnlineDecoder
 
-from .config import SessionConfig
+from .config import EEG_STREAM, SessionConfig
 from .display import INSTRUCTIONS, HeadlessPresenter
 from .feedback import (
     DriftFeed,
@@ -146,7 +146,9 @@ class Session:
     simulate : dict | None
         Start a simulated subject streaming as ``[stream] name`` and obeying this session's
         markers; the dict holds :class:`~acquisition.SimulatedSource` keyword arguments
-        (``n_channels``, ``seed``, ...). None reads an existing stream of that name.
+        (``n_channels``, ``seed``, ...); it is found by its own source_id, whatever
+        ``[stream] source_id`` says. None reads an existing stream of that name and, when set,
+        that ``[stream] source_id``.
     plan : RunPlan | None
         The screens around each run's trials (instructions, start, breaks); the default
         :class:`~paradigms.timeline.RunPlan` when None.
@@ -189,7 +191,7 @@ class Session:
             if self.simulate is not None:
                 self.source = SimulatedSource(
                     **{
-                        "name": cfg.name,
+                        "name": cfg.name or EEG_STREAM,
                         "markers_source_id": self.outlet.source_id,
                         "speed": self.speed,
                         "timeout": cfg.timeout,
@@ -200,8 +202,8 @@ class Session:
             self.markers.start()
             # a simulated subject is ours by source_id, whatever else streams under its name
             self.receiver = StreamReceiver(
-                None if self.source else cfg.name,
-                source_id=self.source.source_id if self.source else None,
+                None if self.source else cfg.name or None,
+                source_id=self.source.source_id if self.source else cfg.source_id or None,
                 timeout=cfg.timeout,
                 silence_timeout=cfg.silence_timeout,
             )

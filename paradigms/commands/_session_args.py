@@ -53,6 +53,11 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         help="name of the LSL EEG stream to record (default: [stream] name)",
     )
     parser.add_argument(
+        "--source-id",
+        help="source_id of the LSL EEG stream to record, with --stream or alone for any name; "
+        "tells apart streams sharing a name (default: [stream] source_id)",
+    )
+    parser.add_argument(
         "--simulate",
         action="store_true",
         help="record a simulated subject that obeys the cues instead of an LSL stream",
@@ -98,6 +103,7 @@ OPTION_KEYS = {
     "output": "session.output",
     "speed": "paradigm.speed",
     "stream": "stream.name",
+    "source_id": "stream.source_id",
     "adapt_to_rest": "online.adapt_to_rest",
 }
 
@@ -107,18 +113,26 @@ def config_from_args(args):
     (an error names them as typed: ``--speed 0.0``, not ``paradigm.speed=0.0``)."""
     from paradigms.config import load_session_config
 
-    if args.simulate and args.stream is not None:
-        raise ValueError("--simulate and --stream exclude each other: the EEG comes from one.")
+    for option in ("stream", "source_id"):
+        if args.simulate and getattr(args, option) is not None:
+            raise ValueError(
+                f"--simulate and {_flag(option)} exclude each other: the EEG comes from one."
+            )
     options = []
     for option, key in OPTION_KEYS.items():
         value = getattr(args, option, None)
-        flag = "--" + option.replace("_", "-")
+        flag = _flag(option)
         if isinstance(value, bool):  # a flag: TOML's spelling
             options.append((flag, f"{key}={str(value).lower()}"))
         elif value is not None:
             text = str(value) if isinstance(value, Path) else repr(value)
             options.append((f"{flag} {value}", f"{key}={text}"))
     return load_session_config(args.config, args.overrides, options)
+
+
+def _flag(option: str) -> str:
+    """The option as typed: ``source_id`` → ``--source-id``."""
+    return "--" + option.replace("_", "-")
 
 
 @contextmanager

@@ -58,6 +58,8 @@ def test_file_overrides(tmp_path):
         ("[online]\nupdate_rate = 0\n", r"\[online\] update_rate must be positive"),
         ("[online]\nsmoothing = 1\n", r"\[online\] smoothing must lie in \[0, 1\)"),
         ("[online]\nsmoothing = nan\n", r"\[online\] smoothing must lie in \[0, 1\)"),
+        ('[stream]\nname = ""\n', r"\[stream\] name is empty and no \[stream\] source_id"),
+        ("[stream]\nsource_id = 2\n", r"\[stream\] source_id must be str, got 2"),
     ],
 )
 def test_bad_files(tmp_path, text, match):
@@ -75,6 +77,20 @@ def test_missing_file(tmp_path):
     empty.write_text("")
     assert load_session_config(None) == SessionConfig() == load_session_config(empty)
     assert SessionConfig() != load_session_config(None, ["paradigm.speed=4"])
+
+
+def test_a_source_id_without_a_name_matches_any_name(tmp_path):
+    """A source_id set alone (file, --set or option) leaves the name empty: any name; with a
+    name from any of them, the stream must match both."""
+    assert load_session_config(None).stream.source_id == ""
+    alone = load_session_config(None, [], [("--source-id amp", "stream.source_id='amp'")])
+    assert (alone.stream.name, alone.stream.source_id) == ("", "amp")
+    path = tmp_path / "session.toml"
+    path.write_text('[stream]\nname = "eeg"\n')
+    both = load_session_config(path, ["stream.source_id=amp"])
+    assert (both.stream.name, both.stream.source_id) == ("eeg", "amp")
+    typed = [("--stream x", "stream.name='x'"), ("--source-id amp", "stream.source_id='amp'")]
+    assert load_session_config(None, [], typed).stream.name == "x"
 
 
 def test_pipeline_names_are_checked_against_the_registry(tmp_path):

@@ -397,16 +397,20 @@ def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
 
 
 @pytest.mark.lsl
-def test_missing_stream_error_lists_the_visible_streams(tmp_path, caplog):
+@pytest.mark.parametrize("source_id", ["", "amp-2"])
+def test_missing_stream_error_lists_the_visible_streams(tmp_path, caplog, source_id):
+    """The wait and the error name the stream as selected: its source_id too, when set."""
     from acquisition.streams import make_stream_info
 
-    config = fast_config(tmp_path, **{"stream.timeout": 1.0})
+    config = fast_config(tmp_path, **{"stream.timeout": 1.0, "stream.source_id": source_id})
     other = pylsl.StreamOutlet(make_stream_info(f"visible-{config.stream.markers}", ["C3"], 100.0))
     caplog.set_level("INFO", logger="paradigms.session")
     with pytest.raises(TimeoutError, match=r"Visible LSL streams: .*'visible-") as caught:
         Session(config).__enter__()
-    assert config.stream.name in str(caught.value)
-    assert f"Waiting for LSL stream name='{config.stream.name}'" in caplog.text
+    selected = f"LSL stream name='{config.stream.name}'"
+    selected += f" source_id='{source_id}'" if source_id else ""
+    assert f"No {selected} found" in str(caught.value)
+    assert f"Waiting for {selected} (up to" in caplog.text
     del other
     assert not list(tmp_path.rglob("*.fif"))
 

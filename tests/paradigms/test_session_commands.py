@@ -4,10 +4,13 @@ import json
 import re
 import subprocess
 import sys
+from uuid import uuid4
 
+import mne
 import numpy as np
 import pytest
 
+from acquisition import SimulatedSource
 from bci_universum import UNIVERSUM_STR
 from bci_universum.model_io import ModelMetadata, save_model
 from bci_universum.pipelines import make_pipeline
@@ -28,6 +31,7 @@ from .session_helpers import fast_config
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
         (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
+        (["online", "MODEL", "--simulate", "--source-id", "x"], "--simulate and --source-id ex"),
         (["record-universum", "--subject", "a_b"], r"\[session\] subject must be alphanumeric"),
         # the options the user typed, not the overrides they stand for
         (
@@ -117,7 +121,9 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     common += ["--set", "paradigm.trials_per_class=1", "--set", "paradigm.universum_trials=2"]
     shots = tmp_path / "shots"
     assert main(["calibrate", *common, "--screenshots", str(shots)]) == 0
-    assert main(["record-universum", *common, "--universum-mode", "interleaved"]) == 0
+    # the simulated subject is found by its own source_id, whatever [stream] source_id says
+    amp = ["--set", "stream.source_id='amplifier-not-here'"]
+    assert main(["record-universum", *common, *amp, "--universum-mode", "interleaved"]) == 0
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert out[0].startswith("calibration run 01: 2 trials, completed")
@@ -132,6 +138,55 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
         "sub-01_ses-01_task-calibration_run-01_raw.fif",
         "sub-01_ses-01_task-universum_run-01_raw.fif",
     ]
+
+
+@pytest.fixture
+def twin_streams():
+    """Two EEG streams of one name, paced at 10x: 4 channels, then 5 (real LSL outlets)."""
+    tag = uuid4().hex[:8]
+    sources = []
+    try:
+        for n in (4, 5):
+            source = SimulatedSource(
+                n, name=f"twin-eeg-{tag}", source_id=f"twin-{tag}-{n}", speed=10.0
+            )
+            sources.append(source.start())
+        yield sources
+    finally:
+        for source in sources:
+            source.stop()
+
+
+def _calibrate_argv(tmp_path):
+    """``calibrate`` of two trials at 10x into ``tmp_path / "out"``, without a quality check."""
+    config = fast_config(tmp_path)
+    argv = ["calibrate", "--speed", "10", "--quality-seconds", "0"]
+    argv += ["--output", str(tmp_path / "out"), "--set", "paradigm.trials_per_class=1"]
+    return [*argv, "--set", f"stream.markers={config.stream.markers!r}"]
+
+
+@pytest.mark.lsl
+def test_source_id_picks_one_of_two_streams_sharing_a_name(twin_streams, tmp_path, capsys):
+    """By name alone the session is refused, nothing written, the error listing both streams
+    and pointing to ``--source-id``; that way out exists: with ``--stream`` the stream matching
+    both is recorded, and ``--source-id`` alone records it whatever its name (the default
+    ``[stream] name`` is neither's). The channels tell the twins apart: 5, not 4."""
+    chosen = twin_streams[1]
+    argv = _calibrate_argv(tmp_path)
+    assert main([*argv, "--stream", chosen.name]) == 1
+    err = capsys.readouterr().err
+    assert "bci-universum calibrate: error:" in err and "is ambiguous" in err, err
+    assert f"source_id='{twin_streams[0].source_id}'" in err and "(--source-id)" in err
+    assert not (tmp_path / "out").exists()
+    listed = re.search(r"\b5 ch [^;]*?source_id='([^']+)'", err)
+    assert listed and listed[1] == chosen.source_id, err
+
+    folder = tmp_path / "out" / "sub-01_ses-01"
+    for run, name in enumerate((["--stream", chosen.name], []), start=1):
+        assert main([*argv, "--source-id", listed[1], *name]) == 0
+        fname = folder / f"sub-01_ses-01_task-calibration_run-{run:02d}_raw.fif"
+        raw = mne.io.read_raw_fif(fname, verbose="error")
+        assert raw.copy().pick("eeg").ch_names == chosen.model.ch_names
 
 
 def _noise_model(path, n_channels):
