@@ -41,6 +41,7 @@ from sklearn.model_selection import (
     StratifiedKFold,
     StratifiedShuffleSplit,
 )
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -335,12 +336,15 @@ class _UniversumScorer:
         self._universum_label = universum_label
 
     def __call__(self, estimator, X, y_true, sample_weight=None, **kwargs) -> float:
-        label = getattr(estimator, "universum_label", None)
+        final = estimator
+        while isinstance(final, Pipeline):  # the step that sees the labels
+            final = final[-1]
+        label = getattr(final, "universum_label", None)
         if self._universum_label is not None:
             label = self._universum_label
         mask = universum_mask(y_true, label)
         # a meta-estimator whose builder relabels classes (WithUniversum) names those trials
-        own = getattr(estimator, "universum_mask", None)
+        own = getattr(final, "universum_mask", None)
         if own is not None:
             mask |= own(y_true)
         X, y_true, sample_weight = drop_universum(X, y_true, sample_weight, mask=mask)
@@ -364,7 +368,8 @@ def universum_scorer(scoring="accuracy", *, universum_label=None):
         Label marking universum trials. ``None`` uses the estimator's ``universum_label``
         parameter when it has one, else ``-2`` / ``"universum"``. Trials the estimator's
         ``universum_mask(y)`` marks are ignored too (:class:`~bci_universum.universa.WithUniversum`
-        with a builder that relabels classes, e.g. ``ThirdCondition``).
+        with a builder that relabels classes, e.g. ``ThirdCondition``). Of a pipeline, its last
+        step's parameter and mask count.
 
     Returns
     -------

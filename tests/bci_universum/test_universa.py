@@ -8,6 +8,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.model_selection import KFold, cross_val_score
 from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
 from bci_universum import UNIVERSUM
 from bci_universum.features import CSP
@@ -165,6 +166,10 @@ def test_with_universum_scores_the_classes_the_builder_keeps(builder):
     np.testing.assert_allclose(plain, by_hand)
     scored = cross_val_score(model, X, y, cv=cv, scoring=universum_scorer())
     np.testing.assert_allclose(scored, plain)
+    # the wrapper as a pipeline's last step: the scorer looks inside
+    piped = make_pipeline(FunctionTransformer(), make_pipeline(clone(model))).fit(X, y)
+    assert universum_scorer()(piped, X, y) == pytest.approx(piped.score(X, y))
+    assert universum_scorer()(piped, X, y) == pytest.approx(expected)
 
 
 def test_with_universum_sklearn_contract_on_epochs():
