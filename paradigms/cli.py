@@ -85,7 +85,8 @@ def _sigterm_interrupts():
 
 class _StderrHandler(logging.StreamHandler):
     """A handler writing to whatever ``sys.stderr`` is when a record comes (a redirect, a
-    test's capture), not to the stream of the moment it was made."""
+    test's capture), not to the stream of the moment it was made; on a line of its own above
+    a progress bar (tqdm clears the bar, writes, and draws it again)."""
 
     @property
     def stream(self):
@@ -94,6 +95,14 @@ class _StderrHandler(logging.StreamHandler):
     @stream.setter
     def stream(self, value):
         pass
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:
+            self.handleError(record)
 
 
 def configure_logging(level: int = logging.INFO) -> None:

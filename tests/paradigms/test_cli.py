@@ -2,6 +2,7 @@
 naming the whole subcommand, one LSL mode default, file-kind checks, protected examples."""
 
 import argparse
+import logging
 import os
 import re
 import subprocess
@@ -10,10 +11,11 @@ from pathlib import Path
 
 import joblib
 import pytest
+from tqdm import tqdm
 
 from acquisition.lsl_config import DEFAULT_LSL_MODE, LSL_MODES
 from bci_universum.datasets import EXAMPLE_RECORDINGS
-from paradigms.cli import build_parser, leaf_parsers, main
+from paradigms.cli import build_parser, configure_logging, leaf_parsers, main
 from paradigms.commands._session_args import config_from_args
 from paradigms.config import SessionConfig, load_session_config
 from paradigms.output import DEFAULT_OUTPUT, output_folder, output_path
@@ -358,3 +360,15 @@ def test_calibrate_with_default_settings_from_a_checkout_writes_to_home(tmp_path
     assert f"-> {session}/sub-01_ses-01_task-calibration_run-01_raw.fif" in proc.stdout
     assert (session / "sub-01_ses-01_task-calibration_run-01_raw.fif").is_file()
     assert sorted(p.relative_to(ROOT) for p in EXAMPLE_RECORDINGS.rglob("*")) == before
+
+
+def test_a_log_message_takes_its_own_line_above_a_progress_bar(capsys):
+    """A warning during a run (the online loop falling behind) is not glued to the bar."""
+    configure_logging()
+    with tqdm(total=3, desc="online run-01", file=sys.stderr) as bar:
+        bar.update()
+        logging.getLogger("paradigms.session").warning("the loop falls behind")
+        bar.update()
+    err = capsys.readouterr().err
+    assert re.search(r"(^|[\r\n])the loop falls behind\n", err), repr(err)
+    assert "2/3" in err.split("the loop falls behind")[1]  # the bar goes on below it

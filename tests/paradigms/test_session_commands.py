@@ -233,6 +233,8 @@ def test_an_online_run_whose_decoder_falls_behind_goes_on_and_warns(tmp_path):
     assert proc.stdout.startswith("online run 01: 2 trials, completed"), proc.stdout
     warning = re.search(r"The online loop falls behind the stream: [^\n]*", proc.stderr)
     assert warning, proc.stderr
+    # on a line of its own, not after the progress bar's text
+    assert re.search(r"(^|[\r\n])The online loop falls behind", proc.stderr), proc.stderr
     assert "every 0.80 ms of real time" in warning[0]
     assert "--speed" in warning[0] and "online.update_rate" in warning[0]
     assert re.search(r"^skipped \d+ stale decision windows", proc.stdout, re.MULTILINE)
