@@ -239,10 +239,11 @@ def _trial_union(union: FeatureUnion) -> Callable[[np.ndarray], np.ndarray]:
     paths side by side, weighted by ``transformer_weights``, without the union's per-call
     validation and joblib dispatch."""
     weights = union.transformer_weights or {}
+    # fitting turns "passthrough" into an identity FunctionTransformer: only "drop" is a str
     parts = [
-        (_chain([]) if isinstance(trans, str) else _trial_transform(trans), weights.get(name, 1.0))
+        (_trial_transform(trans), weights.get(name, 1.0))
         for name, trans in union.transformer_list
-        if not (isinstance(trans, str) and trans == "drop")
+        if not isinstance(trans, str)
     ]
 
     def side_by_side(x: np.ndarray) -> np.ndarray:

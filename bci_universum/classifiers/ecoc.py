@@ -468,8 +468,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             x_col = x[rows] if pairwise else x
             lean = getattr(est, "decision_trial", None)
             scores[j] = lean(x_col) if lean is not None else est.decision_function(x_col[None])[0]
-        decision = self._class_scores(scores[np.newaxis])[0]
-        return float(decision) if np.ndim(decision) == 0 else decision
+        return self._class_scores(scores[np.newaxis])[0]
 
     def predict_from_decision(self, scores) -> np.ndarray:
         """The labels :meth:`predict` gives, from :meth:`decision_function`'s output.
