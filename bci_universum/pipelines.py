@@ -9,6 +9,8 @@ csp_lda        window, CSP log-variance, LDA
 ts_lr          window, Riemannian tangent space, logistic regression
 ts_svm         window, Riemannian tangent space, linear SVM (scikit-learn)
 ts_usvm        window, Riemannian tangent space, linear U-SVM
+ts_musvm       window, Riemannian tangent space, linear multiclass U-SVM
+               (:class:`~bci_universum.classifiers.MulticlassUniversumSVC`)
 ts_ulr         window, tangent space, logistic regression with the universum indifference
                term (:class:`~bci_universum.classifiers.UniversumLogisticRegression`)
 ts_ulda        window, tangent space, shrinkage LDA with the universum covariance in the
@@ -27,6 +29,9 @@ spike_ecoc     spike-train kernel (spikernel, RBF on counts or alignment), one-v
                kernel U-SVMs (hinge, cone or least squares) on binned spike counts
                ``(n_trials, n_neurons, n_bins)``
 =============  ==============================================================================
+
+``csp_svm``, ``csp_lda``, ``ts_lr``, ``ts_svm``, ``ts_musvm`` and ``spike_ecoc`` decode any
+number of classes (:attr:`PipelineSpec.multiclass`); the others two.
 
 ``evaluate`` (``[pipelines.*]``), ``train`` (``--pipeline``, the session file's
 ``[pipeline] name``), ``online`` and the Python API all take these names.
@@ -75,6 +80,7 @@ from .classifiers import (
     BiasedSVC,
     ECOCUniversumClassifier,
     LeastSquaresUniversumSVC,
+    MulticlassUniversumSVC,
     PriorDecision,
     UniversumLDA,
     UniversumLogisticRegression,
@@ -217,6 +223,13 @@ def _build_ts_usvm(sfreq, random_state, p):
     return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, _usvm(p, random_state))]
 
 
+def _build_ts_musvm(sfreq, random_state, p):
+    musvm = MulticlassUniversumSVC(
+        C=p["C"], C_universum=p["C_universum"], delta=p["delta"], random_state=random_state
+    )
+    return [("tangent", TangentSpace(p["cov_est"])), (CLASSIFIER, musvm)]
+
+
 def _ulr(p):
     return UniversumLogisticRegression(
         C=p["C"],
@@ -340,16 +353,33 @@ PIPELINES: dict[str, PipelineSpec] = {
     "csp_usvm": PipelineSpec(
         _build_csp_usvm, {**_EEG, **_CSP, **_USVM}, True, "CSP + linear U-SVM"
     ),
-    "csp_svm": PipelineSpec(_build_csp_svm, {**_EEG, **_CSP, "C": 1.0}, False, "CSP + SVM"),
-    "csp_lda": PipelineSpec(_build_csp_lda, {**_EEG, **_CSP}, False, "CSP + LDA"),
+    "csp_svm": PipelineSpec(
+        _build_csp_svm, {**_EEG, **_CSP, "C": 1.0}, False, "CSP + SVM", multiclass=True
+    ),
+    "csp_lda": PipelineSpec(_build_csp_lda, {**_EEG, **_CSP}, False, "CSP + LDA", multiclass=True),
     "ts_lr": PipelineSpec(
-        _build_ts_lr, {**_EEG, "cov_est": "oas", "C": 1.0}, False, "tangent space + LR"
+        _build_ts_lr,
+        {**_EEG, "cov_est": "oas", "C": 1.0},
+        False,
+        "tangent space + LR",
+        multiclass=True,
     ),
     "ts_svm": PipelineSpec(
-        _build_ts_svm, {**_EEG, "cov_est": "oas", "C": 1.0}, False, "tangent space + SVM"
+        _build_ts_svm,
+        {**_EEG, "cov_est": "oas", "C": 1.0},
+        False,
+        "tangent space + SVM",
+        multiclass=True,
     ),
     "ts_usvm": PipelineSpec(
         _build_ts_usvm, {**_EEG, "cov_est": "oas", **_USVM}, True, "tangent space + U-SVM"
+    ),
+    "ts_musvm": PipelineSpec(
+        _build_ts_musvm,
+        {**_EEG, "cov_est": "oas", "C": 1.0, "C_universum": 1.0, "delta": 0.0},
+        True,
+        "tangent space + multiclass U-SVM",
+        multiclass=True,
     ),
     "ts_ulr": PipelineSpec(
         _build_ts_ulr, {**_EEG, **_ULR}, True, "tangent space + universum-indifferent LR"

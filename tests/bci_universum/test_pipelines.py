@@ -56,6 +56,30 @@ def test_every_pipeline_learns_the_simulated_erd(epochs, name):
     assert est.decision_function(epochs.X[:3]).shape == (3,)
 
 
+@pytest.fixture(scope="module")
+def three_classes():
+    """Left, right and the simulated "other" task as a third class; rest as universum."""
+    raw = simulate_raw(12, universum_tasks=("rest", "other"), n_channels=16, sfreq=100.0, seed=3)
+    classes = {"cue/left": "left", "cue/right": "right", "universum/other": "other"}
+    band = pipeline_params("csp_lda")["band"]
+    return epochset_from_raw(raw, classes, ["universum/rest"], tmin=-0.5, tmax=3.0, band=band)
+
+
+@pytest.mark.parametrize("name", EEG_PIPELINES)
+def test_the_multiclass_flag_says_which_pipelines_decode_three_classes(three_classes, name):
+    """``train`` and ``evaluate`` refuse more than two classes by the flag: it must match."""
+    e = three_classes
+    est = _make(name, e)
+    if not PIPELINES[name].multiclass:
+        with pytest.raises(ValueError, match="Only binary classification is supported"):
+            est.fit(e.X, e.y)
+        return
+    est.fit(e.X, e.y)
+    labelled = ~e.is_universum
+    assert np.mean(est.predict(e.X[labelled]) == e.y[labelled]) > 0.9
+    assert est.decision_function(e.X[:4]).shape == (4, 3)
+
+
 @pytest.mark.parametrize("name", ["csp_lda", "csp_svm", "ts_lr"])
 def test_baselines_ignore_universum_trials(epochs, name):
     labelled = ~epochs.is_universum

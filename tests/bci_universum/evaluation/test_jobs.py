@@ -122,8 +122,10 @@ def test_pipeline_parameters_grid_window_and_classes_are_checked_before_any_fit(
         plan_jobs(data, {"csp_lda": late}, **plan)
     three = make_epochs()
     three.y[: len(three.y) // 8] = "feet"
-    with pytest.raises(ValueError, match=r"'csp_lda' \(csp_lda\) decodes two classes; .* 3"):
-        plan_jobs([three], {"csp_lda": binary_lda}, **plan)
+    binary = pipeline_factory("csp_usvm", window=(0.0, 0.3), band=None)
+    with pytest.raises(ValueError, match=r"'csp_usvm' \(csp_usvm\) decodes two classes; .* 3"):
+        plan_jobs([three], {"csp_usvm": binary}, **plan)
+    assert plan_jobs([three], {"csp_lda": binary_lda}, **plan)  # CSP + LDA takes 3 classes
 
 
 def test_channel_checks_reach_the_extractor_of_a_filter_bank(data):
