@@ -1,14 +1,15 @@
 """Stream the simulated subject as an LSL EEG outlet that reacts to the paradigm's markers.
 
 The source generates :class:`bci_universum.simulation.eeg.SimulatedEEG` data in real time (times
-``speed``) and pushes it like an amplifier: sample ``k`` carries the stamp
-``t0 + k / (sfreq * speed)`` and a chunk goes out when ``local_clock()`` reaches the stamp of its
-last sample. With ``markers_from`` it listens to a marker stream and changes the subject's mental
-state on ``cue/left``, ``cue/right``, ``universum/rest``, ``universum/<task>``, ``trial/end``, ...
-(see :func:`~bci_universum.simulation.eeg.state_for_marker`). A marker takes effect at the first
-sample whose stamp is not earlier than the marker's own stamp, or at the first sample not yet
-generated if it arrives late; every change is listed in :attr:`SimulatedSource.switches`, so a
-session can be regenerated offline exactly from the seed and that list.
+``speed``) and pushes it like an amplifier: sample ``k`` carries the stamp ``t0 + k / (sfreq *
+speed)`` and a chunk goes out when ``local_clock()`` reaches the stamp of its last sample; behind
+real time (generating a chunk costs more than the time it spans), every whole chunk due goes out at
+once. With ``markers_from`` it listens to a marker stream and changes the subject's mental state on
+``cue/left``, ``cue/right``, ``universum/rest``, ``universum/<task>``, ``trial/end``, ... (see
+:func:`~bci_universum.simulation.eeg.state_for_marker`). A marker takes effect at the first sample
+whose stamp is not earlier than the marker's own stamp, or at the first sample not yet generated if
+it arrives late; every change is listed in :attr:`SimulatedSource.switches`, so a session can be
+regenerated offline exactly from the seed and that list.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class SimulatedSource(Worker):
     speed : float
         Pacing factor (2 streams twice as fast as real time).
     chunk_size : int | None
-        Samples per chunk (default: 40 ms of data).
+        Samples per chunk (default: 40 ms of data); a multiple of it when the source catches
+        up with real time.
     counter : bool
         Append a ``counter`` channel with the sample index.
     timeout : float
@@ -206,16 +208,21 @@ class SimulatedSource(Worker):
             if self._stop_event.is_set():
                 break
             self._collect_markers()
-            data = self._generate(first, self.chunk_size, t0, period)
+            # behind real time (a busy machine, a high speed: generating costs more than the
+            # time a chunk spans), send every whole chunk due at once, as an amplifier does
+            # after a hiccup, rather than drift ever further behind the markers
+            due = int((pylsl.local_clock() - t0) / period) + 1 - first
+            n = self.chunk_size * max(1, due // self.chunk_size)
+            data = self._generate(first, n, t0, period)
             chunk = (data.T / scalings).astype(dtype)
             if self.counter:
-                chunk = np.column_stack([chunk, np.arange(first, first + self.chunk_size)])
+                chunk = np.column_stack([chunk, np.arange(first, first + n)])
             chunk = np.ascontiguousarray(chunk, dtype=dtype)
             if self.speed == 1.0:
-                outlet.push_chunk(chunk, float(last_stamp))
+                outlet.push_chunk(chunk, float(t0 + (first + n - 1) * period))
             else:  # liblsl would space the stamps by the nominal rate
-                outlet.push_chunk(chunk, (t0 + (first + np.arange(len(chunk))) * period).tolist())
-            self.n_pushed = first + self.chunk_size
+                outlet.push_chunk(chunk, (t0 + (first + np.arange(n)) * period).tolist())
+            self.n_pushed = first + n
 
     def _collect_markers(self) -> None:
         if self._receiver is None:

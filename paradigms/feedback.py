@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import queue
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,7 +51,8 @@ class StreamDecoder:
         more than that per decision (:attr:`cost`), decisions would queue up and lag ever
         further behind the stream: :meth:`poll` then decides on the newest window of the data
         pending only, skips the older ones (counted in ``decoder.n_skipped``) and warns the
-        operator once. ``None`` decides on every window however late (offline replays).
+        operator once (:attr:`fell_behind`). ``None`` decides on every window however late
+        (offline replays).
 
     Attributes
     ----------
@@ -61,6 +62,11 @@ class StreamDecoder:
     decode_times : list of float
         Seconds of decoding per decision, one per update that gave decisions (the update's
         time over its number of decisions).
+    fell_behind : dict or None
+        When the loop first fell behind: ``loop_ms`` (:attr:`cost`) and ``decode_ms`` (its
+        decoding part) per decision over the last 16 updates, against ``window_ms``, the real
+        time between two decision windows (:func:`describe_falling_behind` words them); None
+        while it kept up.
     """
 
     def __init__(self, receiver, decoder: OnlineDecoder, budget: float | None = None):
@@ -71,10 +77,11 @@ class StreamDecoder:
         self.budget = budget
         self.latencies: list[float] = []
         self.decode_times: list[float] = []
-        # (busy seconds, decisions) of the last polls; None: no poll returned yet
-        self._recent: deque[tuple[float, int]] = deque(maxlen=_RECENT)
+        self.fell_behind: dict | None = None
+        # (busy seconds, decoding seconds, decisions) of the last polls
+        self._recent: deque[tuple[float, float, int]] = deque(maxlen=_RECENT)
+        # when the last poll returned (None: no poll returned yet)
         self._returned: float | None = None
-        self._warned = False
         self._queue = receiver.subscribe()
         self._scales: np.ndarray | None = None
 
@@ -87,15 +94,22 @@ class StreamDecoder:
             return []
         return [first] + [self._queue.get_nowait() for _ in range(self._queue.qsize())]
 
-    def discard(self) -> None:
+    def discard(self) -> np.ndarray:
         """Drop the chunks received so far undecoded and reset the decoder: decoding starts
-        from the next chunk, not from the backlog of the set-up."""
-        self._pending(0.0)
+        from the next chunk, not from the backlog of the set-up.
+
+        Returns
+        -------
+        stamps : ndarray of shape (n_dropped,)
+            The timestamps of the samples dropped.
+        """
+        dropped = self._pending(0.0)
         self.decoder.reset()
         self.latencies.clear()
         self.decode_times.clear()
         self._recent.clear()
         self._returned = None
+        return np.concatenate([t for _, t in dropped]) if dropped else np.empty(0)
 
     def poll(self, timeout: float = 0.0) -> list[Decision]:
         """Push the chunks received since the last call; return the decisions completed.
@@ -124,18 +138,19 @@ class StreamDecoder:
             self.latencies.extend(now - d.timestamp for d in decisions)
         # busy: the caller's work since the last poll returned, and this update (not the wait)
         caller = 0.0 if self._returned is None else called - self._returned
-        self._recent.append((caller + done - got, len(decisions)))
-        if self.decoder.n_skipped > skipped and not self._warned:
-            self._warned = True
+        self._recent.append((caller + done - got, done - got, len(decisions)))
+        if self.decoder.n_skipped > skipped and self.fell_behind is None:
+            n = sum(k for _, _, k in self._recent)
+            self.fell_behind = {
+                "loop_ms": self.cost * 1e3,
+                "decode_ms": sum(d for _, d, _ in self._recent) / n * 1e3,
+                "window_ms": self.budget * 1e3,
+            }
             logger.warning(
-                "The online loop falls behind the stream: %.2f ms per decision (decoding "
-                "%.2f ms), but a decision window completes every %.2f ms of real time. "
-                "Deciding on the newest window only and skipping the stale ones (n_skipped in "
-                "the results); lower --speed or [online] update_rate (--set "
-                "online.update_rate=...) to decode every window.",
-                self.cost * 1e3,
-                np.median(self.decode_times[-_RECENT:]) * 1e3,
-                self.budget * 1e3,
+                "The online loop falls behind the stream: %s. Deciding on the newest window "
+                "only and skipping the stale ones (n_skipped in the results); lower --speed or "
+                "[online] update_rate (--set online.update_rate=...) to decode every window.",
+                describe_falling_behind(self.fell_behind),
             )
         self._returned = time.perf_counter()
         return decisions
@@ -145,17 +160,43 @@ class StreamDecoder:
         """Seconds per decision of the loop around :meth:`poll` over its last 16 updates:
         decoding plus what the caller does between polls, waiting for data excluded (0
         before any decision)."""
-        n = sum(k for _, k in self._recent)
-        return sum(busy for busy, _ in self._recent) / n if n else 0.0
+        n = sum(k for _, _, k in self._recent)
+        return sum(busy for busy, _, _ in self._recent) / n if n else 0.0
 
     def close(self) -> None:
         """Stop receiving chunks."""
         self.receiver.unsubscribe(self._queue)
 
 
+def describe_falling_behind(figures: dict) -> str:
+    """The figures of :attr:`StreamDecoder.fell_behind` in words, for the warning and the
+    printed summary."""
+    return (
+        f"{figures['loop_ms']:.2f} ms per decision ({figures['decode_ms']:.2f} ms of it "
+        f"decoding), but a decision window completes every {figures['window_ms']:.2f} ms of "
+        "real time"
+    )
+
+
+#: Why a feedback trial got no valid decision, by :attr:`TrialResult.undecided` key.
+UNDECIDED = {
+    "withheld": "every decision of its feedback period was withheld (non-finite samples)",
+    "not reached": "the EEG data had not reached the end of its feedback period when the run "
+    "ended: the stream lags behind the markers (a source slower than real time, such as a "
+    "simulated subject on a busy machine at a high --speed, or clocks out of sync)",
+    "no window": "no decision window of its feedback period was decoded (a feedback period "
+    "shorter than the update period, or its windows skipped by a loop behind the stream)",
+}
+
+
 @dataclass
 class TrialResult:
-    """The outcome of one feedback trial."""
+    """The outcome of one feedback trial.
+
+    ``predicted`` and :attr:`hit` are None for an undecided trial (no valid decision in its
+    feedback period); ``undecided`` then says why (a key of :data:`UNDECIDED`, empty when
+    decided).
+    """
 
     index: int
     target: str
@@ -163,10 +204,11 @@ class TrialResult:
     mean_value: float | None
     n_decisions: int
     n_withheld: int
+    undecided: str = ""
 
     @property
-    def hit(self) -> bool:
-        return self.predicted == self.target
+    def hit(self) -> bool | None:
+        return None if self.predicted is None else self.predicted == self.target
 
 
 @dataclass
@@ -184,13 +226,21 @@ class FeedbackTrial:
         else:
             self.n_withheld += 1
 
-    def result(self, classes: tuple[str, str]) -> TrialResult:
+    def result(self, classes: tuple[str, str], reached: bool = True) -> TrialResult:
         """The class the mean decision value points to (the class and the mean are None
-        without any valid decision)."""
+        without any valid decision: the trial is undecided).
+
+        ``reached``: whether the decoder got past the end of the feedback period (False for a
+        trial still waiting for its data when the run ended).
+        """
         mean = float(np.mean(self.values)) if self.values else None
         predicted = None if mean is None else classes[1] if mean > 0 else classes[0]
+        undecided = ""
+        if predicted is None:
+            undecided = "no window" if reached else "not reached"
+            undecided = "withheld" if self.n_withheld else undecided
         return TrialResult(
-            self.index, self.target, predicted, mean, len(self.values), self.n_withheld
+            self.index, self.target, predicted, mean, len(self.values), self.n_withheld, undecided
         )
 
 
@@ -200,6 +250,7 @@ def summarize(
     update_period: float,
     decode_times: Sequence[float] = (),
     n_skipped: int = 0,
+    fell_behind: dict | None = None,
 ) -> dict:
     """Hit rate and decision-latency statistics of an online run (JSON-serialisable).
 
@@ -213,22 +264,30 @@ def summarize(
     decode_times : list of float
         Seconds of decoding per decision (:attr:`StreamDecoder.decode_times`).
     n_skipped : int
-        Decision windows skipped because the decoder fell behind the stream.
+        Decision windows skipped because the loop fell behind the stream.
+    fell_behind : dict or None
+        :attr:`StreamDecoder.fell_behind`.
 
     Returns
     -------
     summary : dict
-        ``hit_rate`` is ``None`` (JSON ``null``) without any scored trial.
+        ``n_undecided`` trials (no valid decision; ``undecided`` counts them by cause, a key of
+        :data:`UNDECIDED`) are left out of ``hit_rate``, which is over the ``n_trials -
+        n_undecided`` decided trials; ``None`` (JSON ``null``) without any.
     """
-    hits = sum(r.hit for r in results)
+    decided = [r for r in results if r.hit is not None]
+    hits = sum(r.hit for r in decided)
     lat = np.asarray(latencies, dtype=float) * 1e3
     stats = {
         "n_trials": len(results),
+        "n_undecided": len(results) - len(decided),
+        "undecided": dict(Counter(r.undecided for r in results if r.hit is None)),
         "n_hits": hits,
-        "hit_rate": hits / len(results) if results else None,
+        "hit_rate": hits / len(decided) if decided else None,
         "n_decisions": int(lat.size),
         "n_skipped": int(n_skipped),
         "update_period_ms": update_period * 1e3,
+        "fell_behind": fell_behind,
     }
     if lat.size:
         stats.update(
@@ -239,6 +298,16 @@ def summarize(
     if len(decode_times):
         stats["decode_ms_p50"] = float(np.median(decode_times) * 1e3)
     return stats
+
+
+def describe_undecided(summary: dict) -> str:
+    """Why the undecided trials of a :func:`summarize` summary got no decision (one line)."""
+    counts = summary["undecided"].items()
+    causes = "; ".join(f"{n} because {UNDECIDED[cause]}" for cause, n in counts)
+    return (
+        f"{summary['n_undecided']} of {summary['n_trials']} feedback trial(s) undecided (no "
+        f"valid decision), left out of the hit rate: {causes}"
+    )
 
 
 def online_run_figures(results: dict, speed: float = 1.0) -> dict:

@@ -51,7 +51,7 @@ from acquisition.recorder import bids_basename, hold_interrupts
 from acquisition.recorder import session_folder as _session_folder
 from acquisition.streams import describe_streams
 from bci_universum.datasets import read_recording
-from bci_universum.datasets.bids import write_bids
+from bci_universum.datasets.bids import read_sidecar, write_bids
 from bci_universum.model_io import ModelMetadata, check_classes, load_model
 from bci_universum.online import OnlineDecoder
 
@@ -62,6 +62,7 @@ from .feedback import (
     FeedbackTrial,
     StreamDecoder,
     TrialResult,
+    describe_undecided,
     fit_drift_monitor,
     summarize,
 )
@@ -566,9 +567,10 @@ class Session:
             except RunInterrupted as err:
                 results, interrupted = err.results, err
             finally:
-                online.finish()
                 online.close()
                 stream.close()
+        online.finish({t["index"] for t in results["trials"]})
+        online.index_recording(decisions_path, read_sidecar(results["fname"]))
         results["decisions"] = str(decisions_path)
         results["results"] = [asdict(r) | {"hit": r.hit} for r in online.results]
         results["summary"] = summarize(
@@ -577,7 +579,10 @@ class Session:
             decoder.hop / decoder.sfreq,
             stream.decode_times,
             decoder.n_skipped,
+            stream.fell_behind,
         )
+        if results["summary"]["n_undecided"]:
+            logger.warning("%s.", describe_undecided(results["summary"]))
         if feed is not None:
             results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
         if o.adapt_to_rest:
@@ -631,6 +636,8 @@ class _OnlineState:
         self.pending: list[list] = []
         self.results: list[TrialResult] = []
         self._started = False
+        # timestamps of the samples dropped undecoded at the start (see index_recording)
+        self._dropped = np.empty(0)
         self._outlet = None
         self._file = None
 
@@ -652,7 +659,7 @@ class _OnlineState:
     def tick(self, timeout: float) -> None:
         if not self._started:
             # decode from the run's first trial on, not the backlog of the set-up
-            self.stream.discard()
+            self._dropped = self.stream.discard()
             self._started = True
         decisions = self.stream.poll(timeout)
         if self.drift is not None:
@@ -704,17 +711,39 @@ class _OnlineState:
             n = self.stream.decoder.n_samples_seen
             self.drift_alarms.append({"sample": n, **asdict(report)})
 
-    def _score(self, trial: FeedbackTrial) -> None:
-        result = trial.result(self.classes)
+    def _score(self, trial: FeedbackTrial, reached: bool = True) -> None:
+        result = trial.result(self.classes, reached)
         self.results.append(result)
-        self.session.presenter.set_result(result.hit)
-        if result.predicted is not None:
+        if result.predicted is not None:  # an undecided trial is no miss
+            self.session.presenter.set_result(result.hit)
             self.session._push(f"decision/{result.predicted}")
 
-    def finish(self) -> None:
-        """Score the trials whose feedback period the decoder did not get past."""
-        while self.pending:
-            self._score(self.pending.pop(0)[0])
+    def finish(self, recorded: set[int]) -> None:
+        """Score the trials whose feedback period the decoder did not get past; keep only the
+        results of the ``recorded`` trials (those of the run's ``trials``), leaving out one cut
+        short by an interrupt or a stopped stream."""
+        for trial, _, _ in self.pending:
+            if trial.index in recorded:
+                self._score(trial, reached=False)
+        self.pending = []
+        self.results = [r for r in self.results if r.index in recorded]
+
+    def index_recording(self, path: Path, sidecar: dict) -> None:
+        """Make the ``sample`` column of the decisions file at ``path`` index the run's
+        recording (``sidecar``: its recorder sidecar) instead of counting from the decoder's
+        first sample: the recording's samples before that one are those dropped undecoded at
+        the start from the recording's first sample on (the decoder subscribed first)."""
+        first = sidecar.get("first_sample_lsl_time")
+        offset = 0 if first is None else int(np.sum(self._dropped >= first))
+        if not offset:
+            return
+        header, *rows = path.read_text().splitlines(keepends=True)
+        fields = [row.split("\t", 2) for row in rows]
+        staged = path.with_name(path.name + ".tmp")
+        staged.write_text(
+            header + "".join(f"{t}\t{int(k) + offset}\t{rest}" for t, k, rest in fields)
+        )
+        staged.replace(path)
 
     def on_phase(self, phase, trial: Trial, time: float) -> None:
         if phase is not None and phase.screen == "feedback":

@@ -36,12 +36,18 @@ def add_parser(subparsers) -> None:
 
 
 def format_summary(summary: dict) -> str:
-    """Hit rate, latency and skipped-window figures of an online run, one line each."""
+    """Hit rate, undecided trials, latency and skipped-window figures of an online run, one
+    line each."""
+    from ..feedback import describe_falling_behind, describe_undecided
+
     rate = summary["hit_rate"]
+    decided = summary["n_trials"] - summary["n_undecided"]
     lines = [
-        f"hit rate: {summary['n_hits']}/{summary['n_trials']}"
-        + (" (no trial scored)" if rate is None else f" = {rate:.0%}")
+        f"hit rate: {summary['n_hits']}/{decided}"
+        + (" (no trial decided)" if rate is None else f" = {rate:.0%}")
     ]
+    if summary["n_undecided"]:
+        lines.append(describe_undecided(summary))
     if summary["n_decisions"]:
         lines.append(
             f"decision latency (newest sample -> decision): p50 {summary['latency_ms_p50']:.1f} "
@@ -50,9 +56,9 @@ def format_summary(summary: dict) -> str:
         )
     if summary.get("n_skipped"):
         lines.append(
-            f"skipped {summary['n_skipped']} stale decision windows: the decoder "
-            f"({summary['decode_ms_p50']:.2f} ms per decision) fell behind the stream; lower "
-            "--speed or [online] update_rate to decode every window"
+            f"skipped {summary['n_skipped']} stale decision windows: the online loop fell "
+            f"behind the stream, at first {describe_falling_behind(summary['fell_behind'])}; "
+            "lower --speed or [online] update_rate to decode every window"
         )
     return "\n".join(lines)
 

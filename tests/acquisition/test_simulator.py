@@ -106,6 +106,27 @@ def test_manual_state_and_missing_marker_stream():
         lonely.start()
 
 
+@pytest.mark.lsl
+def test_a_source_behind_real_time_catches_up_with_whole_chunks():
+    """One-sample chunks at 250 Hz x 40 take longer to generate than the 0.1 ms they span:
+    the source fell ever further behind the markers (2.5 s after a few seconds, every trial's
+    feedback then undecided). It must send what is due in one chunk and stay near real time,
+    its data unchanged: the counter channel runs on without a gap."""
+    name = f"sim-{uuid4().hex}"
+    source = SimulatedSource(16, 250.0, name=name, speed=40.0, chunk_size=1, counter=True)
+    with source:
+        inlet = pylsl.StreamInlet(resolve_stream(source_id=source.source_id, timeout=10.0))
+        inlet.open_stream(10.0)
+        n = 20_000  # 2 s of real time
+        wait_until(lambda: source.n_pushed >= n, timeout=30.0, what=f"{n} samples pushed")
+        period = 1.0 / (source.sfreq * source.speed)
+        behind = pylsl.local_clock() - (source.t0 + (source.n_pushed - 1) * period)
+        data, _ = _pull(inlet, n)
+    assert behind < 0.25, f"the source is {behind:.2f} s behind real time"
+    counter = data[:, counter_channel_index(source.data_info)]
+    np.testing.assert_array_equal(np.diff(counter), 1.0)
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="speed"):
         SimulatedSource(speed=0)

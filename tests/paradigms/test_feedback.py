@@ -12,6 +12,7 @@ from bci_universum.simulation.eeg import simulate_raw
 from paradigms.feedback import (
     DriftFeed,
     FeedbackTrial,
+    describe_undecided,
     feature_steps,
     fit_drift_monitor,
     summarize,
@@ -37,7 +38,7 @@ def test_trial_result_is_the_sign_of_the_mean_decision():
     )
     assert result.mean_value == pytest.approx(-0.4)
     empty = FeedbackTrial(4, "right").result(("left", "right"))
-    assert empty.predicted is None and empty.mean_value is None and not empty.hit
+    assert empty.predicted is None and empty.mean_value is None and empty.hit is None
 
 
 def test_summary_counts_hits_and_latency_percentiles():
@@ -65,7 +66,33 @@ def test_a_run_without_trials_or_decisions_summarises_as_valid_json():
         text = json.dumps({"summary": summary, "results": [asdict(r) for r in results]})
         assert json.loads(text, parse_constant=pytest.fail)["summary"]["n_decisions"] == 0
     assert summarize([], [], 0.064)["hit_rate"] is None
-    assert summarize([unscored], [], 0.064)["hit_rate"] == 0.0
+    assert summarize([unscored], [], 0.064)["hit_rate"] is None
+
+
+def test_undecided_trials_are_no_misses_and_say_why():
+    """A trial without a valid decision was scored a miss without a word: it is undecided,
+    left out of the hit rate, counted by cause, and described."""
+    classes = ("left", "right")
+    decided = FeedbackTrial(0, "left")
+    decided.add(_decision(-1.0))
+    withheld = FeedbackTrial(1, "left")
+    withheld.add(_decision(0.0, valid=False))
+    results = [
+        decided.result(classes),
+        withheld.result(classes),
+        FeedbackTrial(2, "right").result(classes, reached=False),
+        FeedbackTrial(3, "right").result(classes, reached=False),
+    ]
+    assert [r.hit for r in results] == [True, None, None, None]
+    assert [r.undecided for r in results] == ["", "withheld", "not reached", "not reached"]
+    summary = summarize(results, [1e-3], 0.064)
+    assert (summary["n_trials"], summary["n_undecided"], summary["n_hits"]) == (4, 3, 1)
+    assert summary["hit_rate"] == 1.0
+    assert summary["undecided"] == {"withheld": 1, "not reached": 2}
+    text = describe_undecided(summary)
+    assert text.startswith("3 of 4 feedback trial(s) undecided")
+    assert "2 because the EEG data had not reached" in text and "--speed" in text
+    assert "1 because every decision of its feedback period was withheld" in text
 
 
 def _drift_fractions(feed, decoder, data, chunk=25):
