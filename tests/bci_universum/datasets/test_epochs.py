@@ -390,6 +390,7 @@ def test_read_prepared_recording_picks_filters_and_resamples_as_mne(tmp_path):
     raw = read_prepared_recording(fname, resample=50.0, verbose="error")
     expected = reference.copy().resample(50.0, verbose="error").get_data()
     np.testing.assert_allclose(raw.get_data(), expected, rtol=0, atol=1e-12)
+    assert read_prepared_recording(fname, resample=1, verbose="error").info["sfreq"] == 1.0
     for resample in (0, -1.0, True, "50"):
         with pytest.raises(ValueError, match=r"resample must be a rate in Hz \(> 0\), got"):
             read_prepared_recording(fname, resample=resample)
