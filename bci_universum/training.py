@@ -49,6 +49,7 @@ __all__ = [
     "PRIOR_WEIGHTS",
     "UNIVERSUM_PARAMETERS",
     "TrainingResult",
+    "check_class_count",
     "inner_cv",
     "resolve_grid",
     "select_and_fit",
@@ -469,6 +470,28 @@ def _nested_cv(base, grid, X, y, outer, n_splits, seed, n_jobs, keep_universum) 
     return scores
 
 
+def check_class_count(pipeline: str, classes: Sequence) -> None:
+    """Refuse more (or fewer) than two classes for a binary registry pipeline.
+
+    Parameters
+    ----------
+    pipeline : str
+        Registry name (:data:`bci_universum.pipelines.PIPELINES`).
+    classes : sequence
+        The classes it would be fitted on.
+
+    Raises
+    ------
+    ValueError
+        Naming the pipeline and the classes, when the pipeline is binary
+        (``get_pipeline(pipeline).multiclass`` is False) and there are not two classes.
+    """
+    if len(classes) != 2 and not get_pipeline(pipeline).multiclass:
+        raise ValueError(
+            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
+        )
+
+
 def train(
     recordings: Sequence,
     classes: Sequence[str],
@@ -540,15 +563,11 @@ def train(
     -------
     result : TrainingResult
     """
-    spec = get_pipeline(pipeline)
     # before the overrides: a band or window given to a pipeline without one says less
     if "window" not in pipeline_params(pipeline):
         raise ValueError(f"Pipeline {pipeline!r} does not take EEG epochs (it has no window).")
     p = pipeline_params(pipeline, **(params or {}))
-    if len(classes) != 2 and not spec.multiclass:
-        raise ValueError(
-            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
-        )
+    check_class_count(pipeline, classes)
     if not isinstance(n_splits, int) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}.")
     marker_map = resolve_marker_map(marker_map)
