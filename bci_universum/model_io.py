@@ -12,6 +12,7 @@ Unpickling runs code from the file: load only models you trust.
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 import pickle
@@ -309,6 +310,15 @@ def load_model(path) -> tuple[object, ModelMetadata]:
     metadata : ModelMetadata
     """
     path = Path(path)
+    if path == _sidecar(path):  # no model file has the sidecar's suffix (check_model_path)
+        models = [
+            p for p in path.parent.glob(f"{glob.escape(path.stem)}.*") if p.suffix != ".json"
+        ]
+        beside = ", ".join(sorted(map(str, models))) or str(path.with_suffix(".joblib"))
+        raise ValueError(
+            f"Model file {path} ends in .json: that is a model's metadata sidecar; pass the "
+            f"model file beside it, {beside}."
+        )
     if not path.is_file():
         raise FileNotFoundError(f"Model file {path} does not exist.")
     try:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import mne
@@ -49,6 +49,7 @@ __all__ = [
     "PRIOR_WEIGHTS",
     "UNIVERSUM_PARAMETERS",
     "TrainingResult",
+    "check_class_count",
     "inner_cv",
     "resolve_grid",
     "select_and_fit",
@@ -272,6 +273,9 @@ class TrainingResult:
         Labelled trials per class.
     n_universum : dict
         Universum trials per condition.
+    n_left_out : dict
+        Labelled trials (``cue/<name>`` markers) of names not in ``classes``, per name: left
+        out of the training.
     grid_scores : (list of dict, ndarray)
         The final model's selection: grid points and their inner-CV balanced accuracy per fold
         (:func:`select_and_fit` with ``return_scores``).
@@ -286,6 +290,7 @@ class TrainingResult:
     n_trials: dict
     n_universum: dict
     grid_scores: tuple = ([], np.empty((0, 0)))
+    n_left_out: dict = field(default_factory=dict)
 
     def plot(self):
         """The cross-validation summary (:func:`bci_universum.viz.plot_cv_summary`): nested-CV
@@ -309,12 +314,17 @@ class TrainingResult:
     def summary(self) -> str:
         """A short table of the cross-validated accuracies and the training data."""
         meta = self.metadata
+        trials = (
+            f"Trials: {_counts(self.n_trials)}; universum: {_counts(self.n_universum) or 'none'}"
+        )
+        if self.n_left_out:
+            trials += f"; left out: {_counts(self.n_left_out)} (not in classes)"
         lines = [
             f"Pipeline {meta.pipeline}: band {list(meta.band) if meta.band else 'none'} Hz "
             f"(causal), window {list(meta.window)} s, {len(meta.ch_names)} channels, "
             f"{meta.sfreq:g} Hz",
             "Recordings: " + ", ".join(_described(meta)),
-            f"Trials: {_counts(self.n_trials)}; universum: {_counts(self.n_universum) or 'none'}",
+            trials,
             f"Nested {meta.cv['n_splits']}-fold CV accuracy, same folds "
             f"(chance {100 / len(meta.classes):.1f} %):",
             f"  {'':<20}{'mean':>8}{'sd':>7}   folds",
@@ -381,8 +391,9 @@ def _read_filtered(recordings, marker_map, band, verbose) -> list[mne.io.BaseRaw
 def _load_trials(recordings, classes, universum, band, window, marker_map, verbose):
     """Causally filtered trials of ``window`` (classes' and present universum conditions').
 
-    Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`) and the
-    universum trials per condition name.
+    Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`), the
+    universum trials per condition name and the labelled trials left out (``cue/<name>``
+    markers of names not in ``classes``) per name.
     """
     class_markers = [f"cue/{c}" for c in classes]
     raws = _read_filtered(recordings, marker_map, band, verbose)
@@ -418,7 +429,13 @@ def _load_trials(recordings, classes, universum, band, window, marker_map, verbo
     code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
     markers = Counter(code_to_marker[c] for c in epochs.events[:, 2])
     n_universum = {m.split("/", 1)[1]: markers[m] for m in universum_markers if markers[m]}
-    return X, y, epochs, n_universum
+    left_out = Counter(
+        d.split("/", 1)[1]
+        for raw in raws
+        for d in raw.annotations.description
+        if d.startswith("cue/") and d not in class_markers
+    )
+    return X, y, epochs, n_universum, dict(sorted(left_out.items()))
 
 
 def _load_prior(prior, classes, band, epochs: mne.Epochs) -> tuple:
@@ -451,6 +468,28 @@ def _nested_cv(base, grid, X, y, outer, n_splits, seed, n_jobs, keep_universum) 
         model, _ = select_and_fit(base, grid, X[train], y[train], cv, n_jobs)
         scores.append(float(scorer(model, X[test], y[test])))
     return scores
+
+
+def check_class_count(pipeline: str, classes: Sequence) -> None:
+    """Refuse more (or fewer) than two classes for a binary registry pipeline.
+
+    Parameters
+    ----------
+    pipeline : str
+        Registry name (:data:`bci_universum.pipelines.PIPELINES`).
+    classes : sequence
+        The classes it would be fitted on.
+
+    Raises
+    ------
+    ValueError
+        Naming the pipeline and the classes, when the pipeline is binary
+        (``get_pipeline(pipeline).multiclass`` is False) and there are not two classes.
+    """
+    if len(classes) != 2 and not get_pipeline(pipeline).multiclass:
+        raise ValueError(
+            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
+        )
 
 
 def train(
@@ -524,14 +563,11 @@ def train(
     -------
     result : TrainingResult
     """
-    spec = get_pipeline(pipeline)
-    p = pipeline_params(pipeline, **(params or {}))
-    if "window" not in p:
+    # before the overrides: a band or window given to a pipeline without one says less
+    if "window" not in pipeline_params(pipeline):
         raise ValueError(f"Pipeline {pipeline!r} does not take EEG epochs (it has no window).")
-    if len(classes) != 2 and not spec.multiclass:
-        raise ValueError(
-            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
-        )
+    p = pipeline_params(pipeline, **(params or {}))
+    check_class_count(pipeline, classes)
     if not isinstance(n_splits, int) or n_splits < 2:
         raise ValueError(f"n_splits must be an integer ≥ 2, got {n_splits!r}.")
     marker_map = resolve_marker_map(marker_map)
@@ -541,7 +577,7 @@ def train(
         recordings = [recordings]
     if not recordings:
         raise ValueError("No recordings given.")
-    X, y, epochs, n_universum = _load_trials(
+    X, y, epochs, n_universum, n_left_out = _load_trials(
         recordings, classes, universum, p["band"], p["window"], marker_map, verbose
     )
     n_trials = {c: int(np.sum(y == c)) for c in classes}
@@ -622,4 +658,5 @@ def train(
         n_trials=n_trials,
         n_universum=n_universum,
         grid_scores=grid_scores,
+        n_left_out=n_left_out,
     )

@@ -323,6 +323,41 @@ def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "build-session" / "model.joblib").is_file()
 
 
+@pytest.mark.slow
+@pytest.mark.lsl
+def test_bids_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
+    """The BIDS root commands of bids_moabb.rst run as printed on the root its first Python
+    block writes, whose two runs are two different recordings (one recording written as both
+    runs put the same trials in training and test folds of the MOABB example).
+
+    The appended options only shorten the run (folds; replay speed, no consumer to wait for)
+    and keep the replayed streams apart from others on the machine.
+    """
+    import uuid
+
+    from bci_universum.datasets import bids_recordings, read_recording
+    from paradigms.cli import main
+
+    page = DOCS / "user_guide" / "bids_moabb.rst"
+    monkeypatch.chdir(tmp_path)
+    exec(compile(rst_blocks(page, "python")[0], f"{page.name} block 0", "exec"), {})
+    first, second = (read_recording(f).get_data() for f in bids_recordings("bids"))
+    assert first.shape != second.shape or not np.allclose(first, second)
+    commands = [c for b in rst_blocks(page, "bash") for c in shell_commands(b) if " bids " in c]
+    assert [c.split()[1] for c in commands] == ["train", "stream"]
+    capsys.readouterr()
+    for command in commands:
+        argv = shlex.split(command)[1:]
+        extra = ["--folds", "3"] if argv[0] == "train" else ["--speed", "1000"]
+        if argv[0] == "stream":
+            extra += ["--wait-for", "none", "--name", f"docs-replay-{uuid.uuid4().hex[:8]}"]
+        assert main(argv + extra) == 0, command
+    out = capsys.readouterr().out
+    assert "Trials: left 20, right 20; universum: rest 20" in out
+    assert "Replaying bids/sub-01/ses-01/eeg/sub-01_ses-01_task-imagery_run-02_eeg.vhdr" in out
+    assert (tmp_path / "model.joblib").is_file()
+
+
 def test_every_dependency_is_justified():
     """docs/dependencies.rst names every dependency and extra of pyproject.toml."""
     try:
@@ -340,6 +375,19 @@ def test_every_dependency_is_justified():
         if name.startswith(f"{project['name']}["):
             continue  # an extra of this project: its packages have their own lines
         assert name in page, f"{name} ({requirement}) is not justified in docs/dependencies.rst"
+
+
+def test_pipelines_page_states_the_band_and_window_train_uses():
+    """``train`` without a session file uses the built-in session's [pipeline] band and
+    window, not the registry's defaults: the page says which, with the values in force."""
+    from paradigms.config import SessionConfig
+
+    text = " ".join((DOCS / "user_guide" / "pipelines.rst").read_text().split())
+    numbers = r"\*\*([\d.]+)–([\d.]+) Hz and ([\d.]+)–([\d.]+) s\*\*"
+    stated = re.search(r"else the built-in session defaults, " + numbers, text)
+    assert stated is not None
+    pipeline = SessionConfig().pipeline
+    assert [float(v) for v in stated.groups()] == [*pipeline.band, *pipeline.window]
 
 
 def test_readme_is_short_and_its_pictures_exist():

@@ -52,6 +52,7 @@ except ImportError as err:  # the moabb extra; nothing else of the project impor
 
 from ..online import filter_raw
 from ..pipelines import make_pipeline
+from ..training import check_class_count
 from .bids import BIDS_EXTENSIONS, bids_recordings, is_bids_root, read_sidecar
 from .io import read_recording, subject_label
 
@@ -204,7 +205,23 @@ def moabb_pipelines(
     -------
     pipelines : dict
         Name → unfitted :class:`sklearn.pipeline.Pipeline`, for ``evaluation.process``.
+
+    Raises
+    ------
+    ValueError
+        For a binary pipeline when the paradigm takes other than two classes of ``dataset``
+        (:func:`~bci_universum.training.check_class_count`), before anything is built or read.
     """
+    if paradigm.is_valid(dataset):  # else MOABB's evaluations refuse the pair (and used_events)
+        classes = list(paradigm.used_events(dataset))
+        for name in names:
+            try:
+                check_class_count(name, classes)
+            except ValueError as err:
+                raise ValueError(
+                    f"moabb_pipelines: {str(err).rstrip('.')} (the events "
+                    f"{type(paradigm).__name__} takes from {dataset.code})."
+                ) from err
     if sfreq is None:
         sfreq = paradigm.resample
     if sfreq is None:

@@ -20,13 +20,30 @@ def bids_entities(args) -> dict:
     return {f"{e}s": getattr(args, e) for e in ENTITIES if getattr(args, e) is not None}
 
 
+def check_bids_roots(paths, args) -> None:
+    """Refuse the options when one of ``paths`` is not a BIDS root (they would be ignored).
+
+    Run before anything is read or written.
+    """
+    from bci_universum.datasets.bids import is_bids_root
+
+    given = [f"--{e}" for e in ENTITIES if getattr(args, e) is not None]
+    if not given:
+        return
+    for path in paths:
+        if not is_bids_root(path):
+            raise ValueError(
+                f"{'/'.join(given)} need{'s' if len(given) == 1 else ''} a BIDS root (a folder "
+                f"with dataset_description.json); {path} is not."
+            )
+
+
 def resolve_one(path: str, args) -> str:
     """``path``, or the one recording of the BIDS root ``path`` that the options select."""
     from bci_universum.datasets.bids import bids_recordings, is_bids_root
 
+    check_bids_roots([path], args)
     if not is_bids_root(path):
-        if bids_entities(args):
-            raise ValueError(f"--subject/--session/--task/--run need a BIDS root; {path} is not.")
         return path
     files = bids_recordings(path, **bids_entities(args))
     if len(files) != 1:

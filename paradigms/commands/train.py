@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..output import output_path
-from ._bids_args import add_bids_arguments, bids_entities
+from ._bids_args import add_bids_arguments, bids_entities, check_bids_roots
 from ._files import file_of_kind
 from ._stream_replay import MARKER_MAP_HELP
 from ._types import int_range, n_jobs, non_negative_int
@@ -102,6 +102,7 @@ def run(args) -> int:
             pipeline_params(args.pipeline)
         except ValueError as err:
             raise ValueError(f"--pipeline: {err}") from err
+    check_bids_roots(args.recordings, args)
     result = train_model(
         args.recordings,
         load_session_config(args.config),

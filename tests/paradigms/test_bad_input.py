@@ -230,6 +230,41 @@ def test_train_refuses_bad_recordings_before_writing(good, tmp_path, capsys, inp
     assert _snapshot(tmp_path) == before and not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["train", "{folder}", "-o", "{model}", "--run", "5"], "--run needs"),
+        (
+            ["train", "{file}", "-o", "{model}", "--subject", "9", "--task", "x"],
+            "--subject/--task need",
+        ),
+        (["train", "{file}", "{bids}", "-o", "{model}", "--subject", "01"], "--subject needs"),
+        (["stream", "replay", "{file}", "--run", "5"], "--run needs"),
+    ],
+)
+def test_bids_selection_without_a_bids_root_is_refused(good, tmp_path, capsys, argv, match):
+    """train and stream replay refuse --subject/--session/--task/--run on files and recorder
+    session folders (they would be ignored) before reading anything: the session folder
+    holds no recording and the file is empty, so reading them would fail otherwise."""
+    folder = tmp_path / "sub-01_ses-01"
+    folder.mkdir()
+    (tmp_path / "bids").mkdir()
+    (tmp_path / "bids" / "dataset_description.json").write_text("{}")
+    _damaged(good, tmp_path, "", "empty_raw.fif", "empty")
+    paths = {
+        "folder": folder,
+        "file": tmp_path / "empty_raw.fif",
+        "bids": tmp_path / "bids",
+        "model": tmp_path / "model.joblib",
+    }
+    before = _snapshot(tmp_path)
+    assert main([a.format(**paths) for a in argv]) == 1
+    shown = paths["folder" if "{folder}" in argv else "file"]
+    expected = f"{match} a BIDS root (a folder with dataset_description.json); {shown} is not."
+    assert expected in capsys.readouterr().err
+    assert _snapshot(tmp_path) == before
+
+
 def test_train_with_a_bad_session_file(good, tmp_path, capsys):
     config = tmp_path / "session.toml"
     config.write_text("[timeline]\ncue = 20\n")
@@ -259,6 +294,20 @@ def test_model_loading_names_the_bad_file(good, tmp_path, source, how, match):
     with pytest.raises(FileNotFoundError, match=r"gone\.joblib"):
         load_model(tmp_path / "gone.joblib")
     assert load_model(good / "model.joblib")[1].classes == ["a", "b"]
+
+
+def test_model_sidecar_given_as_the_model_names_the_model_beside_it(good, tmp_path, capsys):
+    """The JSON sidecar that train writes beside the model, given where the model goes."""
+    sidecar = good / "model.json"
+    message = (
+        f"Model file {sidecar} ends in .json: that is a model's metadata sidecar; pass the "
+        f"model file beside it, {good / 'model.joblib'}."
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_model(sidecar)
+    assert main(["online", str(sidecar), "--simulate", "--output", str(tmp_path)]) == 1
+    assert message in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_good_inputs_read(good):

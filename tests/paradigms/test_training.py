@@ -176,6 +176,20 @@ def test_training_without_universum_trials(session):
     assert result.metadata.params["selected"].keys() == {"clf__C"}
 
 
+def test_labelled_trials_of_other_classes_are_named_as_left_out(session):
+    """cue/feet trials beside the session's classes left/right are left out, and said so on
+    the Trials line (not dropped without a word)."""
+    _, raw = session
+    a = raw.annotations
+    names = a.description.copy()
+    names[np.flatnonzero(names == "cue/left")[:4]] = "cue/feet"
+    raw = raw.copy().set_annotations(mne.Annotations(a.onset, a.duration, names, a.orig_time))
+    result = train_model([raw], pipeline="csp_lda", n_splits=3, verbose="error")
+    trials = f"Trials: left {N_TRIALS - 4}, right {N_TRIALS}; universum: none"
+    assert f"{trials}; left out: feet 4 (not in classes)\n" in result.summary()
+    assert result.n_left_out == {"feet": 4}
+
+
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [
@@ -199,6 +213,11 @@ def test_bad_options_are_refused(session, tmp_path, capsys):
         train_model([raw], pipeline="tangent-usvm")
     with pytest.raises(ValueError, match="binary"):
         train_model([raw], SessionConfig(paradigm=ParadigmSection(classes=["a", "b", "c"])))
+    # the session's band and window do not hide that the pipeline takes no EEG epochs
+    with pytest.raises(ValueError, match="'spike_ecoc' does not take EEG epochs"):
+        train_model([raw], pipeline="spike_ecoc")
+    assert main(["train", str(folder), "-o", str(tmp_path / "s"), "--pipeline", "spike_ecoc"]) == 1
+    assert "'spike_ecoc' does not take EEG epochs (it has no window)" in capsys.readouterr().err
     existing = tmp_path / "m.joblib"
     existing.write_bytes(b"")
     with pytest.raises(ModelExistsError):

@@ -63,6 +63,23 @@ def test_registry_pipelines_run_in_moabb_within_session(tmp_path):
     assert set(results["samples"]) == {40.0}  # calibration and online trials, no universum
 
 
+def test_binary_pipelines_are_refused_for_three_classes_before_anything_is_read(tmp_path):
+    """ts_usvm for a three-class paradigm failed inside MOABB's evaluation; the recording named
+    here does not exist, so reading it (for the sampling rate) would fail otherwise."""
+    classes = {"cue/left": "left", "cue/right": "right", "cue/feet": "feet"}
+    dataset = LocalDataset({"01": {"1": [tmp_path / "absent_raw.fif"]}}, classes=classes)
+    paradigm = MotorImagery(n_classes=3, fmin=None, fmax=None, tmin=0.0, tmax=2.5)
+    message = (
+        "moabb_pipelines: The ts_usvm pipeline is binary; got 3 classes: ['feet', 'left', "
+        "'right'] (the events MotorImagery takes from LocalDataset)."
+    )
+    with pytest.raises(ValueError, match=re.escape(message)):
+        moabb_pipelines(["ts_usvm"], dataset, paradigm)
+    # two of the three classes: built (the rate given, nothing read)
+    paradigm = MotorImagery(events=["left", "right"], n_classes=2, fmin=None, fmax=None)
+    assert list(moabb_pipelines(["ts_usvm"], dataset, paradigm, sfreq=250.0)) == ["ts_usvm"]
+
+
 @pytest.mark.data
 @pytest.mark.slow
 def test_registry_pipelines_run_in_moabb_cross_session_on_s001(data_dir, tmp_path):
