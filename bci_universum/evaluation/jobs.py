@@ -61,8 +61,8 @@ from sklearn.pipeline import Pipeline
 
 from .._universum import UNIVERSUM_STR
 from ..model_selection import UniversumStratifiedKFold
-from ..pipelines import PipelineFactory, get_pipeline
-from ..training import resolve_grid, select_and_fit
+from ..pipelines import PipelineFactory
+from ..training import check_class_count, resolve_grid, select_and_fit
 from ..universa import (
     MOTOR_CHANNELS,
     CentredUniversum,
@@ -318,12 +318,11 @@ def _check_pipeline(name, factory, estimator, grid, epochs, classes) -> None:
     for what, point in points:
         _validate_parameters(point, what)
         _check_shapes(point, epochs, what)
-    binary = isinstance(factory, PipelineFactory) and not get_pipeline(factory.name).multiclass
-    if binary and len(classes) > 2:
-        raise ValueError(
-            f"pipeline {name!r} ({factory.name}) decodes two classes; the data have "
-            f"{len(classes)}: {list(classes)} (choose two with classes = [...])."
-        )
+    if isinstance(factory, PipelineFactory):
+        try:
+            check_class_count(factory.name, classes)
+        except ValueError as err:
+            raise ValueError(f"pipeline {name!r}: {err} Choose two with classes = [...].") from err
 
 
 def _check_shapes(estimator, epochs, what: str) -> None:
