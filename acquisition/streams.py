@@ -211,12 +211,18 @@ def resolve_stream(
         # returns as soon as a second stream answers, else after the wait
         found = pylsl.resolve_bypred(query, 2, min(timeout, AMBIGUITY_WAIT)) or found
     if len(found) > 1:
-        candidates = describe_streams(sorted(map(stream_summary, found), key=str))
-        raise ValueError(
-            f"{describe_query(name, source_id, stype)} is ambiguous, {len(found)} streams match: "
-            f"{candidates}. Choose one by its source_id (--source-id)."
-        )
+        raise ambiguity_error(describe_query(name, source_id, stype), map(stream_summary, found))
     return found[0]
+
+
+def ambiguity_error(query: str, matches) -> ValueError:
+    """The error for a stream selection (``query``, :func:`describe_query`) that several
+    streams (``matches``, :class:`StreamSummary`) answer."""
+    matches = sorted(matches, key=str)
+    return ValueError(
+        f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. "
+        "Choose one by its source_id (--source-id)."
+    )
 
 
 def list_streams(timeout: float = 1.0) -> list[StreamSummary]:

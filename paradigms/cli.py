@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with _sigterm_interrupts():
             result = args.func(args)
-    except (ValueError, FileNotFoundError, RuntimeError, TimeoutError) as err:
+    except (ValueError, OSError, RuntimeError) as err:  # OSError: files, disks, timeouts
         print(f"{args.prog}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt as err:

@@ -26,8 +26,10 @@ from acquisition import StreamReceiver, list_streams
 from acquisition.streams import (
     COUNTER_TYPE,
     StreamSummary,
+    ambiguity_error,
     check_signal_stream,
     describe_channels,
+    describe_query,
     describe_streams,
     si_scalings,
 )
@@ -78,6 +80,8 @@ def pick_stream(name: str | None = None, timeout: float = 5.0):
         visible = describe_streams(streams)
         wanted = f"LSL stream {name!r}" if name else "regular-rate numeric LSL stream"
         raise TimeoutError(f"No {wanted} found within {timeout:g} s. Visible streams: {visible}")
+    if name is not None and len(candidates) > 1:
+        raise ambiguity_error(describe_query(name), candidates)
     candidates.sort(key=lambda s: s.type.lower() != "eeg")
     if len(candidates) > 1:
         logger.info(
@@ -513,8 +517,16 @@ class Scope:
             # running (a redraw); the next redraw closes the window
             self._signal = signum
 
+        failed: list[OSError] = []
+
+        def at_end():
+            try:
+                self.close(screenshot)
+            except OSError as err:  # raised from a Qt slot, it would only be printed
+                failed.append(err)
+
         if duration is not None:
-            QtCore.QTimer.singleShot(round(duration * 1000), lambda: self.close(screenshot))
+            QtCore.QTimer.singleShot(round(duration * 1000), at_end)
         if ready is not None:
             QtCore.QTimer.singleShot(0, ready)
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
@@ -527,12 +539,15 @@ class Scope:
                 signal.signal(sig, handler)
             self.close()
             self._dispose()
+        if failed:
+            raise failed[0]
         return self._signal is not None
 
     def grab(self, fname) -> None:
-        """Save the window as a PNG."""
+        """Save the window as a PNG; OSError when it cannot be written."""
         self._app.processEvents()
-        self.widget.grab().save(str(fname))
+        if not self.widget.grab().save(str(fname)):
+            raise OSError(f"Could not write the screenshot {fname}.")
 
     def close(self, screenshot=None) -> None:
         """Stop redrawing, stop receiving chunks, close the window (saving it first as the PNG
@@ -541,15 +556,17 @@ class Scope:
             return
         self._closed = True
         self._timer.stop()
-        if screenshot is not None:
-            self.update()
-            self.grab(screenshot)
-        self.receiver.unsubscribe(self._queue)
-        self.widget.close()
-        if self._running:
-            self._app.quit()  # exec() deletes the window once the loop is over
-        else:
-            self._dispose()
+        try:
+            if screenshot is not None:
+                self.update()
+                self.grab(screenshot)
+        finally:
+            self.receiver.unsubscribe(self._queue)
+            self.widget.close()
+            if self._running:
+                self._app.quit()  # exec() deletes the window once the loop is over
+            else:
+                self._dispose()
 
     def _dispose(self) -> None:
         # delete the Qt objects while the application lives and no event is being handled:

@@ -76,11 +76,19 @@ def add_parser(subparsers) -> None:
     parser.set_defaults(func=run)
 
 
-def _positive(args: argparse.Namespace) -> None:
+def _check(args: argparse.Namespace) -> None:
     for name in ("seconds", "window", "line_freq", "timeout", "duration"):
         value = getattr(args, name)
         if value is not None and not value > 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}.")
+    if args.screenshot is not None:
+        if args.duration is None:
+            raise ValueError("--screenshot needs --duration (the window is saved as it closes).")
+        if not args.screenshot.parent.is_dir():
+            raise ValueError(
+                f"--screenshot {args.screenshot}: the folder {args.screenshot.parent} does not "
+                "exist."
+            )
 
 
 def _replay(args):
@@ -101,7 +109,7 @@ def run(args) -> int:
     from bci_universum.quality import QualityThresholds
     from paradigms.viewer import Scope, pick_stream, stream_quality
 
-    _positive(args)
+    _check(args)
     thresholds = QualityThresholds(line_freq=args.line_freq)
     configure_lsl(args.lsl_mode)
     player = _replay(args)

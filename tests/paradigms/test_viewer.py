@@ -230,6 +230,24 @@ def test_view_shows_a_recording(recording, tmp_path, capsys):
     assert warning.sum() >= 5
 
 
+def test_a_screenshot_that_cannot_be_saved_is_an_error(recording, tmp_path, capsys):
+    """Refused before connecting when it cannot work; an error, not a silent exit 0, when
+    the PNG cannot be written at the end (here the name is a folder)."""
+    absent = f"absent-{uuid4().hex}"
+    for extra, message in [
+        ([], "--screenshot needs --duration"),
+        (["--duration", "1"], f"the folder {tmp_path / 'no'} does not exist"),
+    ]:
+        argv = ["view", absent, "--screenshot", str(tmp_path / "no" / "s.png"), *extra]
+        assert main([*argv, "--timeout", "1", "--lsl-mode", "loopback"]) == 1
+        assert message in capsys.readouterr().err
+    taken = tmp_path / "taken.png"
+    taken.mkdir()
+    argv = ["view", str(recording), "--duration", "1", "--screenshot", str(taken)]
+    assert main([*argv, "--lsl-mode", "loopback"]) == 1
+    assert f"Could not write the screenshot {taken}" in capsys.readouterr().err
+
+
 def test_view_refuses_a_recording_with_a_source_id(recording, capsys):
     assert main(["view", str(recording), "--source-id", "x", "--lsl-mode", "loopback"]) == 1
     assert "--source-id names a stream" in capsys.readouterr().err
@@ -284,6 +302,12 @@ def test_pick_stream_lists_what_it_sees(stream):
     assert pick_stream(name, timeout=1.0).name == name
     with pytest.raises(TimeoutError, match=f"Visible streams: .*{name}"):
         pick_stream(f"absent-{uuid4().hex}", timeout=1.0)
+    twin = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=uuid4().hex)
+    outlet = pylsl.StreamOutlet(twin)
+    # both are seen (no "Viewing ..." of one, then a refusal of the name)
+    with pytest.raises(ValueError, match=f"name='{name}' is ambiguous, 2 streams match"):
+        pick_stream(name, timeout=1.0)
+    del outlet
 
 
 def test_quality_leaves_sample_counters_out():
