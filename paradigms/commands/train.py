@@ -92,6 +92,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from bci_universum.model_io import check_model_path
     from bci_universum.pipelines import pipeline_params
 
     from ..config import load_session_config
@@ -102,6 +103,10 @@ def run(args) -> int:
             pipeline_params(args.pipeline)
         except ValueError as err:
             raise ValueError(f"--pipeline: {err}") from err
+    try:  # a folder, or one that cannot be written; an existing model is train()'s to refuse
+        check_model_path(args.output, overwrite=True)
+    except ValueError as err:
+        raise ValueError(f"--output: {err}") from err
     result = train_model(
         args.recordings,
         load_session_config(args.config),
