@@ -13,7 +13,10 @@ folder every ``flush_interval`` seconds (≤ 0.5 s) and fsyncs it:
 
 A clean :meth:`Recorder.stop` turns the folder into ``<name>_raw.fif`` (data in SI units, markers
 as annotations with the same text, acquisition gaps as ``BAD_ACQ_SKIP``) plus a JSON sidecar,
-then removes it. After a crash, :func:`recover` does the same with whatever reached the disk.
+then removes it. After a crash, :func:`recover` (``bci-universum stream recover``) does the same
+with whatever reached the disk. A write that fails (a full disk) ends the writing at once, so
+what is on disk stays a clean prefix of the recording; :meth:`Recorder.check` reports it while
+the recording runs. :func:`unrecovered` lists the partial folders a killed session left.
 """
 
 from __future__ import annotations
@@ -37,12 +40,18 @@ from .streams import channel_format_name, channel_units, describe_channels
 from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
+#: The command that finalises a partial recording (:func:`recover`).
+RECOVER_COMMAND = "bci-universum stream recover"
 
 logger = logging.getLogger(__name__)
 
 
 class RecordingExistsError(FileExistsError, ValueError):
     """The recording (or its sidecar, or its partial folder) already exists."""
+
+
+class RecordingFailed(RuntimeError):
+    """Writing a recording to disk failed; what reached it stays in its partial folder."""
 
 
 _LABEL = re.compile(r"^[A-Za-z0-9]+$")
@@ -82,9 +91,22 @@ def _check_labels(**labels) -> None:
 
 
 def _fsync_append(handle, payload: bytes) -> None:
-    handle.write(payload)
-    handle.flush()
+    # unbuffered: nothing of a failed write is kept to be written later, after a gap
+    view = memoryview(payload)
+    while view:
+        view = view[handle.write(view) :]
     os.fsync(handle.fileno())
+
+
+def recover_hint(partial) -> str:
+    """How to turn the partial recording ``partial`` into a FIF, for messages."""
+    return f"'{RECOVER_COMMAND} {partial}'"
+
+
+def unrecovered(folder) -> list[Path]:
+    """The partial recordings in ``folder`` (sorted): left by a recording that was killed, or
+    still being written by a running one."""
+    return sorted(p for p in Path(folder).glob(f"*{PARTIAL_SUFFIX}") if p.is_dir())
 
 
 class Recorder(Worker):
@@ -192,7 +214,7 @@ class Recorder(Worker):
             self._stop_owned()
             raise
         self._files = {
-            name: open(self.partial / name, "ab")  # noqa: SIM115 - closed in _run
+            name: open(self.partial / name, "ab", buffering=0)  # noqa: SIM115 - closed in _run
             for name in ("data.bin", "timestamps.bin", "markers.jsonl", "events.jsonl")
         }
         return ()
@@ -255,16 +277,30 @@ class Recorder(Worker):
         self._dtype = np.dtype(header["dtype"])
 
     def _run(self) -> None:
-        # an error ends the loop; Worker keeps it for stop(), after the last flush below
+        # An error ends the writing at once (Worker keeps it for check() and stop()): a later
+        # write could succeed after a lost one and misalign the files.
         try:
             while not self._stop_event.wait(self.flush_interval):
                 self._flush()
+            self._flush()
         finally:
-            try:
-                self._flush()
-            finally:
-                for handle in self._files.values():
-                    handle.close()
+            for handle in self._files.values():
+                handle.close()
+
+    def check(self) -> None:
+        """Raise :class:`RecordingFailed` once writing has failed (a full disk), while recording.
+
+        Raises
+        ------
+        RecordingFailed
+            Naming the error and the command that turns what reached the disk into a FIF.
+        """
+        if self._error is not None:
+            raise RecordingFailed(
+                f"Writing {self.partial} failed: {self._error}. What reached the disk is kept "
+                f"there: once the cause is fixed (e.g. disk space freed), run "
+                f"{recover_hint(self.partial)}."
+            ) from self._error
 
     def _flush(self) -> None:
         chunks = []
@@ -335,9 +371,10 @@ class Recorder(Worker):
 
         Raises
         ------
+        RecordingFailed
+            When writing failed (the partial folder is left for :func:`recover`).
         RuntimeError
-            When writing failed (the partial folder is left for :func:`recover`), or when the
-            writer thread has not ended 30 s after the receivers stopped.
+            When the writer thread has not ended 30 s after the receivers stopped.
         """
         if self._thread is None:
             raise RuntimeError(f"Recorder of {self.fname} is not running.")
@@ -346,10 +383,7 @@ class Recorder(Worker):
         self.receiver.unsubscribe(self._queue)
         self._halt()
         self._thread = None
-        if self._error is not None:
-            raise RuntimeError(
-                f"Writing {self.partial} failed: {self._error}; run recover() on it."
-            ) from self._error
+        self.check()
         with hold_interrupts(self.fname.name, redeliver=not interrupted):
             return finalize(self.partial, recovered=False, interrupted=interrupted)
 

@@ -28,6 +28,7 @@ import joblib
 import numpy as np
 
 from . import __version__
+from .datasets import check_writable
 
 FORMAT = "bci_universum.model"
 FORMAT_VERSION = 1
@@ -181,7 +182,8 @@ def _atomic_write(path: Path, write) -> None:
 def check_model_path(path, *, overwrite: bool = False) -> Path:
     """Check that a model can be saved to ``path`` (before spending time on training).
 
-    Raises ``ValueError`` for a folder or a ``.json`` name (the sidecar's suffix) and
+    Raises ``ValueError`` for a folder, a ``.json`` name (the sidecar's suffix) or a folder that
+    cannot be written (:func:`~bci_universum.datasets.check_writable`), and
     :class:`ModelExistsError` when the model or its sidecar exists and ``overwrite`` is False.
 
     Returns
@@ -199,6 +201,7 @@ def check_model_path(path, *, overwrite: bool = False) -> Path:
         existing = [str(p) for p in (path, _sidecar(path)) if p.exists()]
         if existing:
             raise ModelExistsError(existing)
+    check_writable(path.parent, f"model {path}")
     return path
 
 

@@ -63,24 +63,34 @@ def leaf_parsers(parser: argparse.ArgumentParser) -> Iterator[argparse.ArgumentP
 
 
 INTERRUPTED = 130  # the shell's code for a process ended by SIGINT
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _interrupt(signum, frame):
+    """The first Ctrl-C or SIGTERM ends the command; the later ones are ignored to the exit, so
+    that they cut short neither what the command does to end nor the interpreter's exit (where a
+    run or a recording is finishing, :func:`~acquisition.recorder.hold_interrupts` holds them
+    with a message)."""
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
 @contextmanager
-def _sigterm_interrupts():
-    """SIGTERM raises KeyboardInterrupt like Ctrl-C, so both end a command the same way."""
+def _interrupts():
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt once (:func:`_interrupt`), so both end a
+    command the same way; the handlers are restored unless one came (the process is ending)."""
     try:
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        previous = {sig: signal.signal(sig, _interrupt) for sig in _STOP_SIGNALS}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if signal.getsignal(signal.SIGINT) is _interrupt:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -125,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure_logging()
     try:
-        with _sigterm_interrupts():
+        with _interrupts():
             result = args.func(args)
     except (ValueError, OSError, RuntimeError) as err:  # OSError: files, disks, timeouts
         print(f"{args.prog}: error: {err}", file=sys.stderr)

@@ -175,9 +175,12 @@ class SessionConfig:
             raise ValueError(
                 f"[session] lsl_mode must be one of {LSL_MODES}, got {self.session.lsl_mode!r}."
             )
+        # writing is checked by the session that writes there: train reads this file too
         self.session.output = str(
             check_output_folder(
-                check_not_example(self.session.output, "[session] output"), "[session] output"
+                check_not_example(self.session.output, "[session] output"),
+                "[session] output",
+                writable=False,
             )
         )
         for key in ("subject", "session"):

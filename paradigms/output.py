@@ -26,8 +26,11 @@ def output_path(text: str) -> Path:
         raise argparse.ArgumentTypeError(str(err)) from err
 
 
-def check_output_folder(path: str | Path, what: str | None = None) -> Path:
-    """Refuse a folder to write into that is an existing file, or lies inside one.
+def check_output_folder(
+    path: str | Path, what: str | None = None, *, writable: bool = True
+) -> Path:
+    """Refuse a folder to write into that is an existing file, lies inside one or, with
+    ``writable``, cannot be written (:func:`bci_universum.datasets.check_writable`).
 
     Parameters
     ----------
@@ -35,11 +38,16 @@ def check_output_folder(path: str | Path, what: str | None = None) -> Path:
         The folder (it need not exist yet).
     what : str or None
         What names the folder for the user (``"[session] output"``), the message's prefix.
+    writable : bool
+        Also check that the folder can be written: only where it is about to be, since a
+        settings file is read by commands that do not write where it says.
 
     Returns
     -------
     path : Path
     """
+    from bci_universum.datasets import check_writable
+
     path = Path(path)
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     if existing is not None and not existing.is_dir():
@@ -47,12 +55,15 @@ def check_output_folder(path: str | Path, what: str | None = None) -> Path:
         raise ValueError(
             ("" if what is None else f"{what}: ") + f"{path} {where}, not a folder; name a folder."
         )
+    if writable:
+        check_writable(path, what)
     return path
 
 
 def output_folder(text: str) -> Path:
     """argparse ``type`` of the options naming a folder that a command writes into:
-    :func:`output_path`, then an existing file (or a path inside one) refused."""
+    :func:`output_path`, then an existing file (or a path inside one) or a folder that cannot be
+    written refused, before the command starts."""
     try:
         return check_output_folder(output_path(text))
     except ValueError as err:

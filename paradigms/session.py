@@ -16,12 +16,17 @@ and may hold breaks; the operator's ``P`` key pauses it at the end of the curren
 (``run/pause`` and ``run/resume`` markers). ``Q``/``Escape`` on the window, Ctrl-C and SIGTERM
 (which the CLI turns into Ctrl-C) end it: the recording is finalised with everything received,
 its sidecar says ``"interrupted": true``, and :class:`RunInterrupted` carries the results out.
+Once a run's trials end, Ctrl-C and SIGTERM are held (with a message) until its recording, BIDS
+copy and results are written and, after an interrupted run, until the session's streams are
+closed: pressing Ctrl-C again never loses them.
 With ``progress=True`` a tqdm bar shows the trial count, elapsed and remaining time.
 
 Time runs ``config.paradigm.speed`` times faster than real time (the simulated subject is paced
 the same way, so recordings keep real-time sample spacing). When the EEG stream goes silent for
 ``[stream] silence_timeout`` seconds the run ends cleanly: the recording is finalised with every
-sample received and the results say why the run ended.
+sample received and the results say why the run ended. When the recorder cannot write (a full
+disk), the run stops at once with :class:`~acquisition.recorder.RecordingFailed`, which names the
+command that recovers what reached the disk.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -47,7 +52,7 @@ from acquisition import (
 )
 from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
-from acquisition.recorder import bids_basename, hold_interrupts
+from acquisition.recorder import bids_basename, hold_interrupts, recover_hint, unrecovered
 from acquisition.recorder import session_folder as _session_folder
 from acquisition.streams import describe_streams
 from bci_universum.datasets import read_recording
@@ -66,6 +71,7 @@ from .feedback import (
     fit_drift_monitor,
     summarize,
 )
+from .output import check_output_folder
 from .timeline import RunPlan, Timeline, Trial, draw_trials, phase_marker
 
 logger = logging.getLogger(__name__)
@@ -176,13 +182,26 @@ class Session:
         self.presenter = presenter if presenter is not None else HeadlessPresenter()
         self.simulate = simulate
         self.speed = config.paradigm.speed
+        check_output_folder(config.session.output, "[session] output")  # before any stream
         self.folder = session_folder(config)
+        for partial in unrecovered(self.folder) if self.folder.is_dir() else []:
+            logger.warning(
+                "%s holds an unrecovered recording, %s (its session was killed while recording); "
+                "new runs are numbered after it. Recover it with %s.",
+                self.folder,
+                partial.name,
+                recover_hint(partial),
+            )
         self.source: SimulatedSource | None = None
         self.outlet: MarkerOutlet | None = None
         self.receiver: StreamReceiver | None = None
         self.markers: MarkerReceiver | None = None
         self._n_pushed = 0
         self._last_stamp = -np.inf
+        self._recorder: Recorder | None = None
+        # Ctrl-C held while a run finishes (see run, _save_results and close)
+        self._finishing = ExitStack()
+        self._ending = False
 
     def __enter__(self) -> Session:
         cfg = self.config.stream
@@ -232,10 +251,15 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Stop the receivers, then the simulated subject, then close the marker outlet.
+        """Stop the receivers, then the simulated subject, then close the marker outlet; then
+        stop holding Ctrl-C if a run was finishing (an interrupted run holds it until here).
 
         Every part is stopped even when one fails; the first failure is raised at the end.
         """
+        with self._finishing:
+            self._close_streams()
+
+    def _close_streams(self) -> None:
         errors = []
         for part in (self.receiver, self.markers, self.source):
             if part is not None:
@@ -259,6 +283,9 @@ class Session:
         return stamp
 
     def _check_stream(self) -> None:
+        """Raise when the EEG stream fell silent or the run's recorder could not write."""
+        if self._recorder is not None:
+            self._recorder.check()
         if self.receiver.silent:
             silences = [e for e in self.receiver.events if e.kind == "silence"]
             raise StreamStopped(silences[-1].detail if silences else "the stream fell silent")
@@ -338,7 +365,7 @@ class Session:
         metadata: dict | None = None,
         run: int | None = None,
     ) -> dict:
-        """Record one run of trials; return its results (also written as JSON).
+        """Record one run of trials; return its results (the paradigms save them as JSON).
 
         Parameters
         ----------
@@ -362,7 +389,23 @@ class Session:
             ``fname`` (the FIF), ``ended`` (``"completed"`` or why the run stopped),
             ``trials`` (condition and LSL onset of each phase of every completed trial),
             ``bids`` (the run's copy in the BIDS dataset at ``[session] output``).
+
+        Notes
+        -----
+        From the end of the trials until the recording and its BIDS copy are written, Ctrl-C and
+        SIGTERM are held (a held one goes off then); after an interrupted run
+        (:class:`RunInterrupted`), until :meth:`close`.
         """
+        results = self._record(
+            task, schedule, tick=tick, on_phase=on_phase, metadata=metadata, run=run
+        )
+        self._finishing.close()
+        return results
+
+    def _record(self, task, schedule, *, tick=None, on_phase=None, metadata=None, run=None):
+        """:meth:`run`, still holding Ctrl-C after a completed run: :meth:`_save_results`
+        stops once the paradigm saved the results."""
+        self._finishing.close()  # an earlier run's, if its results were not saved
         s = self.config.session
         self.folder.mkdir(parents=True, exist_ok=True)
         if run is None:
@@ -387,6 +430,7 @@ class Session:
         )
         self._check_stream()
         recorder.start()
+        self._recorder = recorder
         logger.info("%s run %02d: %d trials -> %s", task, run, len(schedule), recorder.fname)
         trials, ended, interrupted = [], "completed", False
         bar = tqdm(
@@ -420,10 +464,16 @@ class Session:
             how = "the quit key" if isinstance(err, QuitRequested) else "Ctrl-C/SIGTERM"
             ended, interrupted = f"interrupted by {how}", True
         finally:
-            with hold_interrupts(recorder.fname.name, redeliver=not interrupted):
-                bar.close()
-                self._drain_markers()
-                fname = recorder.stop(interrupted=interrupted)
+            # Held until the results are saved (_save_results) or, when the run was interrupted
+            # and the session is ending, until its streams are closed (close).
+            self._finishing.enter_context(
+                hold_interrupts(f"{task} run {run:02d}", redeliver=not interrupted)
+            )
+            self._ending = interrupted
+            self._recorder = None
+            bar.close()
+            self._drain_markers()
+            fname = recorder.stop(interrupted=interrupted)
         bids = write_bids(
             fname,
             s.output,
@@ -437,6 +487,15 @@ class Session:
         results["bids"] = str(bids.fpath)
         if interrupted:
             raise RunInterrupted(results)
+        return results
+
+    def _save_results(self, results: dict) -> dict:
+        """Write a run's results beside its recording (:func:`_save`), then stop holding Ctrl-C
+        unless the run was interrupted (:meth:`close` does, once the streams are closed); a
+        Ctrl-C held since the run's trials ended goes off now."""
+        _save(results)
+        if not self._ending:
+            self._finishing.close()
         return results
 
     def _drain_markers(self) -> None:
@@ -463,7 +522,7 @@ class Session:
             self.config.class_markers, p.trials_per_class * len(p.classes), timeline, p.seed
         )
         with _saved_if_interrupted():
-            return _save(self.run("calibration", [(t, timeline) for t in trials]))
+            return self._save_results(self._record("calibration", [(t, timeline) for t in trials]))
 
     def universum(self, mode: str | None = None) -> dict:
         """A universum run: ``separate`` (universum trials only), ``interleaved`` (with
@@ -474,10 +533,10 @@ class Session:
         groups = self.config.universum_groups(mode)
         trials = mixed_trials(groups, timeline, self.config.paradigm.seed + 1)
         with _saved_if_interrupted():
-            results = self.run(
+            results = self._record(
                 "universum", [(t, timeline) for t in trials], metadata={"universum_mode": mode}
             )
-        return _save(results)
+        return self._save_results(results)
 
     def online(self, model, drift=None) -> dict:
         """Online feedback: ``[online] rest_trials`` rest trials, then feedback trials.
@@ -556,7 +615,7 @@ class Session:
         interrupted = None
         with threadpool_limits(limits=1, user_api="blas"):
             try:
-                results = self.run(
+                results = self._record(
                     "online",
                     schedule,
                     tick=online.tick,
@@ -587,7 +646,7 @@ class Session:
             results["drift"] = {"n_reports": len(feed.reports), "alarms": online.drift_alarms}
         if o.adapt_to_rest:
             results["adaptations"] = online.adaptations
-        _save(results)
+        self._save_results(results)
         if interrupted is not None:
             raise interrupted
         return results

@@ -9,7 +9,8 @@ and universum conditions from ``[paradigm]``, pipeline name, band and window fro
 By default only calibration and universum runs are used: the recorder's sidecar
 (``<name>.json``) of an online run (``task`` ``online``) or of a run stopped before its end
 (``interrupted``) excludes it unless asked for (``include_online``, ``include_interrupted``).
-Files without a sidecar are used.
+Files without a sidecar are used. A session folder's unrecovered recordings (``.partial``
+folders a killed session left) are listed as skipped, with the command that recovers them.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import mne
 
+from acquisition.recorder import recover_hint, unrecovered
 from bci_universum.datasets import bids_recordings, read_sidecar
 from bci_universum.datasets.bids import is_bids_root
 from bci_universum.training import TrainingResult, train
@@ -61,7 +63,8 @@ def select_recordings(
     Parameters
     ----------
     recordings : sequence of path-like or mne.io.BaseRaw
-        Files, session folders (every ``*_raw.fif`` directly inside, sorted), BIDS roots
+        Files, session folders (every ``*_raw.fif`` directly inside, sorted; their unrecovered
+        ``*_raw.fif.partial`` recordings are skipped, saying how to recover them), BIDS roots
         (their EEG recordings, :func:`~bci_universum.datasets.bids_recordings`) or Raw
         objects.
     include_online : bool
@@ -79,7 +82,7 @@ def select_recordings(
         recordings = [recordings]
     if not recordings:
         raise ValueError("No recordings given.")
-    found, missing = [], []
+    found, missing, skipped = [], [], []
     for item in recordings:
         if isinstance(item, mne.io.BaseRaw):
             found.append(item)
@@ -89,16 +92,25 @@ def select_recordings(
             found.extend(bids_recordings(path, **(bids or {})))
         elif path.is_dir():
             files = sorted(path.glob("*_raw.fif"))
-            if not files:
+            partials = unrecovered(path)
+            if not files and not partials:
                 raise FileNotFoundError(f"No recordings (*_raw.fif) in folder {path}.")
             found.extend(files)
+            skipped += [
+                (
+                    str(p),
+                    f"unrecovered recording of a killed session; {recover_hint(p)} turns "
+                    "it into a recording to train on",
+                )
+                for p in partials
+            ]
         elif path.is_file():
             found.append(path)
         else:
             missing.append(str(path))
     if missing:
         raise FileNotFoundError(f"Recording(s) not found: {missing}.")
-    used, runs, skipped = [], [], []
+    used, runs = [], []
     for item in found:
         sidecar = {} if isinstance(item, mne.io.BaseRaw) else read_sidecar(item)
         task = sidecar.get("task")

@@ -1,6 +1,8 @@
-"""Shared test configuration: loopback-only LSL, offscreen Qt, the real-data folder."""
+"""Shared test configuration: loopback-only LSL, offscreen Qt, the real-data folder, small
+file systems (full or read-only)."""
 
 import os
+import subprocess
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Tests run small problems on 2 cores: a multithreaded BLAS only adds contention, and it
@@ -25,3 +27,42 @@ def data_dir():
     if path is None:
         pytest.skip("real recordings not found: set BCI_UNIVERSUM_DATA to the data folder")
     return path
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """Mount a small tmpfs under ``tmp_path``: ``tmpfs(size_kb, read_only=False)`` returns its
+    folder, unmounted after the test. A real file system that runs full (ENOSPC) or refuses
+    every write (EROFS), as the OS decides; mounting needs root, else the test is skipped."""
+    mounted = []
+
+    def mount(size_kb: int, read_only: bool = False):
+        folder = tmp_path / f"tmpfs{len(mounted)}"
+        folder.mkdir()
+        options = f"size={size_kb}k" + (",ro" if read_only else "")
+        proc = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+            capture_output=True,
+            text=True,
+        )
+        if proc.returncode:
+            pytest.skip(f"cannot mount a tmpfs (needs root): {proc.stderr.strip()}")
+        mounted.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounted:
+        subprocess.run(["umount", "--lazy", str(folder)], check=False)
+
+
+@pytest.fixture
+def read_only_folder(tmp_path, tmpfs):
+    """A folder where the OS refuses to create files: a read-only tmpfs for root (root ignores
+    permissions), else a folder without write permission."""
+    if os.geteuid() == 0:
+        yield tmpfs(64, read_only=True)
+        return
+    folder = tmp_path / "read-only"
+    folder.mkdir(mode=0o555)
+    yield folder
+    folder.chmod(0o755)

@@ -27,7 +27,13 @@ import lazy_loader as _lazy
 __getattr__, __dir__, __all__ = _lazy.attach(
     __name__,
     submod_attrs={
-        "_path": ["DATA_ENV", "EXAMPLE_RECORDINGS", "check_not_example", "data_path"],
+        "_path": [
+            "DATA_ENV",
+            "EXAMPLE_RECORDINGS",
+            "check_not_example",
+            "check_writable",
+            "data_path",
+        ],
         "bci4als": [
             "BCI4ALS_CHANNELS",
             "BCI4ALS_CLASSES",

@@ -4,12 +4,13 @@ The recordings used by tests, benchmarks and examples live outside the repositor
 folder given by the ``BCI_UNIVERSUM_DATA`` environment variable; without it, a ``shared/data``
 folder beside the checkout is used when it exists. The small example session shipped with the
 project (:data:`EXAMPLE_RECORDINGS`) is read-only: :func:`check_not_example` refuses outputs
-inside it.
+inside it. :func:`check_writable` tells, before any work, whether a folder can be written.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 DATA_ENV = "BCI_UNIVERSUM_DATA"
@@ -75,3 +76,41 @@ def check_not_example(path: str | os.PathLike, what: str | None = None) -> Path:
             f"({EXAMPLE_RECORDINGS}), which are read-only; write somewhere else."
         )
     return path
+
+
+def check_writable(folder: str | os.PathLike, what: str | None = None) -> Path:
+    """Refuse a folder that cannot be written (read-only, no permission), before any work.
+
+    The operating system decides: a temporary file is created and removed in ``folder`` or,
+    when it does not exist yet, in its nearest existing parent (where it would be created).
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder about to be written into (``~`` is expanded).
+    what : str | None
+        What names the folder for the user (``"--output"``), the message's prefix.
+
+    Returns
+    -------
+    folder : Path
+        ``folder`` with ``~`` expanded.
+
+    Raises
+    ------
+    ValueError
+        When no file can be created there; the message gives the system's reason.
+    """
+    folder = Path(folder).expanduser()
+    existing = next((p for p in (folder, *folder.parents) if p.is_dir()), None)
+    try:
+        fd, probe = tempfile.mkstemp(dir=existing, prefix=".bci-universum-write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as err:
+        where = folder if existing == folder else f"{existing} (where {folder} would be created)"
+        raise ValueError(
+            ("" if what is None else f"{what}: ")
+            + f"cannot write into {where}: {err.strerror}; choose a folder you can write to."
+        ) from None
+    return folder

@@ -92,6 +92,7 @@ def add_parser(subparsers) -> None:
 
 
 def run(args) -> int:
+    from bci_universum.model_io import check_model_path
     from bci_universum.pipelines import pipeline_params
 
     from ..config import load_session_config
@@ -103,6 +104,10 @@ def run(args) -> int:
         except ValueError as err:
             raise ValueError(f"--pipeline: {err}") from err
     check_bids_roots(args.recordings, args)
+    try:  # a folder, or one that cannot be written; an existing model is train()'s to refuse
+        check_model_path(args.output, overwrite=True)
+    except ValueError as err:
+        raise ValueError(f"--output: {err}") from err
     result = train_model(
         args.recordings,
         load_session_config(args.config),

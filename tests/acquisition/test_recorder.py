@@ -18,7 +18,13 @@ import bci_universum
 from acquisition.markers import MarkerOutlet, MarkerReceiver
 from acquisition.player import Player
 from acquisition.receiver import StreamReceiver
-from acquisition.recorder import Recorder, bids_basename, hold_interrupts, recover
+from acquisition.recorder import (
+    Recorder,
+    RecordingFailed,
+    bids_basename,
+    hold_interrupts,
+    recover,
+)
 from acquisition.streams import make_stream_info
 
 from .lsl_helpers import (
@@ -741,12 +747,49 @@ def test_a_failed_write_is_raised_by_stop_and_the_partial_recording_recovers(
     outlet.push_chunk(counter_chunk(20, 20, 1))
     wait_until(lambda: not recorder.running, what="the writer thread to end on the error")
     monkeypatch.setattr(recorder_module, "_fsync_append", append)
-    with pytest.raises(RuntimeError, match=r"Writing .*\.partial failed: .*No space left"):
+    with pytest.raises(RecordingFailed, match=r"Writing .*\.partial failed: .*No space left"):
         recorder.stop()
     del outlet
     assert not _open_files_under(tmp_path)
     raw = mne.io.read_raw_fif(recover(recorder.partial), preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(20))
+
+
+def test_a_full_disk_is_reported_while_recording_and_what_reached_it_recovers(tmpfs):
+    """A real file system running full (a 64 KB tmpfs): check() reports it while the recording
+    runs, naming the command that recovers it; nothing is written after the failed write, so
+    once there is room the recording recovers as an unbroken start of the stream."""
+    folder = tmpfs(64)
+    info = counter_stream_info(4, 1000.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    recorder = Recorder(receiver, None, folder, flush_interval=0.05).start()
+    assert outlet.wait_for_consumers(5.0)
+    pushed = 0
+
+    def failed() -> bool:
+        nonlocal pushed
+        try:
+            recorder.check()
+        except RecordingFailed as err:
+            failed.message = str(err)
+            return True
+        if recorder.n_samples == pushed:  # written: more
+            outlet.push_chunk(counter_chunk(pushed, 500, 4))
+            pushed += 500
+        return False
+
+    wait_until(failed, what="the writer to run out of space")
+    hint = f"'bci-universum stream recover {recorder.partial}'"
+    assert "No space left on device" in failed.message and hint in failed.message
+    with pytest.raises(RecordingFailed, match="No space left on device") as stopped:
+        recorder.stop()
+    assert hint in str(stopped.value)
+    subprocess.run(["mount", "-o", "remount,size=4m", str(folder)], check=True)  # room made
+    raw = mne.io.read_raw_fif(recover(recorder.partial), preload=True, verbose=False)
+    counter = raw.get_data(picks="misc")[0]
+    assert 0 < len(counter) < pushed
+    np.testing.assert_array_equal(counter, np.arange(len(counter)))
 
 
 def test_stop_waits_30_s_for_the_writer_thread(tmp_path):

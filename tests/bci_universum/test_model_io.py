@@ -12,6 +12,7 @@ from bci_universum.features import TangentSpace
 from bci_universum.model_io import (
     ModelMetadata,
     ModelVersionWarning,
+    check_model_path,
     load_model,
     package_versions,
     read_model_metadata,
@@ -84,6 +85,18 @@ def test_save_refuses_overwrite_and_inconsistent_classes(tmp_path, fitted):
         save_model(tmp_path / "other.joblib", pipe, bad)
     with pytest.raises(ValueError, match="sidecar"):
         save_model(tmp_path / "m.json", pipe, meta)
+
+
+@pytest.mark.parametrize("subfolders", ["", "new/deeper/"])
+def test_a_model_path_that_cannot_be_written_is_refused_before_training(
+    read_only_folder, subfolders
+):
+    """Checked by creating a file where the model goes (or the nearest existing parent of a
+    folder still to be made), as the OS decides; nothing is left there."""
+    path = read_only_folder / f"{subfolders}m.joblib"
+    with pytest.raises(ValueError, match=rf"model {path}: cannot write into {read_only_folder}"):
+        check_model_path(path)
+    assert not list(read_only_folder.iterdir())
 
 
 def test_load_errors_name_the_file(tmp_path, fitted):

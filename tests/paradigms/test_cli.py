@@ -325,6 +325,39 @@ def test_no_option_writes_into_the_shipped_examples(argv, capsys):
     )
 
 
+@pytest.mark.parametrize(
+    ("argv", "option"),
+    [
+        (["calibrate", "--simulate", "-o", "{ro}"], "--output/-o"),
+        (["record-universum", "--output", "{ro}/new"], "--output/-o"),
+        (["online", "m.joblib", "--screenshots", "{ro}/shots"], "--screenshots"),
+        (["demo", "--output", "{ro}"], "--output/-o"),
+        (["evaluate", "e.toml", "--output", "{ro}/results"], "--output/-o"),
+        (["stream", "record", "--stream", "s", "--output", "{ro}"], "--output/-o"),
+        (["train", "x_raw.fif", "-o", "{ro}/model.joblib"], "--output"),
+    ],
+)
+def test_a_read_only_output_is_refused_before_any_work(
+    argv, option, read_only_folder, tmp_path, monkeypatch, capsys
+):
+    """The operating system's refusal to write there is named with the option and the folder,
+    before a stream is waited for or a model trained (``x_raw.fif`` need not even exist)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.joblib").touch()
+    (tmp_path / "e.toml").touch()
+    (tmp_path / "x_raw.fif").touch()
+    argv = [a.format(ro=read_only_folder) for a in argv]
+    try:
+        code = main(argv)
+    except SystemExit as exit_:
+        code = exit_.code
+    err = capsys.readouterr().err
+    assert code in (1, 2), err
+    assert re.search(rf"{option}:.* cannot write into {read_only_folder}\b", err), err
+    assert "Traceback" not in err and "Waiting" not in err
+    assert not list(tmp_path.glob("*.tmp")) and not os.listdir(read_only_folder)
+
+
 def test_no_session_file_writes_into_the_shipped_examples(tmp_path):
     from acquisition import Recorder, StreamReceiver
 

@@ -1,11 +1,13 @@
 """Sessions on loopback LSL with the simulated subject: calibration, universum, online."""
 
+import contextlib
 import json
 import re
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import mne
@@ -13,7 +15,7 @@ import numpy as np
 import pylsl
 import pytest
 
-from acquisition.recorder import bids_basename
+from acquisition.recorder import bids_basename, recover
 from bci_universum.drift import DriftMonitor
 from paradigms.display import MESSAGES, HeadlessPresenter
 from paradigms.feedback import online_run_figures, plot_online_run
@@ -273,6 +275,31 @@ def test_next_run_never_reuses_a_number(tmp_path):
     assert next_run(tmp_path, "01", "01", "online") == 4
 
 
+def test_a_session_output_that_cannot_be_written_is_refused_before_any_stream(
+    read_only_folder,
+):
+    """``[session] output`` from a session file (no ``--output`` checked it): the session
+    refuses it before it starts a stream or waits for one."""
+    config = fast_config(read_only_folder / "recordings")
+    with pytest.raises(
+        ValueError, match=rf"\[session\] output: cannot write into {read_only_folder}"
+    ):
+        Session(config, simulate=SIM)
+
+
+def test_a_session_names_the_unrecovered_recording_a_killed_one_left(tmp_path, caplog):
+    """Its run numbers go past it (:func:`next_run`); the warning says how to recover it."""
+    config = fast_config(tmp_path)
+    folder = tmp_path / "sub-01_ses-01"
+    partial = folder / (bids_basename("01", "01", "calibration", 1) + "_raw.fif.partial")
+    partial.mkdir(parents=True)
+    with caplog.at_level("WARNING", logger="paradigms"):
+        Session(config, simulate=SIM)
+    assert f"holds an unrecovered recording, {partial.name}" in caplog.text
+    assert f"'bci-universum stream recover {partial}'" in caplog.text
+    assert next_run(folder, "01", "01", "calibration") == 2
+
+
 class _Operator(HeadlessPresenter):
     """A headless presenter whose operator presses a key when a given screen first shows."""
 
@@ -356,26 +383,33 @@ def _read_until(stream, pattern, timeout):
     return seen
 
 
-@pytest.mark.lsl
-@pytest.mark.slow
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
-    config = fast_config(tmp_path)
+def _calibrate(output, channels=4, speed=5, trials_per_class=4):
+    """Start ``bci-universum calibrate --simulate`` recording into ``output``, in a process of
+    its own whose SIGINT has its default action."""
+    config = fast_config(output)
     argv = [sys.executable, "-m", "paradigms", "calibrate", "--simulate"]
-    argv += ["--sim-channels", "4", "--quality-seconds", "0", "--speed", "5"]
+    argv += ["--sim-channels", str(channels), "--quality-seconds", "0", "--speed", str(speed)]
     for key in ("session.output", "stream.name", "stream.markers"):
         section, field = key.split(".")
         argv += ["--set", f"{key}={getattr(getattr(config, section), field)!r}"]
-    argv += ["--set", "paradigm.trials_per_class=4", "--set", "timeline.pause=[1.0, 1.5]"]
+    argv += ["--set", f"paradigm.trials_per_class={trials_per_class}"]
+    argv += ["--set", "timeline.pause=[1.0, 1.5]"]
     # A shell starts background jobs with SIGINT ignored and the child would inherit that;
     # Ctrl-C comes from a terminal, where SIGINT has its default action: give the child that.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        proc = subprocess.Popen(
+        return subprocess.Popen(
             argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=0
         )
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
+    proc = _calibrate(tmp_path)
     try:
         seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signum)
@@ -394,6 +428,80 @@ def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     descriptions, _ = _annotations(fname.group(2))
     assert descriptions.count("trial/end") >= int(fname.group(1))
     assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+@pytest.mark.parametrize("barrage_after", ["the first Ctrl-C", "the FIF"])
+def test_ctrl_c_pressed_again_and_again_while_a_run_finishes_loses_nothing(
+    tmp_path, barrage_after
+):
+    """Ctrl-C, then Ctrl-C every 20 ms until the process ends, from the first one on (while
+    the FIF is written) or once the FIF is out (while the BIDS copy and the results are
+    written and the streams closed): each is held, the run's files are all written and the
+    command ends with its message and 130, without a traceback."""
+    proc = _calibrate(tmp_path)
+    folder = tmp_path / "sub-01_ses-01"
+    n_held = 0
+    try:
+        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        proc.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 60
+        if barrage_after == "the FIF":
+            while not list(folder.glob("*_raw.fif")) and time.monotonic() < deadline:
+                time.sleep(0.005)
+        while proc.poll() is None and time.monotonic() < deadline:
+            proc.send_signal(signal.SIGINT)
+            n_held += 1
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(0.02)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    deadline = time.monotonic() + 10  # the pipe's reader reaches the last line
+    while "interrupted" not in "".join(seen) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    err = "".join(seen)
+    assert proc.returncode == 130, err
+    assert n_held > 1, err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert "Finishing calibration run 01 first" in err
+    fname = re.search(r"interrupted; (\d+) trial\(s\) recorded in (\S+) \(sidecar", err)
+    assert fname, err
+    results = json.loads(Path(fname.group(2).replace("_raw.fif", "_results.json")).read_text())
+    assert results["ended"] == "interrupted by Ctrl-C/SIGTERM"
+    assert len(results["trials"]) == int(fname.group(1))
+    bids = tmp_path / "sub-01" / "ses-01" / "eeg"
+    assert (bids / "sub-01_ses-01_task-calibration_run-01_eeg.vhdr").exists()
+    assert (tmp_path / "sub-01" / "ses-01" / "sub-01_ses-01_scans.tsv").exists()
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_a_full_disk_stops_the_run_at_once_and_names_the_way_out(tmpfs):
+    """A real full file system (a 400 KB tmpfs as the output): the run stops as soon as the
+    recorder fails to write, not after its last trial; the error names the command that
+    recovers the recording, which holds what reached the disk once there is room."""
+    output = tmpfs(400)
+    proc = _calibrate(output, channels=16, speed=10, trials_per_class=8)
+    try:
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)
+    partial = output / "sub-01_ses-01" / "sub-01_ses-01_task-calibration_run-01_raw.fif.partial"
+    assert proc.returncode == 1, err
+    assert f"error: Writing {partial} failed: [Errno 28] No space left on device" in err
+    assert f"'bci-universum stream recover {partial}'" in err
+    assert "Traceback" not in err
+    done = max(int(n) for n in re.findall(r"\b(\d+)/16\b", err))
+    assert done < 16, err
+    subprocess.run(["mount", "-o", "remount,size=8m", str(output)], check=True)
+    raw = mne.io.read_raw_fif(recover(partial), verbose="error")
+    assert raw.n_times > 0 and "run/start" in raw.annotations.description
 
 
 @pytest.mark.lsl

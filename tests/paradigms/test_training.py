@@ -298,10 +298,12 @@ def _with_sidecar(raw, fname, **fields):
     return fname
 
 
-def test_online_and_interrupted_runs_only_when_asked(session, tmp_path, capsys):
+def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_path, capsys):
     _, raw = session
     folder = tmp_path / "sub-01_ses-01"
     folder.mkdir()
+    killed = folder / "d_task-calibration_raw.fif.partial"  # a session killed while recording
+    killed.mkdir()
     calibration = _with_sidecar(raw, folder / "a_task-calibration_raw.fif", task="calibration")
     online = _with_sidecar(raw, folder / "b_task-online_raw.fif", task="online")
     stopped = _with_sidecar(
@@ -310,16 +312,23 @@ def test_online_and_interrupted_runs_only_when_asked(session, tmp_path, capsys):
     chosen = select_recordings([folder])
     assert chosen.used == [calibration]
     assert [r["task"] for r in chosen.runs] == ["calibration"]
-    assert [name for name, _ in chosen.skipped] == [str(online), str(stopped)]
+    assert [name for name, _ in chosen.skipped] == [str(killed), str(online), str(stopped)]
     assert select_recordings([folder], include_online=True).used == [calibration, online]
     both = select_recordings([folder], include_online=True, include_interrupted=True)
     assert both.used == [calibration, online, stopped]
     with pytest.raises(ValueError, match="online run"):
         select_recordings([online])
+    alone = tmp_path / "killed"
+    alone.mkdir()
+    (alone / killed.name).mkdir()
+    with pytest.raises(ValueError, match=r"No training recordings left: .*unrecovered recording"):
+        select_recordings([alone])
     output = tmp_path / "m.joblib"
     assert main(["train", str(folder), "-o", str(output), "--folds", "3"]) == 0
     out = capsys.readouterr().out
     assert f"Skipped {online}: online run" in out and "interrupted run" in out
+    assert f"Skipped {killed}: unrecovered recording of a killed session; " in out
+    assert f"'bci-universum stream recover {killed}'" in out
     assert f"{calibration} (task calibration, run 1)" in out
     _, meta = load_model(output)
     assert meta.recordings == [str(calibration)]
