@@ -171,7 +171,10 @@ def run_record(args) -> int:
             flush=True,
         )
 
-    ended = (lambda: receiver.n_samples > 0 and receiver.silent) if args.stop_on_silence else None
+    def ended() -> bool:
+        recorder.check()  # a write that failed (a full disk) ends the recording at once
+        return args.stop_on_silence and receiver.n_samples > 0 and receiver.silent
+
     try:
         reason = run_until_stopped(ended, args.duration, begin=begin)
     except BaseException:

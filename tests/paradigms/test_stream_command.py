@@ -81,6 +81,38 @@ def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
     marker_outlet.close()
 
 
+def test_a_full_disk_ends_a_recording_at_once(tmpfs):
+    """``stream record --duration 120`` into a 64 KB file system fed 600 samples a second:
+    the command stops as the writes fail (the old code recorded on for the whole duration),
+    naming the command that recovers what reached the disk."""
+    folder = tmpfs(64)
+    info = counter_stream_info(8, 600.0)
+    outlet = pylsl.StreamOutlet(info)
+    stop = threading.Event()
+
+    def push():
+        k = 0
+        while not stop.wait(0.05):
+            outlet.push_chunk(counter_chunk(k, 30, 8))
+            k += 30
+
+    pusher = threading.Thread(target=push)
+    pusher.start()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "paradigms", "stream", "record", "--stream", info.name(),
+             "--source-id", info.source_id(), "--output", str(folder), "--duration", "120",
+             "--lsl-mode", "loopback", "--timeout", "10"],
+            capture_output=True, text=True, timeout=60, cwd=ROOT,
+        )  # fmt: skip
+    finally:
+        stop.set()
+        pusher.join()
+    assert proc.returncode == 1, proc.stderr
+    assert "No space left on device" in proc.stderr
+    assert "'bci-universum stream recover " in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_sigterm_stops_a_recording_cleanly(tmp_path):
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
