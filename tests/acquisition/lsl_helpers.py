@@ -1,6 +1,7 @@
 """Real loopback outlets with a sample-counter channel, shared by the acquisition tests."""
 
 import time
+from contextlib import contextmanager
 from uuid import uuid4
 
 import numpy as np
@@ -61,3 +62,15 @@ def make_crashed_recording(folder, n_samples=50, n_eeg=2, subject="07"):
     receiver.stop()
     del outlet
     return recorder.partial
+
+
+@contextmanager
+def reaped(proc):
+    """Kill and reap ``proc`` on the way out when it still runs (a failed wait or assertion
+    must not leave a recording process behind)."""
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate(timeout=10)

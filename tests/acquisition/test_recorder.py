@@ -31,6 +31,7 @@ from .lsl_helpers import (
     counter_chunk,
     counter_stream_info,
     make_crashed_recording,
+    reaped,
     wait_until,
 )
 
@@ -430,7 +431,7 @@ def test_a_second_ctrl_c_does_not_cut_the_final_write_short(tmp_path):
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    try:
+    with reaped(proc):
         assert "Recording" in _read_line(proc, 30.0)
         assert outlet.wait_for_consumers(10.0)
         for start in range(0, n, 2_000):
@@ -443,10 +444,6 @@ def test_a_second_ctrl_c_does_not_cut_the_final_write_short(tmp_path):
         wait_until(lambda: fif.exists() or (partial / fif.name).exists(), 60, "the FIF write")
         os.kill(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert f"Wrote {fif}: {n} samples" in out and "Finishing" in err
     raw = mne.io.read_raw_fif(fif, preload=True, verbose=False)

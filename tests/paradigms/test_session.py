@@ -22,6 +22,7 @@ from paradigms.feedback import online_run_figures, plot_online_run
 from paradigms.session import RunInterrupted, Session, mixed_trials, next_run
 from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
+from tests.acquisition.lsl_helpers import reaped
 
 from .session_helpers import fast_config
 
@@ -486,12 +487,8 @@ def test_a_full_disk_stops_the_run_at_once_and_names_the_way_out(tmpfs):
     recovers the recording, which holds what reached the disk once there is room."""
     output = tmpfs(400)
     proc = _calibrate(output, channels=16, speed=10, trials_per_class=8)
-    try:
+    with reaped(proc):
         _, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
     partial = output / "sub-01_ses-01" / "sub-01_ses-01_task-calibration_run-01_raw.fif.partial"
     assert proc.returncode == 1, err
     assert f"error: Writing {partial} failed: [Errno 28] No space left on device" in err

@@ -17,7 +17,12 @@ from acquisition.receiver import StreamReceiver
 from acquisition.recorder import Recorder
 from acquisition.streams import make_stream_info
 from paradigms.cli import build_parser, main
-from tests.acquisition.lsl_helpers import counter_chunk, counter_stream_info, wait_until
+from tests.acquisition.lsl_helpers import (
+    counter_chunk,
+    counter_stream_info,
+    reaped,
+    wait_until,
+)
 
 pytestmark = pytest.mark.lsl
 
@@ -124,7 +129,7 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
     proc = subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    try:
+    with reaped(proc):
         # a new Python process imports the packages first: a minute or more on a busy machine
         ready, _, _ = select.select([proc.stdout], [], [], 180.0)
         assert ready and "no marker stream" in proc.stdout.readline()
@@ -139,10 +144,6 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
         )
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     assert "120 samples" in out
     raw = mne.io.read_raw_fif(tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif")
@@ -247,12 +248,8 @@ def _cli(*argv):
 
 
 def _finish(proc, timeout=120):
-    try:
+    with reaped(proc):
         out, err = proc.communicate(timeout=timeout)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate(timeout=10)
     assert proc.returncode == 0, err
     return out, err
 
