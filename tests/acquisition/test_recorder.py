@@ -752,6 +752,24 @@ def test_a_failed_write_is_raised_by_stop_and_the_partial_recording_recovers(
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(20))
 
 
+def test_what_the_recorder_counts_is_already_on_disk(tmp_path):
+    """``n_samples`` counts samples whose bytes reached the partial files (nothing waits in a
+    write buffer for a later flush), so a kill loses none of them and a full disk fails at the
+    write that lost data."""
+    info = counter_stream_info(1, 100.0)
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(source_id=info.source_id(), timeout=5.0)
+    with Recorder(receiver, None, tmp_path, flush_interval=0.05) as recorder:
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(counter_chunk(0, 20, 1))
+        wait_until(lambda: recorder.n_samples == 20, what="20 samples written")
+        data = np.fromfile(recorder.partial / "data.bin", dtype=np.float32).reshape(-1, 2)
+        stamps = np.fromfile(recorder.partial / "timestamps.bin", dtype=np.float64)
+        np.testing.assert_array_equal(data[:, 1], np.arange(20))
+        assert len(stamps) == 20
+    del outlet
+
+
 def test_a_full_disk_is_reported_while_recording_and_what_reached_it_recovers(tmpfs):
     """A real file system running full (a 64 KB tmpfs): check() reports it while the recording
     runs, naming the command that recovers it; nothing is written after the failed write, so
