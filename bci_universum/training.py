@@ -274,8 +274,8 @@ class TrainingResult:
     n_universum : dict
         Universum trials per condition.
     n_left_out : dict
-        Labelled trials (``cue/<name>`` markers) of names not in ``classes``, per name: left
-        out of the training.
+        Trials left out of the training, per marker: ``cue/<name>`` of names not in
+        ``classes`` and ``universum/<name>`` of names not in ``universum``.
     grid_scores : (list of dict, ndarray)
         The final model's selection: grid points and their inner-CV balanced accuracy per fold
         (:func:`select_and_fit` with ``return_scores``).
@@ -318,7 +318,7 @@ class TrainingResult:
             f"Trials: {_counts(self.n_trials)}; universum: {_counts(self.n_universum) or 'none'}"
         )
         if self.n_left_out:
-            trials += f"; left out: {_counts(self.n_left_out)} (not in classes)"
+            trials += f"; left out (not in classes or universum): {_counts(self.n_left_out)}"
         lines = [
             f"Pipeline {meta.pipeline}: band {list(meta.band) if meta.band else 'none'} Hz "
             f"(causal), window {list(meta.window)} s, {len(meta.ch_names)} channels, "
@@ -392,8 +392,8 @@ def _load_trials(recordings, classes, universum, band, window, marker_map, verbo
     """Causally filtered trials of ``window`` (classes' and present universum conditions').
 
     Returns ``X, y, epochs`` (as :func:`~bci_universum.datasets.epochs_from_raw`), the
-    universum trials per condition name and the labelled trials left out (``cue/<name>``
-    markers of names not in ``classes``) per name.
+    universum trials per condition name and the trials left out per marker (``cue/<name>`` of
+    names not in ``classes``, ``universum/<name>`` of names not in ``universum``).
     """
     class_markers = [f"cue/{c}" for c in classes]
     raws = _read_filtered(recordings, marker_map, band, verbose)
@@ -429,11 +429,12 @@ def _load_trials(recordings, classes, universum, band, window, marker_map, verbo
     code_to_marker = {code: marker for marker, code in epochs.event_id.items()}
     markers = Counter(code_to_marker[c] for c in epochs.events[:, 2])
     n_universum = {m.split("/", 1)[1]: markers[m] for m in universum_markers if markers[m]}
+    kept = {*class_markers, *universum_markers}
     left_out = Counter(
-        d.split("/", 1)[1]
+        d
         for raw in raws
         for d in raw.annotations.description
-        if d.startswith("cue/") and d not in class_markers
+        if d.startswith(("cue/", "universum/")) and d not in kept
     )
     return X, y, epochs, n_universum, dict(sorted(left_out.items()))
 

@@ -15,6 +15,7 @@ folders a killed session left) are listed as skipped, with the command that reco
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from bci_universum.datasets.bids import is_bids_root
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig
+
+logger = logging.getLogger(__name__)
 
 #: Recorder tasks that are not training data by default.
 ONLINE_TASKS = ("online",)
@@ -185,6 +188,8 @@ def train_model(
         include_interrupted=include_interrupted,
         bids=bids,
     )
+    for skipped, why in chosen.skipped:  # said before the cross-validation, not after it
+        logger.warning("Skipped %s: %s.", skipped, why)
     return train(
         chosen.used,
         config.paradigm.classes,

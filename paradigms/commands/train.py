@@ -125,8 +125,6 @@ def run(args) -> int:
         marker_map=args.marker_map,
         verbose="error",
     )
-    for name, why in result.metadata.params["provenance"]["skipped"]:
-        print(f"Skipped {name}: {why}")
     print(result.summary())
     print(f"Cross-validation plot: {save_cv_plot(result, Path(args.output))}")
     return 0

@@ -176,18 +176,21 @@ def test_training_without_universum_trials(session):
     assert result.metadata.params["selected"].keys() == {"clf__C"}
 
 
-def test_labelled_trials_of_other_classes_are_named_as_left_out(session):
-    """cue/feet trials beside the session's classes left/right are left out, and said so on
-    the Trials line (not dropped without a word)."""
+def test_trials_of_other_classes_and_conditions_are_named_as_left_out(session):
+    """cue/feet trials beside the session's classes left/right and universum/blink trials
+    beside its universum conditions are left out, and said so on the Trials line (not dropped
+    without a word)."""
     _, raw = session
     a = raw.annotations
     names = a.description.copy()
     names[np.flatnonzero(names == "cue/left")[:4]] = "cue/feet"
+    names[np.flatnonzero(names == "cue/right")[:2]] = "universum/blink"
     raw = raw.copy().set_annotations(mne.Annotations(a.onset, a.duration, names, a.orig_time))
     result = train_model([raw], pipeline="csp_lda", n_splits=3, verbose="error")
-    trials = f"Trials: left {N_TRIALS - 4}, right {N_TRIALS}; universum: none"
-    assert f"{trials}; left out: feet 4 (not in classes)\n" in result.summary()
-    assert result.n_left_out == {"feet": 4}
+    trials = f"Trials: left {N_TRIALS - 4}, right {N_TRIALS - 2}; universum: none"
+    left_out = "left out (not in classes or universum): cue/feet 4, universum/blink 2"
+    assert f"{trials}; {left_out}\n" in result.summary()
+    assert result.n_left_out == {"cue/feet": 4, "universum/blink": 2}
 
 
 @pytest.mark.parametrize(
@@ -324,11 +327,15 @@ def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_pa
     with pytest.raises(ValueError, match=r"No training recordings left: .*unrecovered recording"):
         select_recordings([alone])
     output = tmp_path / "m.joblib"
+    # said before the trials are read: also when they then fail
+    assert main(["train", str(folder), "-o", str(output), "--marker-map", "cue/left=x/y"]) == 1
+    err = capsys.readouterr().err
+    assert "No labelled trials of ['cue/left']" in err
+    assert f"Skipped {online}: online run" in err and "interrupted run" in err
+    assert f"Skipped {killed}: unrecovered recording of a killed session; " in err
+    assert f"'bci-universum stream recover {killed}'" in err
     assert main(["train", str(folder), "-o", str(output), "--folds", "3"]) == 0
     out = capsys.readouterr().out
-    assert f"Skipped {online}: online run" in out and "interrupted run" in out
-    assert f"Skipped {killed}: unrecovered recording of a killed session; " in out
-    assert f"'bci-universum stream recover {killed}'" in out
     assert f"{calibration} (task calibration, run 1)" in out
     _, meta = load_model(output)
     assert meta.recordings == [str(calibration)]
