@@ -68,3 +68,21 @@ def output_folder(text: str) -> Path:
         return check_output_folder(output_path(text))
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from err
+
+
+def output_file(text: str) -> Path:
+    """argparse ``type`` of the options naming one file a command writes (a table, a
+    screenshot): :func:`output_path`, then a name that is a folder, or whose folder does not
+    exist or cannot be written, refused before the command starts."""
+    from bci_universum.datasets import check_writable
+
+    path = output_path(text)
+    try:
+        if path.is_dir():
+            raise ValueError(f"{path} is a folder; name a file in it.")
+        if not path.parent.is_dir():
+            raise ValueError(f"the folder {path.parent} of {path} does not exist.")
+        check_writable(path.parent)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from err
+    return path

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..output import output_path
+from ..output import output_file
 from ._types import n_jobs, positive_int
 
 
@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--output",
         "-o",
-        type=output_path,
+        type=output_file,
         metavar="FILE",
         help="also write the table to this file",
     )
@@ -54,8 +54,6 @@ def add_parser(subparsers) -> None:
 def run(args) -> int:
     from bci_universum.studies.ocr_digits import run_ocr_study
 
-    if args.output is not None and not args.output.parent.is_dir():
-        raise FileNotFoundError(f"--output: folder {args.output.parent} does not exist")
     if args.output is not None and args.output.exists() and not args.overwrite:
         raise ValueError(f"--output: {args.output} exists; replace it with --overwrite.")
     overrides = {

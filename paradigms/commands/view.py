@@ -8,7 +8,7 @@ import sys
 from contextlib import nullcontext
 from pathlib import Path
 
-from ..output import output_path
+from ..output import output_file
 from ._lsl_mode import add_lsl_mode
 
 
@@ -65,7 +65,7 @@ def add_parser(subparsers) -> None:
     parser.add_argument("--duration", type=float, help="close the scope after this many seconds")
     parser.add_argument(
         "--screenshot",
-        type=output_path,
+        type=output_file,
         metavar="FILE",
         help="with --duration: save the window as this PNG at the end",
     )
@@ -81,14 +81,8 @@ def _check(args: argparse.Namespace) -> None:
         value = getattr(args, name)
         if value is not None and not value > 0:
             raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}.")
-    if args.screenshot is not None:
-        if args.duration is None:
-            raise ValueError("--screenshot needs --duration (the window is saved as it closes).")
-        if not args.screenshot.parent.is_dir():
-            raise ValueError(
-                f"--screenshot {args.screenshot}: the folder {args.screenshot.parent} does not "
-                "exist."
-            )
+    if args.screenshot is not None and args.duration is None:
+        raise ValueError("--screenshot needs --duration (the window is saved as it closes).")
 
 
 def _replay(args):

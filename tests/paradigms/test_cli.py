@@ -18,7 +18,7 @@ from bci_universum.datasets import EXAMPLE_RECORDINGS
 from paradigms.cli import build_parser, configure_logging, leaf_parsers, main
 from paradigms.commands._session_args import config_from_args
 from paradigms.config import SessionConfig, load_session_config
-from paradigms.output import DEFAULT_OUTPUT, output_folder, output_path
+from paradigms.output import DEFAULT_OUTPUT, output_file, output_folder, output_path
 
 ROOT = Path(__file__).resolve().parents[2]
 KEBAB = re.compile(r"^--[a-z0-9]+(-[a-z0-9]+)*$|^-[a-zA-Z]$")
@@ -147,7 +147,7 @@ def test_option_names_follow_one_scheme():
                 kind = (action.dest,)  # a label to write, or labels to select (nargs +)
             if action.dest in ("output", "screenshots", "screenshot"):
                 # a file or a folder (a folder is never an existing file)
-                writes = (output_path, output_folder)
+                writes = (output_path, output_folder, output_file)
                 assert action.type in writes, f"{parser.prog} {long} may write anywhere"
                 kind = (action.dest, "output", action.nargs)
             # the same option means the same thing: same destination, type and arity
@@ -335,6 +335,8 @@ def test_no_option_writes_into_the_shipped_examples(argv, capsys):
         (["evaluate", "e.toml", "--output", "{ro}/results"], "--output/-o"),
         (["stream", "record", "--stream", "s", "--output", "{ro}"], "--output/-o"),
         (["train", "x_raw.fif", "-o", "{ro}/model.joblib"], "--output"),
+        (["digits", "--output", "{ro}/table.md"], "--output/-o"),
+        (["view", "x", "--duration", "1", "--screenshot", "{ro}/s.png"], "--screenshot"),
     ],
 )
 def test_a_read_only_output_is_refused_before_any_work(

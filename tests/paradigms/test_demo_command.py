@@ -43,8 +43,11 @@ def test_digits_command_writes_the_table(tmp_path, capsys):
 
 def test_digits_command_bad_input(tmp_path, capsys):
     missing = tmp_path / "no" / "such" / "folder" / "ocr.md"
-    assert main(["digits", "--quick", "--output", str(missing)]) == 1
-    assert "--output: folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["digits", "--quick", "--output", str(missing)])
+    assert f"--output/-o: the folder {missing.parent} of {missing} does not exist" in (
+        capsys.readouterr().err
+    )
     assert main(["digits", "--quick", "--train-sizes", "11", "--splits", "2"]) == 1
     assert "train_sizes must be even" in capsys.readouterr().err
     with pytest.raises(SystemExit):

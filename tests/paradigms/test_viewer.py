@@ -232,20 +232,24 @@ def test_view_shows_a_recording(recording, tmp_path, capsys):
 
 def test_a_screenshot_that_cannot_be_saved_is_an_error(recording, tmp_path, capsys):
     """Refused before connecting when it cannot work; an error, not a silent exit 0, when
-    the PNG cannot be written at the end (here the name is a folder)."""
+    the image cannot be written at the end (here a suffix Qt has no writer for)."""
     absent = f"absent-{uuid4().hex}"
-    for extra, message in [
-        ([], "--screenshot needs --duration"),
-        (["--duration", "1"], f"the folder {tmp_path / 'no'} does not exist"),
+    argv = ["view", absent, "--timeout", "1", "--lsl-mode", "loopback"]
+    assert main([*argv, "--screenshot", str(tmp_path / "s.png")]) == 1
+    assert "--screenshot needs --duration" in capsys.readouterr().err
+    missing, folder = tmp_path / "no" / "s.png", tmp_path / "taken.png"
+    folder.mkdir()
+    for shot, message in [
+        (missing, f"the folder {missing.parent} of {missing} does not exist"),
+        (folder, f"{folder} is a folder; name a file in it."),
     ]:
-        argv = ["view", absent, "--screenshot", str(tmp_path / "no" / "s.png"), *extra]
-        assert main([*argv, "--timeout", "1", "--lsl-mode", "loopback"]) == 1
-        assert message in capsys.readouterr().err
-    taken = tmp_path / "taken.png"
-    taken.mkdir()
-    argv = ["view", str(recording), "--duration", "1", "--screenshot", str(taken)]
+        with pytest.raises(SystemExit) as exit_:
+            main([*argv, "--duration", "1", "--screenshot", str(shot)])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+    unknown = tmp_path / "s.unknown-format"
+    argv = ["view", str(recording), "--duration", "1", "--screenshot", str(unknown)]
     assert main([*argv, "--lsl-mode", "loopback"]) == 1
-    assert f"Could not write the screenshot {taken}" in capsys.readouterr().err
+    assert f"Could not write the screenshot {unknown}" in capsys.readouterr().err
 
 
 def test_view_refuses_a_recording_with_a_source_id(recording, capsys):
