@@ -10,8 +10,9 @@ Screens (:data:`~paradigms.timeline.SCREENS`): ``blank``; ``fixation`` (white cr
 ``cue`` (red arrow towards the class's side, or a yellow box for a universum condition);
 ``feedback`` (the bar the decoder moves, a centre mark, the cue's arrow kept on screen and the
 target end of the bar lit in yellow); ``instructions``, ``start``, ``pause``, ``break`` and
-``end`` (a message). After a feedback trial :meth:`set_result` marks it hit (green ✓) or miss
-(red ✗); the running score stays in the top-right corner during feedback runs.
+``end`` (a message). After a feedback trial :meth:`set_result` marks it hit (green ✓), miss
+(red ✗) or undecided (grey, no valid decision: not scored); the running score of the decided
+trials stays in the top-right corner during feedback runs.
 
 The window takes the operator's keys: ``P`` pause / continue, ``Space`` continue, ``Q`` or
 ``Escape`` quit; the session reads them with :meth:`pop_requests`. With ``screenshots=DIR`` the
@@ -57,6 +58,13 @@ MESSAGES = {
 # Feedback screenshots wait for this many scored trials, so that they show a running score.
 SCORED_BEFORE_FEEDBACK_SCREENSHOT = 2
 
+# The mark of a feedback trial's result: text, colour, screenshot name.
+_RESULT_MARKS = {
+    True: ("✓ hit", "#30e030", "result-hit"),
+    False: ("✗ miss", "#ff4040", "result-miss"),
+    None: ("– undecided", "#a0a0a0", "result-undecided"),
+}
+
 # Operator requests from the keyboard.
 KEYS = {"P": "pause", "Space": "continue", "Q": "quit", "Escape": "quit"}
 
@@ -74,8 +82,8 @@ class HeadlessPresenter:
         ``(time, screen, condition)`` of every screen shown.
     feedback : float
         The last feedback value.
-    results : list of bool
-        Hit (True) or miss of every feedback trial marked so far.
+    results : list of bool or None
+        Hit (True), miss (False) or undecided (None) of every feedback trial marked so far.
     text : str
         The message of the current screen (empty for trial screens).
     """
@@ -84,14 +92,15 @@ class HeadlessPresenter:
         self.history: list[tuple[float, str, str | None]] = []
         self.beeps: list[float] = []
         self.feedback = 0.0
-        self.results: list[bool] = []
+        self.results: list[bool | None] = []
         self.text = ""
         self._requests: list[str] = []
 
     @property
     def score(self) -> tuple[int, int]:
-        """(hits, trials marked) so far."""
-        return sum(self.results), len(self.results)
+        """(hits, decided trials) so far: undecided trials are not scored."""
+        decided = [hit for hit in self.results if hit is not None]
+        return sum(decided), len(decided)
 
     def show(self, screen: str, condition: str | None = None, text: str | None = None) -> float:
         """Record ``screen`` as shown now and return the time."""
@@ -105,9 +114,9 @@ class HeadlessPresenter:
         """Store the feedback value (clipped to [-1, 1])."""
         self.feedback = float(np.clip(value, -1.0, 1.0))
 
-    def set_result(self, hit: bool) -> None:
-        """Count a feedback trial's outcome in the score."""
-        self.results.append(bool(hit))
+    def set_result(self, hit: bool | None) -> None:
+        """Count a feedback trial's outcome in the score (``None``: undecided, not scored)."""
+        self.results.append(None if hit is None else bool(hit))
 
     def press(self, request: str) -> None:
         """Queue an operator request (``"pause"``, ``"continue"``, ``"quit"``), as a key would."""
@@ -292,15 +301,17 @@ class QtPresenter(HeadlessPresenter):
         self._bar.setOpts(x=[self.feedback / 2.0], width=[abs(self.feedback)])
         self._app.processEvents()
 
-    def set_result(self, hit: bool) -> None:
-        """Mark the trial that just ended a hit (green ✓) or a miss (red ✗); update the score."""
+    def set_result(self, hit: bool | None) -> None:
+        """Mark the trial that just ended a hit (green ✓), a miss (red ✗) or undecided (grey,
+        ``None``: no valid decision); update the score of the decided trials."""
         super().set_result(hit)
-        self._result.setText("✓ hit" if hit else "✗ miss")
-        self._result.setColor("#30e030" if hit else "#ff4040")
+        text, colour, key = _RESULT_MARKS[self.results[-1]]
+        self._result.setText(text)
+        self._result.setColor(colour)
         hits, n = self.score
         self._score.setText(f"score {hits}/{n}")
         self._app.processEvents()
-        self._save("result-hit" if hit else "result-miss")
+        self._save(key)
 
     def process_events(self) -> None:
         """Keep the window responsive between screens (and take the operator's keys)."""

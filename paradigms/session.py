@@ -773,8 +773,8 @@ class _OnlineState:
     def _score(self, trial: FeedbackTrial, reached: bool = True) -> None:
         result = trial.result(self.classes, reached)
         self.results.append(result)
-        if result.predicted is not None:  # an undecided trial is no miss
-            self.session.presenter.set_result(result.hit)
+        self.session.presenter.set_result(result.hit)  # None: undecided, no miss
+        if result.predicted is not None:
             self.session._push(f"decision/{result.predicted}")
 
     def finish(self, recorded: set[int]) -> None:

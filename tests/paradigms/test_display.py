@@ -27,6 +27,11 @@ def _green(img):
     return (img[..., 1] > 100) & (img[..., 0] < 80) & (img[..., 2] < 80)
 
 
+def _grey(img):
+    rgb = img[..., :3].astype(int)
+    return (np.ptp(rgb, axis=-1) < 12) & (np.abs(rgb[..., 0] - 160) < 25)
+
+
 def test_each_screen_renders_something_distinct(presenter):
     shots = {}
     for screen, condition in [
@@ -180,6 +185,13 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         assert _text(items["result"]) == "✗ miss" and _text(items["score"]) == "score 1/2"
         assert _red(p.grab()).sum() > 50
         assert p.score == (1, 2) == (1, SCORED_BEFORE_FEEDBACK_SCREENSHOT)
+        missed = p.grab()
+        p.set_result(None)  # no valid decision: marked, not scored
+        assert _text(items["result"]) == "– undecided" and _text(items["score"]) == "score 1/2"
+        img = p.grab()
+        assert _grey(img).sum() > _grey(missed).sum() + 50
+        assert _red(img).sum() == 0 and _green(img).sum() == 0
+        assert p.score == (1, 2) and p.results == [True, False, None]
         for side in ("right", "left"):
             p.show("feedback", f"cue/{side}")
             p.set_feedback(0.6)
@@ -197,6 +209,7 @@ def test_feedback_screen_keeps_the_target_and_marks_the_result(tmp_path):
         saved = sorted(f.name for f in tmp_path.glob("*.png"))
         screens = ["instructions", "start", "pause", "break", "end", "fixation"]
         results = ["feedback-right", "feedback-left", "result-hit", "result-miss"]
+        results.append("result-undecided")
         assert saved == sorted(f"{name}.png" for name in screens + results)
     finally:
         p.close()

@@ -113,6 +113,7 @@ def test_simulated_session_end_to_end(tmp_path):
             listener.stop()
 
     assert [r["ended"] for r in (cal, uni, online)] == ["completed"] * 3
+    assert session.presenter.results == [r["hit"] for r in online["results"]]  # each marked
     cal["conditions"] = config.class_markers
     _check_trial_markers(cal)
     uni["conditions"] = config.universum_markers
