@@ -404,6 +404,10 @@ def hold_interrupts(what: str, redeliver: bool = True):
     started (the last markers, the FIF). A held signal goes to its own handler afterwards if
     ``redeliver``; pass False when the recording is ending because of one already.
 
+    A block inside another one (a session finishing a run holds them while its recorder
+    finishes the file) leaves them to the outer block: one message, and the outer block's
+    ``redeliver`` decides.
+
     Parameters
     ----------
     what : str
@@ -418,6 +422,10 @@ def hold_interrupts(what: str, redeliver: bool = True):
             logger.warning("Finishing %s first; this ends once it is written.", what)
         held.append(signum)
 
+    hold.holds_interrupts = True
+    if getattr(signal.getsignal(signal.SIGINT), "holds_interrupts", False):
+        yield  # an outer block holds them
+        return
     try:
         previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: signals are not ours to hold

@@ -370,6 +370,26 @@ def test_interrupts_while_finishing_are_held_then_delivered(caplog):
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_nested_holds_leave_the_signals_to_the_outer_one(caplog):
+    """A session finishing a run holds interrupts while its recorder finishes the file: one
+    message (the outer block's), and the signal is delivered once, after the outer block."""
+    handler = signal.getsignal(signal.SIGINT)
+    steps = []
+    with pytest.raises(KeyboardInterrupt), hold_interrupts("calibration run 01"):
+        with hold_interrupts("sub-01_raw.fif"):
+            signal.raise_signal(signal.SIGINT)
+            steps.append("inner")
+        steps.append("outer")
+    assert steps == ["inner", "outer"] and signal.getsignal(signal.SIGINT) is handler
+    assert [r.getMessage() for r in caplog.records] == [
+        "Finishing calibration run 01 first; this ends once it is written."
+    ]
+    # the run ends because of one: nothing is delivered after it
+    with hold_interrupts("online run 02", redeliver=False), hold_interrupts("sub-01_raw.fif"):
+        signal.raise_signal(signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is handler
+
+
 def test_holding_interrupts_outside_the_main_thread_leaves_signals_alone():
     """Only the main thread may set handlers: elsewhere the block just runs."""
     ran, errors = [], []
