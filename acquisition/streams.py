@@ -47,7 +47,11 @@ AMBIGUITY_WAIT = 1.0
 
 @dataclass(frozen=True)
 class StreamSummary:
-    """What :func:`list_streams` reports for one stream."""
+    """What :func:`list_streams` reports for one stream.
+
+    ``uid`` is liblsl's identifier of the outlet, the one property that tells any two streams
+    apart (MNE-LSL gives all its streams the ``source_id`` ``"MNE-LSL"``).
+    """
 
     name: str
     type: str
@@ -56,6 +60,7 @@ class StreamSummary:
     channel_format: str
     source_id: str
     hostname: str
+    uid: str = ""
 
     def __str__(self) -> str:
         return (
@@ -84,6 +89,7 @@ def stream_summary(info) -> StreamSummary:
         channel_format=channel_format_name(info.channel_format()),
         source_id=info.source_id(),
         hostname=info.hostname(),
+        uid=info.uid(),
     )
 
 
@@ -192,10 +198,11 @@ def resolve_stream(
     TimeoutError
         When no such stream appears within ``timeout``; the message names the stream.
     ValueError
-        When, without a ``source_id``, several streams match (two amplifiers or replays of the
-        same name, several EEG streams for ``stype="EEG"``): the message lists them, with the
-        ``source_id`` that tells them apart. Telling needs :data:`AMBIGUITY_WAIT` more seconds
-        after the first match.
+        When several streams match (two amplifiers or replays of the same name, several EEG
+        streams for ``stype="EEG"``, the data and annotation streams of an MNE-LSL player for
+        ``source_id="MNE-LSL"``): the message lists them, with what tells them apart. Telling
+        needs :data:`AMBIGUITY_WAIT` more seconds after the first match, unless both ``name``
+        and ``source_id`` are given.
     """
     import pylsl
 
@@ -207,7 +214,7 @@ def resolve_stream(
         raise TimeoutError(
             f"No {describe_query(name, source_id, stype)} found within {timeout:g} s."
         )
-    if source_id is None:
+    if name is None or source_id is None:  # a source_id alone is not unique (MNE-LSL)
         # returns as soon as a second stream answers, else after the wait
         found = pylsl.resolve_bypred(query, 2, min(timeout, AMBIGUITY_WAIT)) or found
     if len(found) > 1:
@@ -219,9 +226,15 @@ def ambiguity_error(query: str, matches) -> ValueError:
     """The error for a stream selection (``query``, :func:`describe_query`) that several
     streams (``matches``, :class:`StreamSummary`) answer."""
     matches = sorted(matches, key=str)
+    if len({m.source_id for m in matches}) == len(matches):
+        how = "Choose one by its source_id (--source-id)."
+    else:
+        how = (
+            "They share a source_id (MNE-LSL gives all its streams the source_id 'MNE-LSL'): "
+            "choose one by its name (--stream)."
+        )
     return ValueError(
-        f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. "
-        "Choose one by its source_id (--source-id)."
+        f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. {how}"
     )
 
 

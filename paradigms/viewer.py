@@ -65,10 +65,10 @@ def pick_stream(name: str | None = None, timeout: float = 5.0):
         When the stream called ``name`` carries markers, not a signal.
     """
     deadline = time.monotonic() + timeout
-    seen: dict[tuple[str, str], StreamSummary] = {}
+    seen: dict[str, StreamSummary] = {}
     while True:
         for s in list_streams(min(LIST_ROUND, max(deadline - time.monotonic(), 0.01))):
-            seen[s.source_id, s.hostname] = s
+            seen[s.uid] = s
         streams = sorted(seen.values(), key=lambda s: (s.name, s.source_id))
         named = [s for s in streams if name is None or s.name == name]
         candidates = [s for s in named if s.is_signal]

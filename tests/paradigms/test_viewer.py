@@ -314,6 +314,27 @@ def test_pick_stream_lists_what_it_sees(stream):
     del outlet
 
 
+def test_view_tells_apart_streams_sharing_a_source_id(capsys):
+    """An MNE-LSL player's data and annotation streams share their source_id ('MNE-LSL'; a
+    unique one here) and host: the one hid the other from ``view NAME`` and from the visible
+    streams listed, and ``--source-id`` alone picked the annotation stream."""
+    shared, name = f"MNE-LSL-{uuid4().hex}", f"player-{uuid4().hex}"
+    data = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=shared)
+    annotations = pylsl.StreamInfo(f"{name}-annotations", "annotations", 1, 0, "string", shared)
+    outlets = [pylsl.StreamOutlet(info) for info in (data, annotations)]
+    assert pick_stream(name, timeout=5.0).name == name
+    with pytest.raises(TimeoutError, match="Visible streams") as caught:
+        pick_stream(f"absent-{uuid4().hex}", timeout=1.0)
+    assert f"'{name}' type" in str(caught.value)
+    assert f"'{name}-annotations' type" in str(caught.value)
+    argv = ["view", "--source-id", shared, "--check", "--timeout", "5"]
+    assert main([*argv, "--lsl-mode", "loopback"]) == 1
+    err = capsys.readouterr().err
+    assert "is ambiguous, 2 streams match" in err and "carries markers" not in err
+    assert f"'{name}' type" in err and f"'{name}-annotations' type" in err
+    del outlets
+
+
 def test_quality_leaves_sample_counters_out():
     from tests.acquisition.lsl_helpers import counter_chunk, counter_stream_info
 
