@@ -219,6 +219,31 @@ def test_view_check_command_replays_a_recording(recording, capsys):
     assert f"E{FLAT}: flat" in out and "1 bad channel(s)" in out
 
 
+def test_view_check_judges_only_the_data_channels(tmp_path, capsys):
+    """A FIF with EOG, trigger and temperature channels next to its EEG: only the EEG is
+    judged (MNE's data channels), the others are named as left out. Judged as EEG in µV,
+    the trigger and the temperature failed every check."""
+    n = 2000
+    eeg = _signals(n)[:, :4].T.astype(float) * 1e-6  # four good EEG channels
+    t = np.arange(n) / SFREQ
+    eog = 300e-6 * np.sin(2 * np.pi * 0.5 * t)
+    stim = np.where(np.arange(n) % 500 < 10, 5.0, 0.0)
+    temp = np.full(n, 36.5)
+    names = ["E0", "E1", "E2", "E3", "EOG", "STI", "Temp"]
+    types = ["eeg"] * 4 + ["eog", "stim", "misc"]
+    raw = mne.io.RawArray(
+        np.vstack([eeg, eog, stim, temp]), mne.create_info(names, SFREQ, types), verbose=False
+    )
+    fname = tmp_path / "mixed_raw.fif"
+    raw.save(fname, verbose=False)
+    code = main(["view", str(fname), "--check", "--seconds", "1", "--lsl-mode", "loopback"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    assert "Not checked (not data channels): EOG (eog), STI (stim), Temp (misc)." in captured.err
+    for name in ("EOG", "STI", "Temp"):
+        assert name not in captured.out
+
+
 def test_view_shows_a_recording(recording, tmp_path, capsys):
     shot = tmp_path / "scope.png"
     argv = ["view", str(recording), "--duration", "3", "--screenshot", str(shot)]
