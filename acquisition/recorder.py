@@ -40,7 +40,7 @@ import numpy as np
 from ._inlet_thread import start_together
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, channel_units, describe_channels
+from .streams import channel_format_name, channel_units, describe_channels, is_number
 from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
@@ -579,7 +579,7 @@ def _read_header(partial: Path) -> dict:
         lacking = [key for key in _CHANNEL_KEYS if not isinstance(ch, dict) or key not in ch]
         if lacking:
             raise ValueError(f"{path}: channel {k} lacks {lacking}.")
-        if not _is_number(ch["scale"]) or ch["scale"] == 0:
+        if not is_number(ch["scale"]) or ch["scale"] == 0:
             raise ValueError(
                 f"{path}: channel {k} 'scale' must be a finite non-zero number, "
                 f"got {ch['scale']!r}."
@@ -590,7 +590,7 @@ def _read_header(partial: Path) -> dict:
         )
     stream = header["stream"]
     if not isinstance(stream, dict) or not (
-        _is_number(stream.get("sfreq")) and stream["sfreq"] > 0
+        is_number(stream.get("sfreq")) and stream["sfreq"] > 0
     ):
         raise ValueError(f"{path}: 'stream' must give a positive 'sfreq'.")
     if stream.get("n_channels", len(channels)) != len(channels):
@@ -598,7 +598,7 @@ def _read_header(partial: Path) -> dict:
             f"{path}: the stream has {stream['n_channels']!r} channels ('n_channels') but "
             f"'channels' describes {len(channels)}: the samples cannot be cut into rows."
         )
-    if not _is_number(header["start_lsl_time"]):
+    if not is_number(header["start_lsl_time"]):
         raise ValueError(
             f"{path}: 'start_lsl_time' must be a number, got {header['start_lsl_time']!r}."
         )
@@ -610,10 +610,6 @@ def _read_header(partial: Path) -> dict:
             f"got {header['start_wall_time']!r}."
         ) from None
     return header
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
 
 
 def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:

@@ -8,6 +8,7 @@ samples; in MNE it becomes a ``misc`` channel.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 from uuid import uuid4
@@ -112,6 +113,11 @@ def check_signal_stream(stream: StreamSummary) -> None:
         "regular-rate numeric stream (a marker stream is recorded with 'stream record "
         "--markers', read with a MarkerReceiver)."
     )
+
+
+def is_number(value) -> bool:
+    """True for a finite real number (not a bool, not text such as ``"160"``)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
 
 
 def channel_format_name(fmt: int) -> str:

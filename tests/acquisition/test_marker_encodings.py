@@ -57,8 +57,8 @@ def test_one_hot_layout_gives_descriptions_and_durations():
 @pytest.mark.parametrize(
     ("ch_names", "sfreq", "fragment"),
     [
-        (["a", "b"], 0.0, "got 2 channel(s) of format 2 at 0 Hz"),
-        (["a"], 100.0, "got 1 channel(s) of format 2 at 100 Hz"),
+        (["a", "b"], 0.0, "got 2 double64 channel(s) at irregular rate."),
+        (["a"], 100.0, "got 1 double64 channel(s) at 100 Hz rate."),
     ],
 )
 def test_data_streams_are_not_marker_streams(ch_names, sfreq, fragment):
