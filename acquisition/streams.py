@@ -142,6 +142,9 @@ def channel_format_code(fmt: str | int) -> int:
         ) from None
 
 
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # XPath 1.0 has no lower-case(): translate() instead
+
+
 def _quote(value: str, what: str) -> str:
     value = str(value)
     if "'" not in value:
@@ -154,14 +157,20 @@ def _quote(value: str, what: str) -> str:
 def stream_query(
     name: str | None = None, source_id: str | None = None, stype: str | None = None
 ) -> str:
-    """Return the liblsl XPath predicate selecting streams by name, source_id and/or type."""
+    """Return the liblsl XPath predicate selecting streams by name, source_id and/or type.
+
+    The type matches in any case (``"EEG"`` finds an MNE-LSL player's ``"eeg"`` stream, as
+    :func:`describe_channels` reads it); name and source_id match exactly.
+    """
     parts = []
     if name is not None:
         parts.append(f"name={_quote(name, 'name')}")
     if source_id is not None:
         parts.append(f"source_id={_quote(source_id, 'source_id')}")
     if stype is not None:
-        parts.append(f"type={_quote(stype, 'type')}")
+        parts.append(
+            f"translate(type,'{_UPPER}','{_UPPER.lower()}')={_quote(stype.lower(), 'type')}"
+        )
     if not parts:
         raise ValueError("Select a stream by name, source_id and/or type (all were None).")
     return " and ".join(parts)

@@ -124,6 +124,16 @@ def test_resolve_refuses_an_ambiguous_selection_listing_the_candidates():
 
 
 @pytest.mark.lsl
+def test_the_type_matches_in_any_case():
+    """MNE-LSL's player says 'eeg' where amplifiers say 'EEG': ``--type EEG`` finds both."""
+    stype = f"EEG-{uuid4().hex}"
+    sinfo = make_stream_info(f"lower-{uuid4().hex}", ["a"], 100.0, stype=stype.lower())
+    outlet = pylsl.StreamOutlet(sinfo)
+    assert resolve_stream(stype=stype, timeout=5.0).source_id() == sinfo.source_id()
+    del outlet
+
+
+@pytest.mark.lsl
 def test_a_source_id_shared_by_several_streams_is_ambiguous():
     """MNE-LSL gives its data and annotation streams one source_id ('MNE-LSL'; a unique one
     here, for tests running side by side): selecting by it alone picked either, and the
