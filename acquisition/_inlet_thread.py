@@ -107,7 +107,12 @@ class InletThread(Worker):
 
     def _await_connection(self) -> None:
         # resolve + open_stream + info each wait at most `timeout`
-        if not self._ready.wait(3 * self.timeout + self._join_timeout):
+        try:
+            ready = self._ready.wait(3 * self.timeout + self._join_timeout)
+        except BaseException:  # Ctrl-C: the thread ends by itself once liblsl returns
+            self._stop_event.set()
+            raise
+        if not ready:
             self._stop_event.set()
             raise TimeoutError(f"Connecting to {self.description} did not finish in time.")
         if self._startup:
@@ -180,12 +185,17 @@ def start_together(inlets) -> None:
             error = err
             break
     ok = []
-    for inlet in launched:
-        try:
-            inlet._await_connection()
-            ok.append(inlet)
-        except BaseException as err:
-            error = error or err
+    try:
+        for inlet in launched:
+            try:
+                inlet._await_connection()
+                ok.append(inlet)
+            except Exception as err:
+                error = error or err
+    except BaseException:  # Ctrl-C: none is waited for, each thread ends by itself
+        for inlet in launched:
+            inlet._stop_event.set()
+        raise
     if error is not None:
         for inlet in ok:
             inlet.stop()

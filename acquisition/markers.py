@@ -30,7 +30,7 @@ from bci_universum.markers import (
 )
 
 from ._inlet_thread import InletThread
-from .streams import OutletOwner, describe_channels
+from .streams import OutletOwner, describe_channels, stream_summary
 
 logger = logging.getLogger(__name__)
 
@@ -206,11 +206,12 @@ class MarkerReceiver(InletThread):
         elif fmt != pylsl.cf_string and rate == 0 and n_ch == 1:
             self.encoding = "code"
         else:
+            stream = stream_summary(info)
             raise ValueError(
                 f"{self.description} is not a marker stream: expected 1 string channel, an "
                 "mne-lsl annotation stream (irregular rate, one numeric channel per description) "
-                f"or 1 numeric channel of event codes at irregular rate; got {n_ch} channel(s) "
-                f"of format {fmt} at {rate:g} Hz."
+                f"or 1 numeric channel of event codes at irregular rate; got {n_ch} "
+                f"{stream.channel_format} channel(s) at {stream.rate} rate."
             )
 
     def _decode(self, samples, stamps) -> list[Marker]:

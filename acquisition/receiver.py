@@ -22,6 +22,7 @@ from .streams import (
     check_signal_stream,
     counter_channel_index,
     describe_channels,
+    is_number,
     stream_speed,
     stream_summary,
 )
@@ -126,6 +127,8 @@ class StreamReceiver(InletThread):
             raise ValueError(f"gap_tolerance must be positive, got {gap_tolerance!r}.")
         if int(max_chunk) < 1:
             raise ValueError(f"max_chunk must be >= 1, got {max_chunk!r}.")
+        if sfreq is not None and not (is_number(sfreq) and sfreq > 0):
+            raise ValueError(f"sfreq must be a positive number of Hz or None, got {sfreq!r}.")
         self.bufsize = float(bufsize)
         self.silence_timeout = silence_timeout
         self.n_channels = n_channels
@@ -178,9 +181,15 @@ class StreamReceiver(InletThread):
         names = [ch.name for ch in describe_channels(info)]
         if self.ch_names is not None and names != self.ch_names:
             missing = [ch for ch in self.ch_names if ch not in names]
+            unexpected = [ch for ch in names if ch not in self.ch_names]
+            differences = [
+                f"{what} {chs}"
+                for what, chs in (("missing", missing), ("not expected", unexpected))
+                if chs
+            ]
             raise ValueError(
-                f"{stream} has channels {names}, expected {self.ch_names}"
-                + (f" (missing {missing})." if missing else " (different order).")
+                f"{stream} has channels {names}, expected {self.ch_names} "
+                f"({'; '.join(differences) or 'different order'})."
             )
         self._counter_index = self._find_counter(info, names)
         self._stream_sfreq = info.nominal_srate()

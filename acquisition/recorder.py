@@ -9,7 +9,10 @@ folder every ``flush_interval`` seconds (≤ 0.5 s) and fsyncs it:
     the samples (row-major, one row per sample, in the stream's float type) and their LSL
     timestamps (float64); a torn last record after a kill is cut off on recovery;
 ``markers.jsonl`` / ``events.jsonl``
-    one JSON line per marker and per receiver event (gaps, non-finite samples, silences).
+    one JSON line per marker and per receiver event (gaps, non-finite samples, silences);
+``writer.lock``
+    locked (``flock``) by the recording process for as long as it writes; the OS releases it
+    when that process ends, also on a kill, so :func:`recover` refuses a recording still running.
 
 A clean :meth:`Recorder.stop` turns the folder into ``<name>_raw.fif`` (data in SI units, markers
 as annotations with the same text, acquisition gaps as ``BAD_ACQ_SKIP``) plus a JSON sidecar,
@@ -21,6 +24,7 @@ the recording runs. :func:`unrecovered` lists the partial folders a killed sessi
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -36,10 +40,12 @@ import numpy as np
 from ._inlet_thread import start_together
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, channel_units, describe_channels
+from .streams import channel_format_name, channel_units, describe_channels, is_number
 from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
+#: The file of a partial folder its recording process holds locked (:func:`_lock_partial`).
+LOCK_FILE = "writer.lock"
 #: The command that finalises a partial recording (:func:`recover`).
 RECOVER_COMMAND = "bci-universum stream recover"
 
@@ -52,6 +58,10 @@ class RecordingExistsError(FileExistsError, ValueError):
 
 class RecordingFailed(RuntimeError):
     """Writing a recording to disk failed; what reached it stays in its partial folder."""
+
+
+class RecordingInProgressError(RuntimeError):
+    """A partial recording is still being written by a running process."""
 
 
 _LABEL = re.compile(r"^[A-Za-z0-9]+$")
@@ -96,6 +106,41 @@ def _fsync_append(handle, payload: bytes) -> None:
     while view:
         view = view[handle.write(view) :]
     os.fsync(handle.fileno())
+
+
+def _lock_partial(partial: Path, create: bool = False) -> int | None:
+    """Lock the :data:`LOCK_FILE` of the partial folder ``partial`` for this process.
+
+    Returns the file descriptor holding the lock (closing it releases the lock; so does the
+    end of the process, also by SIGKILL), or None when ``create`` is False and the folder has
+    no lock file (a recording of an older version, or one killed before it made the file).
+
+    Raises
+    ------
+    RecordingInProgressError
+        When another open file (another process, or another recorder) holds the lock.
+    """
+    flags = os.O_RDWR | (os.O_CREAT if create else 0)
+    try:
+        fd = os.open(partial / LOCK_FILE, flags, 0o644)
+    except FileNotFoundError:
+        if create:
+            raise
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise RecordingInProgressError(
+            f"{partial} is still being recorded by a running process; stop it first (it then "
+            "writes the FIF itself): only what a killed recording left needs recovering."
+        ) from None
+    return fd
+
+
+def _unlock(fd: int | None) -> None:
+    if fd is not None:
+        os.close(fd)
 
 
 def recover_hint(partial) -> str:
@@ -173,6 +218,7 @@ class Recorder(Worker):
         self.fname = self.folder / f"{self.basename}_raw.fif"
         self.partial = self.fname.with_name(self.fname.name + PARTIAL_SUFFIX)
         self._owned: list = []
+        self._lock_fd: int | None = None
         self.n_samples = 0
         self.n_markers = 0
 
@@ -208,10 +254,12 @@ class Recorder(Worker):
             self._owned = idle
             self.folder.mkdir(parents=True, exist_ok=True)  # only once the streams are there
             self.partial.mkdir()
+            self._lock_fd = _lock_partial(self.partial, create=True)
             self._write_header()
         except BaseException:
             self.receiver.unsubscribe(self._queue)
             self._stop_owned()
+            self._release()
             raise
         self._files = {
             name: open(self.partial / name, "ab", buffering=0)  # noqa: SIM115 - closed in _run
@@ -383,13 +431,20 @@ class Recorder(Worker):
         self.receiver.unsubscribe(self._queue)
         self._halt()
         self._thread = None
-        self.check()
-        with hold_interrupts(self.fname.name, redeliver=not interrupted):
-            return finalize(self.partial, recovered=False, interrupted=interrupted)
+        try:
+            self.check()
+            with hold_interrupts(self.fname.name, redeliver=not interrupted):
+                return finalize(self.partial, recovered=False, interrupted=interrupted)
+        finally:
+            self._release()  # the writing is over: a failed recording is left to recover()
 
     def _stop_owned(self) -> None:
         while self._owned:
             self._owned.pop().stop()
+
+    def _release(self) -> None:
+        _unlock(self._lock_fd)
+        self._lock_fd = None
 
     def __exit__(self, *exc) -> None:
         if self._thread is not None:
@@ -524,7 +579,7 @@ def _read_header(partial: Path) -> dict:
         lacking = [key for key in _CHANNEL_KEYS if not isinstance(ch, dict) or key not in ch]
         if lacking:
             raise ValueError(f"{path}: channel {k} lacks {lacking}.")
-        if not _is_number(ch["scale"]) or ch["scale"] == 0:
+        if not is_number(ch["scale"]) or ch["scale"] == 0:
             raise ValueError(
                 f"{path}: channel {k} 'scale' must be a finite non-zero number, "
                 f"got {ch['scale']!r}."
@@ -535,7 +590,7 @@ def _read_header(partial: Path) -> dict:
         )
     stream = header["stream"]
     if not isinstance(stream, dict) or not (
-        _is_number(stream.get("sfreq")) and stream["sfreq"] > 0
+        is_number(stream.get("sfreq")) and stream["sfreq"] > 0
     ):
         raise ValueError(f"{path}: 'stream' must give a positive 'sfreq'.")
     if stream.get("n_channels", len(channels)) != len(channels):
@@ -543,7 +598,7 @@ def _read_header(partial: Path) -> dict:
             f"{path}: the stream has {stream['n_channels']!r} channels ('n_channels') but "
             f"'channels' describes {len(channels)}: the samples cannot be cut into rows."
         )
-    if not _is_number(header["start_lsl_time"]):
+    if not is_number(header["start_lsl_time"]):
         raise ValueError(
             f"{path}: 'start_lsl_time' must be a number, got {header['start_lsl_time']!r}."
         )
@@ -555,10 +610,6 @@ def _read_header(partial: Path) -> dict:
             f"got {header['start_wall_time']!r}."
         ) from None
     return header
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and np.isfinite(value)
 
 
 def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path:
@@ -783,17 +834,29 @@ def recover(path) -> Path:
         When there is nothing recoverable at ``path``.
     ValueError
         When a folder holds several partial recordings (name the one to recover).
+    RecordingInProgressError
+        When the recording is still running (its process holds the partial folder's lock);
+        nothing is touched.
     """
-    path = Path(path)
+    partial = _find_partial(Path(path))
+    fd = _lock_partial(partial)  # held while finalising: one recovery at a time
+    try:
+        return finalize(partial, recovered=True)
+    finally:
+        _unlock(fd)
+
+
+def _find_partial(path: Path) -> Path:
+    """The partial folder :func:`recover` means by ``path``."""
     if path.name.endswith(PARTIAL_SUFFIX) and path.is_dir():
-        return finalize(path, recovered=True)
+        return path
     sibling = path.with_name(path.name + PARTIAL_SUFFIX)
     if sibling.is_dir():
-        return finalize(sibling, recovered=True)
+        return sibling
     if path.is_dir():
-        found = sorted(p for p in path.glob(f"*{PARTIAL_SUFFIX}") if p.is_dir())
+        found = unrecovered(path)
         if len(found) == 1:
-            return finalize(found[0], recovered=True)
+            return found[0]
         if len(found) > 1:
             raise ValueError(
                 f"{path} holds {len(found)} partial recordings; recover one of "

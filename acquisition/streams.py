@@ -8,6 +8,7 @@ samples; in MNE it becomes a ``misc`` channel.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 from uuid import uuid4
@@ -47,7 +48,11 @@ AMBIGUITY_WAIT = 1.0
 
 @dataclass(frozen=True)
 class StreamSummary:
-    """What :func:`list_streams` reports for one stream."""
+    """What :func:`list_streams` reports for one stream.
+
+    ``uid`` is liblsl's identifier of the outlet, the one property that tells any two streams
+    apart (MNE-LSL gives all its streams the ``source_id`` ``"MNE-LSL"``).
+    """
 
     name: str
     type: str
@@ -56,6 +61,7 @@ class StreamSummary:
     channel_format: str
     source_id: str
     hostname: str
+    uid: str = ""
 
     def __str__(self) -> str:
         return (
@@ -84,6 +90,7 @@ def stream_summary(info) -> StreamSummary:
         channel_format=channel_format_name(info.channel_format()),
         source_id=info.source_id(),
         hostname=info.hostname(),
+        uid=info.uid(),
     )
 
 
@@ -108,6 +115,11 @@ def check_signal_stream(stream: StreamSummary) -> None:
     )
 
 
+def is_number(value) -> bool:
+    """True for a finite real number (not a bool, not text such as ``"160"``)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and np.isfinite(value)
+
+
 def channel_format_name(fmt: int) -> str:
     """Return the name of a liblsl channel format code (``1`` → ``"float32"``)."""
     for name, code in _FORMATS.items():
@@ -130,6 +142,9 @@ def channel_format_code(fmt: str | int) -> int:
         ) from None
 
 
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # XPath 1.0 has no lower-case(): translate() instead
+
+
 def _quote(value: str, what: str) -> str:
     value = str(value)
     if "'" not in value:
@@ -142,14 +157,20 @@ def _quote(value: str, what: str) -> str:
 def stream_query(
     name: str | None = None, source_id: str | None = None, stype: str | None = None
 ) -> str:
-    """Return the liblsl XPath predicate selecting streams by name, source_id and/or type."""
+    """Return the liblsl XPath predicate selecting streams by name, source_id and/or type.
+
+    The type matches in any case (``"EEG"`` finds an MNE-LSL player's ``"eeg"`` stream, as
+    :func:`describe_channels` reads it); name and source_id match exactly.
+    """
     parts = []
     if name is not None:
         parts.append(f"name={_quote(name, 'name')}")
     if source_id is not None:
         parts.append(f"source_id={_quote(source_id, 'source_id')}")
     if stype is not None:
-        parts.append(f"type={_quote(stype, 'type')}")
+        parts.append(
+            f"translate(type,'{_UPPER}','{_UPPER.lower()}')={_quote(stype.lower(), 'type')}"
+        )
     if not parts:
         raise ValueError("Select a stream by name, source_id and/or type (all were None).")
     return " and ".join(parts)
@@ -192,10 +213,11 @@ def resolve_stream(
     TimeoutError
         When no such stream appears within ``timeout``; the message names the stream.
     ValueError
-        When, without a ``source_id``, several streams match (two amplifiers or replays of the
-        same name, several EEG streams for ``stype="EEG"``): the message lists them, with the
-        ``source_id`` that tells them apart. Telling needs :data:`AMBIGUITY_WAIT` more seconds
-        after the first match.
+        When several streams match (two amplifiers or replays of the same name, several EEG
+        streams for ``stype="EEG"``, the data and annotation streams of an MNE-LSL player for
+        ``source_id="MNE-LSL"``): the message lists them, with what tells them apart. Telling
+        needs :data:`AMBIGUITY_WAIT` more seconds after the first match, unless both ``name``
+        and ``source_id`` are given.
     """
     import pylsl
 
@@ -207,7 +229,7 @@ def resolve_stream(
         raise TimeoutError(
             f"No {describe_query(name, source_id, stype)} found within {timeout:g} s."
         )
-    if source_id is None:
+    if name is None or source_id is None:  # a source_id alone is not unique (MNE-LSL)
         # returns as soon as a second stream answers, else after the wait
         found = pylsl.resolve_bypred(query, 2, min(timeout, AMBIGUITY_WAIT)) or found
     if len(found) > 1:
@@ -219,9 +241,15 @@ def ambiguity_error(query: str, matches) -> ValueError:
     """The error for a stream selection (``query``, :func:`describe_query`) that several
     streams (``matches``, :class:`StreamSummary`) answer."""
     matches = sorted(matches, key=str)
+    if len({m.source_id for m in matches}) == len(matches):
+        how = "Choose one by its source_id (--source-id)."
+    else:
+        how = (
+            "They share a source_id (MNE-LSL gives all its streams the source_id 'MNE-LSL'): "
+            "choose one by its name (--stream)."
+        )
     return ValueError(
-        f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. "
-        "Choose one by its source_id (--source-id)."
+        f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. {how}"
     )
 
 

@@ -83,6 +83,13 @@ def resolve_marker_map(
     -------
     marker_map : dict
         ``{description: marker or None}``; None drops the description (see :func:`map_marker`).
+
+    Raises
+    ------
+    ValueError
+        Naming the entry: a marker outside the protocol (:func:`validate_marker`), a
+        description given twice, or two descriptions matching the same number (``"3"`` and
+        ``"3.0"``).
     """
     if marker_map is None:
         return {}
@@ -90,9 +97,27 @@ def resolve_marker_map(
         marker_map = _parse_marker_map(marker_map)
     if not isinstance(marker_map, Mapping):
         raise ValueError(f"marker_map must be a preset name or a mapping, got {marker_map!r}.")
+    numbers: dict[float, str] = {}
     for key, value in marker_map.items():
         if not isinstance(key, str) or not (value is None or isinstance(value, str)):
             raise ValueError(f"marker_map entry {key!r}: {value!r} is not text → text or None.")
+        if value is not None:
+            try:
+                validate_marker(value)
+            except MarkerError as err:
+                hint = " Separate the pairs with commas: 'T1=cue/left,T2=cue/right'."
+                raise ValueError(
+                    f"marker_map entry {_pair(key, value)}: {err}{hint if '=' in value else ''}"
+                ) from None
+        number = _as_number(key)
+        if number is not None and number in numbers:
+            first = numbers[number]
+            raise ValueError(
+                f"marker_map entries {_pair(first, marker_map[first])} and {_pair(key, value)} "
+                f"both match the code {number:g}: keep one."
+            )
+        if number is not None:
+            numbers[number] = key
     return dict(marker_map)
 
 
@@ -104,7 +129,7 @@ def _parse_marker_map(text: str) -> Mapping:
         if not path.is_file():
             raise FileNotFoundError(f"Marker map file not found: {path}")
         try:
-            return json.loads(path.read_text())
+            return json.loads(path.read_text(), object_pairs_hook=_distinct_pairs)
         except json.JSONDecodeError as err:
             raise ValueError(f"Marker map file {path} is not valid JSON: {err}") from err
     pairs = [item.split("=", 1) for item in text.split(",") if item.strip()]
@@ -113,7 +138,26 @@ def _parse_marker_map(text: str) -> Mapping:
             f"Unknown marker map {text!r}: neither a preset ({', '.join(sorted(MARKER_MAPS))}), "
             "a .json file nor 'description=marker' pairs separated by commas."
         )
-    return {key.strip(): value.strip() or None for key, value in pairs}
+    return _distinct_pairs([(key.strip(), value.strip() or None) for key, value in pairs])
+
+
+def _distinct_pairs(pairs: list[tuple]) -> dict:
+    """The ``(description, marker)`` pairs of a marker map as a dict, refusing a description
+    given twice (a dict would keep the last one silently)."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(
+                f"marker_map gives {key!r} twice ({_pair(key, out[key])} and "
+                f"{_pair(key, value)}): keep one."
+            )
+        out[key] = value
+    return out
+
+
+def _pair(key: str, value: str | None) -> str:
+    """An entry of a marker map as it is written in pairs, for messages (``'9='``)."""
+    return f"'{key}={value or ''}'"
 
 
 def map_marker(description: str, marker_map: Mapping[str, str | None]) -> str | None:

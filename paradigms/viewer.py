@@ -4,7 +4,7 @@
 (stacked, each with its own scale in µV per trace spacing, bad channels in red), an optional
 causal band-pass and mains notch (:class:`bci_universum.online.CausalFilter`, the online
 decoder's filter), the Welch spectrum of the last two seconds (unfiltered, so mains shows)
-and, in each channel's label, the verdict of :func:`bci_universum.quality.assess_quality` on
+and, in each data channel's label, the verdict of :func:`bci_universum.quality.assess_quality` on
 the last seconds of unfiltered data and the
 receiver's dropped-sample events. :func:`stream_quality` runs the same quality check headless
 (``bci-universum view --check``, and before every calibration).
@@ -24,13 +24,13 @@ import numpy as np
 
 from acquisition import StreamReceiver, list_streams
 from acquisition.streams import (
-    COUNTER_TYPE,
     StreamSummary,
     ambiguity_error,
     check_signal_stream,
     describe_channels,
     describe_query,
     describe_streams,
+    mne_info_from_stream_info,
     si_scalings,
 )
 from bci_universum.online import CausalFilter, design_bandpass, design_notch
@@ -65,10 +65,10 @@ def pick_stream(name: str | None = None, timeout: float = 5.0):
         When the stream called ``name`` carries markers, not a signal.
     """
     deadline = time.monotonic() + timeout
-    seen: dict[tuple[str, str], StreamSummary] = {}
+    seen: dict[str, StreamSummary] = {}
     while True:
         for s in list_streams(min(LIST_ROUND, max(deadline - time.monotonic(), 0.01))):
-            seen[s.source_id, s.hostname] = s
+            seen[s.uid] = s
         streams = sorted(seen.values(), key=lambda s: (s.name, s.source_id))
         named = [s for s in streams if name is None or s.name == name]
         candidates = [s for s in named if s.is_signal]
@@ -125,8 +125,13 @@ def decimate(x: np.ndarray, y: np.ndarray, max_points: int) -> tuple[np.ndarray,
 
 
 def quality_picks(info) -> np.ndarray:
-    """Indices of the channels whose signal quality means something (not sample counters)."""
-    return np.array([k for k, ch in enumerate(describe_channels(info)) if ch.type != COUNTER_TYPE])
+    """Indices of the channels whose signal quality is judged: MNE's data channels
+    (``picks="data"``: EEG, MEG, sEEG, ECoG, fNIRS, ...). EOG, ECG, EMG, stim, GSR and misc
+    channels and sample counters are left out: their levels are not those of EEG."""
+    import mne
+
+    by_type = mne.channel_indices_by_type(mne_info_from_stream_info(info), picks="data")
+    return np.array(sorted(k for picks in by_type.values() for k in picks), dtype=int)
 
 
 def stream_quality(
@@ -150,11 +155,18 @@ def stream_quality(
     Returns
     -------
     report : bci_universum.quality.QualityReport
-        Over the newest ``seconds`` of data (in volts), with the dropped samples the receiver
-        reported meanwhile.
+        Over the newest ``seconds`` of data (in volts) of the data channels
+        (:func:`quality_picks`; the others are named in a log message), with the dropped
+        samples the receiver reported meanwhile.
+
+    Raises
+    ------
+    ValueError
+        When the stream has no data channel.
     """
     if not seconds >= 1:
         raise ValueError(f"The quality check needs at least 1 s of data, got {seconds!r} s.")
+    picks = _checked_channels(receiver.info)  # before waiting for the data
     n = round(seconds * receiver.sfreq_)
     events_before = len(receiver.events)
     wait_for_samples(
@@ -162,7 +174,6 @@ def stream_quality(
     )
     data, _ = receiver.get_window(seconds)
     scales = si_scalings(receiver.info)[:, np.newaxis]
-    picks = quality_picks(receiver.info)
     return assess_quality(
         (data * scales)[picks],
         receiver.sfreq_,
@@ -170,6 +181,22 @@ def stream_quality(
         events=receiver.events[events_before:],
         thresholds=thresholds,
     )
+
+
+def _checked_channels(info) -> np.ndarray:
+    """:func:`quality_picks` of a stream, saying which channels are left out; a ValueError
+    naming the stream when none is left."""
+    picks = quality_picks(info)
+    channels = describe_channels(info)
+    left_out = [f"{ch.name} ({ch.type})" for k, ch in enumerate(channels) if k not in picks]
+    if not len(picks):
+        raise ValueError(
+            f"LSL stream {info.name()!r} has no data channel (EEG, MEG, sEEG, ECoG, fNIRS) whose "
+            f"quality could be checked: {', '.join(left_out)}."
+        )
+    if left_out:
+        logger.info("Not checked (not data channels): %s.", ", ".join(left_out))
+    return picks
 
 
 class Scope:
@@ -397,10 +424,11 @@ class Scope:
         self.auto_scale = False
 
     def assess(self) -> QualityReport | None:
-        """The quality verdict over the last ``quality_seconds`` of unfiltered data (sample
-        counters left out)."""
+        """The quality verdict over the last ``quality_seconds`` of unfiltered data, of the
+        data channels (:func:`quality_picks`); None before a second of data, or without any
+        data channel."""
         n = min(self.n_samples, round(self.quality_seconds * self.sfreq))
-        if n < self.sfreq:
+        if n < self.sfreq or not len(self._picks):
             return None
         first = self.n_samples - n
         events = [{"kind": "gap", "n_samples": lost} for at, lost in self._dropped if at >= first]

@@ -26,7 +26,9 @@ def run_until_stopped(
         Seconds between checks.
     begin : callable | None
         Called once SIGTERM is handled, before waiting: start the work and announce it there,
-        so that a signal sent as soon as the announcement appears is caught.
+        so that a signal sent as soon as the announcement appears is caught. Ctrl-C or SIGTERM
+        while it runs (waiting for streams) raise ``KeyboardInterrupt`` to the caller: there is
+        nothing begun to end.
 
     Returns
     -------
@@ -34,10 +36,21 @@ def run_until_stopped(
         ``"done"``, ``"duration"``, ``"terminated"`` (SIGTERM) or ``"interrupted"`` (Ctrl-C).
     """
     stop = threading.Event()
-    previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    begun = False
+
+    def terminate(signum, frame):
+        if begun:
+            stop.set()
+            return
+        if callable(previous):  # the command's own handler (it ignores any later signal)
+            previous(signum, frame)
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
     try:
         if begin is not None:
             begin()
+        begun = True
         deadline = None if duration is None else time.monotonic() + duration
         while not stop.is_set():
             if done is not None and done():
@@ -48,6 +61,8 @@ def run_until_stopped(
             stop.wait(left)
         return "terminated"
     except KeyboardInterrupt:
+        if not begun:
+            raise
         return "interrupted"
     finally:
         signal.signal(signal.SIGTERM, previous)

@@ -8,6 +8,8 @@ network.
 
 from __future__ import annotations
 
+import logging
+
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
 from ._until_stopped import run_until_stopped
@@ -162,12 +164,15 @@ def run_record(args) -> int:
         paradigm=args.paradigm,
     )
 
+    streams = receiver.description + (f" and {markers.description}" if markers else "")
+
     def begin() -> None:
+        # as sessions do; Ctrl-C and SIGTERM end the wait
+        logging.getLogger(__name__).info("Waiting for %s (up to %g s)…", streams, args.timeout)
         recorder.start()
         print(
-            f"Recording {receiver.description}"
-            + (f" and {markers.description}" if markers else " (no marker stream)")
-            + f" into {recorder.partial}",
+            f"Recording {streams}{'' if markers else ' (no marker stream)'} "
+            f"into {recorder.partial}",
             flush=True,
         )
 

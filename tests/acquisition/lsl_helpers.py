@@ -59,6 +59,7 @@ def make_crashed_recording(folder, n_samples=50, n_eeg=2, subject="07"):
     wait_until(lambda: recorder.n_samples == n_samples, what=f"{n_samples} samples on disk")
     recorder._stop_event.set()  # the writer and the receiver end without finalising
     recorder._thread.join(5.0)
+    recorder._release()  # as the end of its process would
     receiver.stop()
     del outlet
     return recorder.partial

@@ -57,8 +57,8 @@ def test_one_hot_layout_gives_descriptions_and_durations():
 @pytest.mark.parametrize(
     ("ch_names", "sfreq", "fragment"),
     [
-        (["a", "b"], 0.0, "got 2 channel(s) of format 2 at 0 Hz"),
-        (["a"], 100.0, "got 1 channel(s) of format 2 at 100 Hz"),
+        (["a", "b"], 0.0, "got 2 double64 channel(s) at irregular rate."),
+        (["a"], 100.0, "got 1 double64 channel(s) at 100 Hz rate."),
     ],
 )
 def test_data_streams_are_not_marker_streams(ch_names, sfreq, fragment):
@@ -116,6 +116,19 @@ def test_record_command_maps_event_codes(tmp_path):
         (["--markers", "m", "--marker-map", "nonsense"], "Unknown marker map 'nonsense'"),
         (["--markers", "m", "--marker-map", "X/none.json"], "Marker map file not found"),
         (["--marker-map", "eegmmidb"], "--marker-map needs a marker stream"),
+        (
+            ["--markers", "m", "--marker-map", "T1=cue/left;T2=cue/right"],
+            "entry 'T1=cue/left;T2=cue/right': Marker 'cue/left;T2=cue/right' has an invalid",
+        ),
+        (
+            ["--markers", "m", "--marker-map", "T1=cue/left,T1=cue/right"],
+            "gives 'T1' twice ('T1=cue/left' and 'T1=cue/right')",
+        ),
+        (
+            ["--markers", "m", "--marker-map", "3=cue/left,3.0=cue/right"],
+            "'3=cue/left' and '3.0=cue/right' both match the code 3",
+        ),
+        (["--markers", "m", "--marker-map", "T1=x/y"], "Marker 'x/y' has unknown kind 'x'"),
     ],
 )
 def test_record_command_rejects_a_bad_marker_map_before_writing(tmp_path, capsys, extra, fragment):

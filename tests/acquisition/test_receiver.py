@@ -450,6 +450,7 @@ def test_missing_stream_times_out_naming_it():
         ({"sfreq": 512.0}, "samples at 250 Hz, expected 512 Hz"),
         ({"ch_names": ["a", "x", "c"]}, "missing \\['x'\\]"),
         ({"ch_names": ["c", "b", "a"]}, "different order"),
+        ({"ch_names": ["a", "b"]}, r"expected \['a', 'b'\] \(not expected \['c'\]\)"),
         ({"counter_channel": "n"}, "counter_channel 'n' is not a channel"),
         ({"counter_channel": 7}, "counter_channel 7 is out of range"),
         ({"counter_channel": 3}, "counter_channel 3 is out of range for LSL stream .* 3 channels"),
@@ -492,6 +493,8 @@ def test_string_and_irregular_streams_are_rejected():
         ({"name": "x", "processing_flags": ["clocksink"]}, "Unknown processing flag"),
         ({"name": "x", "max_chunk": 0}, "max_chunk"),
         ({"name": "x", "channel_format": "float16"}, "Unknown LSL channel format"),
+        ({"name": "x", "sfreq": "160"}, "sfreq must be a positive number of Hz or None, got '1"),
+        ({"name": "x", "sfreq": 0}, "sfreq must be a positive number"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):

@@ -21,6 +21,7 @@ from acquisition.receiver import StreamReceiver
 from acquisition.recorder import (
     Recorder,
     RecordingFailed,
+    RecordingInProgressError,
     bids_basename,
     hold_interrupts,
     recover,
@@ -288,6 +289,55 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
     # the markers written before the last second are kept; none is invented or doubled
     kept_markers = list(raw.annotations.description).count("cue/left")
     assert len(old_markers) <= kept_markers <= len(marker_times) and len(old_markers) > 0
+
+
+def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
+    """`stream recover` on the folder of a recording still running refuses and touches nothing
+    (it used to finalise it, and the recorder then lost the rest); once the recording process
+    is killed, the lock is gone with it and recover writes everything."""
+    sfreq, n_eeg = 250.0, 2
+    info = counter_stream_info(n_eeg, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    cmd = [
+        sys.executable, "-m", "paradigms", "stream", "record",
+        "--stream", info.name(), "--source-id", info.source_id(),
+        "--output", str(tmp_path), "--lsl-mode", "loopback", "--timeout", "10",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    counter = 0
+    try:
+        assert "Recording" in _read_line(proc, 30.0)
+        assert outlet.wait_for_consumers(10.0)
+        partial = next(tmp_path.glob("*.partial"))
+        data = partial / "data.bin"
+        row = (n_eeg + 1) * 4  # bytes per sample, the counter included
+        for _ in range(50):  # 250 samples, all written before the recover attempt
+            outlet.push_chunk(counter_chunk(counter, 5, n_eeg), pylsl.local_clock())
+            counter += 5
+        wait_until(lambda: data.stat().st_size == counter * row, 30.0, "the first write")
+        before = {p.name: p.read_bytes() for p in partial.iterdir()}
+        with pytest.raises(RecordingInProgressError, match=r"still being recorded.*stop it"):
+            recover(tmp_path)
+        assert {p.name: p.read_bytes() for p in partial.iterdir()} == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == [partial.name]
+        for _ in range(50):  # the recording goes on
+            outlet.push_chunk(counter_chunk(counter, 5, n_eeg), pylsl.local_clock())
+            counter += 5
+        wait_until(lambda: data.stat().st_size == counter * row, 30.0, "the next write")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+        proc.stdout.close()
+        proc.stderr.close()
+    del outlet
+
+    raw = mne.io.read_raw_fif(recover(tmp_path), preload=True, verbose=False)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(counter))
 
 
 def _grow(partial, n_samples, n_channels):

@@ -124,6 +124,35 @@ def test_resolve_refuses_an_ambiguous_selection_listing_the_candidates():
 
 
 @pytest.mark.lsl
+def test_the_type_matches_in_any_case():
+    """MNE-LSL's player says 'eeg' where amplifiers say 'EEG': ``--type EEG`` finds both."""
+    stype = f"EEG-{uuid4().hex}"
+    sinfo = make_stream_info(f"lower-{uuid4().hex}", ["a"], 100.0, stype=stype.lower())
+    outlet = pylsl.StreamOutlet(sinfo)
+    assert resolve_stream(stype=stype, timeout=5.0).source_id() == sinfo.source_id()
+    del outlet
+
+
+@pytest.mark.lsl
+def test_a_source_id_shared_by_several_streams_is_ambiguous():
+    """MNE-LSL gives its data and annotation streams one source_id ('MNE-LSL'; a unique one
+    here, for tests running side by side): selecting by it alone picked either, and the
+    annotation stream was then refused as a marker stream. Both are named, and the way to
+    choose: the name."""
+    shared, name = f"MNE-LSL-{uuid4().hex}", f"player-{uuid4().hex}"
+    data = make_stream_info(name, ["a", "b"], 100.0, source_id=shared)
+    annotations = pylsl.StreamInfo(f"{name}-annotations", "annotations", 1, 0, "string", shared)
+    outlets = [pylsl.StreamOutlet(info) for info in (data, annotations)]
+    with pytest.raises(ValueError, match="is ambiguous, 2 streams match") as caught:
+        resolve_stream(source_id=shared, timeout=5.0)
+    message = str(caught.value)
+    assert f"'{name}' type='EEG'" in message and f"'{name}-annotations'" in message
+    assert "choose one by its name (--stream)" in message
+    assert resolve_stream(name, source_id=shared, timeout=5.0).channel_count() == 2
+    del outlets
+
+
+@pytest.mark.lsl
 def test_resolve_names_the_missing_stream():
     name = f"missing-{uuid4().hex}"
     with pytest.raises(TimeoutError, match=name):

@@ -13,13 +13,12 @@ import pylsl
 import pytest
 
 from acquisition.markers import MarkerOutlet
-from acquisition.receiver import StreamReceiver
-from acquisition.recorder import Recorder
 from acquisition.streams import make_stream_info
 from paradigms.cli import build_parser, main
 from tests.acquisition.lsl_helpers import (
     counter_chunk,
     counter_stream_info,
+    make_crashed_recording,
     reaped,
     wait_until,
 )
@@ -151,22 +150,47 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
     del outlet
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_waiting_for_the_streams_ends_record_with_130(tmp_path, signum):
+    """Ctrl-C while `stream record` waits for its streams gave "Recorder ... is not running"
+    (exit 1), SIGTERM was ignored until --timeout ran out. Both end the wait at once with 130
+    and nothing written. The signal is sent once the command says it waits."""
+    absent = f"absent-{uuid4().hex}"
+    cmd = [
+        sys.executable, "-m", "paradigms", "stream", "record", "--stream", absent,
+        "--markers", f"{absent}-markers", "--output", str(tmp_path / "rec"),
+        "--lsl-mode", "loopback", "--timeout", "120",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    lines = []
+
+    def read_stderr():
+        for line in proc.stderr:
+            lines.append(line)
+
+    reader = threading.Thread(target=read_stderr)
+    with reaped(proc):
+        reader.start()
+        # a new Python process imports the packages first: a minute or more on a busy machine
+        wait_until(lambda: any("Waiting for" in line for line in lines), 180.0, "the wait")
+        proc.send_signal(signum)
+        proc.wait(10)  # not --timeout
+        reader.join(10)
+    err = "".join(lines)
+    assert proc.returncode == 130, err
+    assert lines[-1] == "bci-universum stream record: interrupted.\n"
+    assert "not running" not in err and "Traceback" not in err
+    assert not (tmp_path / "rec").exists()
+
+
 def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
-    info = counter_stream_info(1, 100.0)
-    outlet = pylsl.StreamOutlet(info)
-    receiver = StreamReceiver(info.name(), source_id=info.source_id(), timeout=5.0)
-    recorder = Recorder(receiver, None, tmp_path).start()
-    assert outlet.wait_for_consumers(5.0)
-    outlet.push_chunk(counter_chunk(0, 50, 1))
-    wait_until(lambda: recorder.n_samples == 50, what="50 samples on disk")
-    # what a crash leaves: the writer and receiver gone without finalising
-    recorder._stop_event.set()
-    recorder._thread.join(5.0)
-    receiver.stop()
-    del outlet
-    assert main(["stream", "recover", str(recorder.partial)]) == 0
-    assert f"Recovered {recorder.fname}" in capsys.readouterr().out
-    sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
+    partial = make_crashed_recording(tmp_path, n_eeg=1)
+    fname = partial.with_name(partial.name.removesuffix(".partial"))
+    assert main(["stream", "recover", str(partial)]) == 0
+    assert f"Recovered {fname}" in capsys.readouterr().out
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
     assert sidecar["recovered"] is True and sidecar["n_samples"] == 50
     with pytest.raises(SystemExit):  # the help says what the sidecar holds
         main(["stream", "recover", "--help"])

@@ -328,7 +328,7 @@ def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_pa
         select_recordings([alone])
     output = tmp_path / "m.joblib"
     # said before the trials are read: also when they then fail
-    assert main(["train", str(folder), "-o", str(output), "--marker-map", "cue/left=x/y"]) == 1
+    assert main(["train", str(folder), "-o", str(output), "--marker-map", "cue/left=cue/up"]) == 1
     err = capsys.readouterr().err
     assert "No labelled trials of ['cue/left']" in err
     assert f"Skipped {online}: online run" in err and "interrupted run" in err

@@ -219,6 +219,31 @@ def test_view_check_command_replays_a_recording(recording, capsys):
     assert f"E{FLAT}: flat" in out and "1 bad channel(s)" in out
 
 
+def test_view_check_judges_only_the_data_channels(tmp_path, capsys):
+    """A FIF with EOG, trigger and temperature channels next to its EEG: only the EEG is
+    judged (MNE's data channels), the others are named as left out. Judged as EEG in µV,
+    the trigger and the temperature failed every check."""
+    n = 2000
+    eeg = _signals(n)[:, :4].T.astype(float) * 1e-6  # four good EEG channels
+    t = np.arange(n) / SFREQ
+    eog = 300e-6 * np.sin(2 * np.pi * 0.5 * t)
+    stim = np.where(np.arange(n) % 500 < 10, 5.0, 0.0)
+    temp = np.full(n, 36.5)
+    names = ["E0", "E1", "E2", "E3", "EOG", "STI", "Temp"]
+    types = ["eeg"] * 4 + ["eog", "stim", "misc"]
+    raw = mne.io.RawArray(
+        np.vstack([eeg, eog, stim, temp]), mne.create_info(names, SFREQ, types), verbose=False
+    )
+    fname = tmp_path / "mixed_raw.fif"
+    raw.save(fname, verbose=False)
+    code = main(["view", str(fname), "--check", "--seconds", "1", "--lsl-mode", "loopback"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.out
+    assert "Not checked (not data channels): EOG (eog), STI (stim), Temp (misc)." in captured.err
+    for name in ("EOG", "STI", "Temp"):
+        assert name not in captured.out
+
+
 def test_view_shows_a_recording(recording, tmp_path, capsys):
     shot = tmp_path / "scope.png"
     argv = ["view", str(recording), "--duration", "3", "--screenshot", str(shot)]
@@ -312,6 +337,27 @@ def test_pick_stream_lists_what_it_sees(stream):
     with pytest.raises(ValueError, match=f"name='{name}' is ambiguous, 2 streams match"):
         pick_stream(name, timeout=1.0)
     del outlet
+
+
+def test_view_tells_apart_streams_sharing_a_source_id(capsys):
+    """An MNE-LSL player's data and annotation streams share their source_id ('MNE-LSL'; a
+    unique one here) and host: the one hid the other from ``view NAME`` and from the visible
+    streams listed, and ``--source-id`` alone picked the annotation stream."""
+    shared, name = f"MNE-LSL-{uuid4().hex}", f"player-{uuid4().hex}"
+    data = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=shared)
+    annotations = pylsl.StreamInfo(f"{name}-annotations", "annotations", 1, 0, "string", shared)
+    outlets = [pylsl.StreamOutlet(info) for info in (data, annotations)]
+    assert pick_stream(name, timeout=5.0).name == name
+    with pytest.raises(TimeoutError, match="Visible streams") as caught:
+        pick_stream(f"absent-{uuid4().hex}", timeout=1.0)
+    assert f"'{name}' type" in str(caught.value)
+    assert f"'{name}-annotations' type" in str(caught.value)
+    argv = ["view", "--source-id", shared, "--check", "--timeout", "5"]
+    assert main([*argv, "--lsl-mode", "loopback"]) == 1
+    err = capsys.readouterr().err
+    assert "is ambiguous, 2 streams match" in err and "carries markers" not in err
+    assert f"'{name}' type" in err and f"'{name}-annotations' type" in err
+    del outlets
 
 
 def test_quality_leaves_sample_counters_out():
