@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers import ipm_solve, linear_solver
-from ..solvers.kernels import kernel_diagonal, resolve_gamma
+from ..solvers.kernels import check_kernel_range, kernel_diagonal, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
 from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
@@ -257,6 +257,7 @@ class UniversumSVC(BaseKernelUniversumClassifier):
             diag_u = np.diag(points)[m:]
         else:
             points = np.concatenate([X_lab, X_u[:q]])
+            check_kernel_range(points, self.kernel, **self._kernel_args())
             diag_u = (
                 kernel_diagonal(X_u[:q], self.kernel, **self._kernel_args()) if self.cone else None
             )
