@@ -46,6 +46,12 @@ def universum_mask(y, universum_label=None) -> np.ndarray:
     Returns
     -------
     mask : ndarray of bool, shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        When string labels mark universum trials with the integer :data:`UNIVERSUM` and no
+        ``universum_label`` says so (string labels take the string sentinel).
     """
     y = np.asarray(y)
     label = resolve_universum_label(y, universum_label)
@@ -53,7 +59,15 @@ def universum_mask(y, universum_label=None) -> np.ndarray:
         if isinstance(label, str):
             return np.zeros(y.shape, dtype=bool)
         return y == label
-    return np.array([v == label for v in y.ravel()], dtype=bool).reshape(y.shape)
+    values = y.ravel()
+    is_str = np.array([isinstance(v, str) for v in values], dtype=bool)
+    if universum_label is None and is_str.any() and any(v == UNIVERSUM for v in values[~is_str]):
+        raise ValueError(
+            f"y mixes string labels with the integer universum sentinel UNIVERSUM "
+            f"({UNIVERSUM}): with string labels, universum trials carry the string sentinel "
+            f"{UNIVERSUM_STR!r} (UNIVERSUM_STR), or pass universum_label={UNIVERSUM}."
+        )
+    return np.array([v == label for v in values], dtype=bool).reshape(y.shape)
 
 
 def split_universum(X, y, universum_label=None):

@@ -6,8 +6,8 @@ from bci_universum import UNIVERSUM
 
 
 def fingers_data():
-    """The multiclass example's trials: 80 labelled in 5 classes (6 features), then 20 N(0, I)
-    universum trials; as ``(X, y)``."""
+    """The multiclass example's trials (the block of ``classifiers.rst`` makes the same): 80
+    labelled in 5 classes (6 features), then 20 N(0, I) universum trials; as ``(X, y)``."""
     rng = np.random.default_rng(0)
     labels = rng.integers(0, 5, 80)
     centres = rng.normal(size=(5, 6)) * 3

@@ -23,7 +23,6 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 
 from paradigms.cli import build_parser
-from tests.guide_data import fingers_data
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -157,7 +156,6 @@ def simulated():
     )
     X = epoch_set.X
     y = np.where(epoch_set.y == "universum", UNIVERSUM, (epoch_set.y == "right").astype(int))
-    X_fingers, y_fingers = fingers_data()
     features = TangentSpace().fit(X, epoch_set.y).transform(X)
     last = pipeline_factory("ts_usvm")(epoch_set)
     return {
@@ -165,8 +163,6 @@ def simulated():
         "epochs": _epochs(raw),
         "X": X,
         "y": y,
-        "X_fingers": X_fingers,
-        "y_fingers": y_fingers,
         "features": features,
         "last_session_pipeline": last.fit(X, epoch_set.y),
         "epoch_set": epoch_set,
@@ -189,9 +185,7 @@ def block_namespace(page: str, block: str, sim: dict) -> dict:
     from bci_universum.pipelines import pipeline_factory
 
     ns: dict = {}
-    if "FINGERS_CODING" in block:
-        ns.update(X=sim["X_fingers"], y=sim["y_fingers"])
-    elif "BayesPointMachine" in block:
+    if "BayesPointMachine" in block:
         lab = sim["y"] != -2
         ns.update(X_train=sim["features"][lab][::2], y_train=sim["y"][lab][::2])
         ns.update(X_test=sim["features"][lab][1::2])

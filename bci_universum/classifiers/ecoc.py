@@ -60,8 +60,9 @@ DECODERS = ("hamming", "l1", "hinge", "allwein")
 
 #: The thesis's 5-class FINGERS coding matrix (3.1). Rows: no finger, left little finger, left
 #: thumb, right thumb, right little finger (label them 0–4 in this order, see
-#: :data:`FINGERS_CLASSES`). Columns: (i) finger vs none, (ii) left vs right hand, (iii) left
-#: hand: little finger vs thumb, (iv) right hand: thumb vs little finger.
+#: :data:`FINGERS_CLASSES`; rows follow the sorted labels, so with the names as labels use
+#: ``FINGERS_CODING[np.argsort(FINGERS_CLASSES)]``). Columns: (i) finger vs none, (ii) left vs
+#: right hand, (iii) left hand: little finger vs thumb, (iv) right hand: thumb vs little finger.
 FINGERS_CODING = np.array(
     [
         [+1, 0, 0, 0],

@@ -40,7 +40,7 @@ from typing import ClassVar
 
 import numpy as np
 import scipy.linalg
-from scipy.special import expit
+from scipy.special import expit, log_expit
 from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -113,6 +113,40 @@ class _LinearDecision(BaseBinaryUniversumClassifier):
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return X @ self.coef_[0] + self.intercept_[0]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Class probabilities ``[σ(−f(x)), σ(f(x))]``, ``σ`` the logistic function.
+
+        The posterior of the logistic model, and of LDA's Gaussian classes with the shared
+        covariance, as scikit-learn's binary
+        :class:`~sklearn.linear_model.LogisticRegression` and
+        :class:`~sklearn.discriminant_analysis.LinearDiscriminantAnalysis` compute it.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, 2)
+            Columns in the order of ``classes_``.
+        """
+        scores = self.decision_function(X)
+        return np.column_stack([expit(-scores), expit(scores)])
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba`, computed without underflow to ``-inf``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, 2)
+        """
+        scores = self.decision_function(X)
+        return np.column_stack([log_expit(-scores), log_expit(scores)])
 
     def decision_trial(self, x: np.ndarray) -> float:
         """Lean single-trial path for online use (no validation): ``wᵀx + b``.

@@ -30,7 +30,7 @@ from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers.crammer_singer import cs_solve
 from ..solvers.interior_point import cs_uses_interior_point
-from ..solvers.kernels import kernel_matrix, resolve_gamma
+from ..solvers.kernels import check_kernel_range, kernel_matrix, resolve_gamma
 from ._base import KERNEL_CONSTRAINTS, UniversumClassifierMixin, trial_kernel
 
 
@@ -212,6 +212,7 @@ class MulticlassUniversumSVC(UniversumClassifierMixin, BaseEstimator):
             points = np.ascontiguousarray(X[np.ix_(points_pos, points_pos)])
         else:
             points = X[points_pos]
+            check_kernel_range(points, self.kernel, self.gamma_, self.degree, self.coef0)
         copies = np.tile(np.arange(L), m)
         y_aug = np.concatenate([codes, copies])
         index = np.concatenate([np.arange(n), n + np.repeat(np.arange(m), L)])

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._constraints import NON_NEGATIVE, POSITIVE
 from .._universum import universum_mask
 from ..solvers import ipm_solve, linear_solver
-from ..solvers.kernels import kernel_diagonal, resolve_gamma
+from ..solvers.kernels import check_kernel_range, kernel_diagonal, resolve_gamma
 from ..solvers.linear_dcd import dcd_solve
 from ..solvers.smo import smo_solve
 from ._base import KERNEL_CONSTRAINTS, BaseKernelUniversumClassifier
@@ -128,14 +128,18 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         Class labels (without the universum sentinel); ``decision_function > 0`` means
         ``classes_[1]``.
     support_ : ndarray of shape (n_SV,)
-        Indices (into the trials of ``fit``) of the labelled support vectors.
+        Indices (into the trials of ``fit``) of the labelled support vectors, class by class
+        as in :class:`sklearn.svm.SVC`: the ``n_support_[0]`` of ``classes_[0]`` first, each
+        class in increasing index order.
     support_vectors_ : ndarray of shape (n_SV, n_features)
-        The labelled support vectors (empty for a precomputed kernel).
+        The labelled support vectors, in the order of ``support_`` (empty for a precomputed
+        kernel).
     dual_coef_ : ndarray of shape (1, n_SV)
-        ``y_i α_i`` of the labelled support vectors.
+        ``y_i α_i`` of the labelled support vectors, in the order of ``support_``.
     universum_support_ : ndarray of shape (n_USV,)
-        Indices of the universum trials with a non-zero coefficient, into the trials of ``fit``
-        followed by the rows of ``X_universum``.
+        Indices of the universum trials with a non-zero coefficient, in increasing order, into
+        the trials of ``fit`` followed by the rows of ``X_universum``. They belong to no class
+        and are counted apart from ``support_`` and ``n_support_``.
     universum_support_vectors_ : ndarray of shape (n_USV, n_features)
     universum_dual_coef_ : ndarray of shape (1, n_USV)
         ``β_j = α_j⁺ − α_j⁻`` of those universum trials.
@@ -144,7 +148,7 @@ class UniversumSVC(BaseKernelUniversumClassifier):
     coef_ : ndarray of shape (1, n_features)
         ``w`` (linear kernel only).
     n_support_ : ndarray of shape (2,)
-        Labelled support vectors per class.
+        Labelled support vectors per class (universum support vectors not counted).
     n_iter_ : int
         Solver iterations: SMO updates (``solver_="smo"``), dual coordinate descent passes
         (``"dcd"``), or with ``"ipm"`` the SMO updates that finish the interior point
@@ -257,6 +261,7 @@ class UniversumSVC(BaseKernelUniversumClassifier):
             diag_u = np.diag(points)[m:]
         else:
             points = np.concatenate([X_lab, X_u[:q]])
+            check_kernel_range(points, self.kernel, **self._kernel_args())
             diag_u = (
                 kernel_diagonal(X_u[:q], self.kernel, **self._kernel_args()) if self.cone else None
             )
@@ -326,6 +331,7 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         coef_lab = y_signed * alpha[:m]
         beta = alpha[m : m + q] - alpha[m + q :]
         sv = np.flatnonzero(alpha[:m] > 0)
+        sv = sv[np.argsort(y_signed[sv] > 0, kind="stable")]  # class by class, as in SVC
         usv = np.flatnonzero(beta != 0)
         self.support_ = pos[sv]
         self.dual_coef_ = coef_lab[sv][None, :]

@@ -22,8 +22,10 @@ plain ``eigh(S, D)`` returns ½ instead).
   the canonical correlogram.
 
 Data layout follows scikit-learn's ``CCA``: rows are samples (time points), columns features.
-``transform(X, Y)`` returns the pair of score arrays; ``fit_transform(X, Y)`` returns the
-x scores only (``fit(X, Y).transform(X)``), so the estimators work as Pipeline steps.
+``transform(X, Y)`` returns the pair of score arrays and so does ``fit_transform(X, Y)``, as in
+scikit-learn; with ``fit_on="labelled"`` (``Y`` holds class labels, as a Pipeline passes them)
+``fit_transform`` returns the x scores only (``fit(X, Y).transform(X)``), so that the
+estimators work as Pipeline steps.
 """
 
 from __future__ import annotations
@@ -148,7 +150,32 @@ def _check_reg(reg, *, positive: bool = False, name: str = "reg") -> float:
     return float(reg)
 
 
-class CCA(TransformerMixin, BaseEstimator):
+class _TwoViewTransformerMixin(TransformerMixin):
+    """``fit_transform`` of the two-view estimators: ``transform``'s pair, as sklearn's CCA."""
+
+    def fit_transform(self, X, Y=None):
+        """Fit, then return the canonical scores of the training views.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_x)
+        Y : array-like of shape (n_samples, n_y) or (n_samples,)
+            The second view (required, as in :class:`sklearn.cross_decomposition.CCA`).
+
+        Returns
+        -------
+        x_scores : ndarray of shape (n_samples, n_components)
+        y_scores : ndarray of shape (n_samples, n_components)
+            Both as ``fit(X, Y).transform(X, Y)``; with ``fit_on="labelled"`` (``Y`` holds class
+            labels, as in a Pipeline) only ``x_scores``, ``fit(X, Y).transform(X)``.
+        """
+        self.fit(X, Y)
+        if getattr(self, "fit_on", "all") == "labelled":
+            return self.transform(X)
+        return self.transform(X, Y)
+
+
+class CCA(_TwoViewTransformerMixin, BaseEstimator):
     """Regularised linear canonical correlation analysis.
 
     Parameters
@@ -225,7 +252,7 @@ class CCA(TransformerMixin, BaseEstimator):
         return x_scores, (Y - self.y_mean_) @ self.y_weights_
 
 
-class KernelCCA(TransformerMixin, BaseEstimator):
+class KernelCCA(_TwoViewTransformerMixin, BaseEstimator):
     """Regularised kernel CCA (dual CCA, notes L785–841).
 
     Solves ``[[0, K_x K_y], [K_y K_x, 0]] a = ρ [[K_x² + reg·I, 0], [0, K_y² + reg·I]] a`` with
@@ -387,7 +414,7 @@ def time_embed(X: np.ndarray, lags) -> tuple[np.ndarray, slice]:
     return embedded, slice(start, stop)
 
 
-class TemporalKernelCCA(TransformerMixin, BaseEstimator):
+class TemporalKernelCCA(_TwoViewTransformerMixin, BaseEstimator):
     """Temporal kernel CCA (tkCCA): canonical convolution from x to y over a set of lags.
 
     Maximises ``Corr(Σ_τ w_x(τ)ᵀ x(t − τ), w_yᵀ y(t))`` (L965) by regularised linear CCA on the

@@ -39,6 +39,66 @@ def resolve_gamma(gamma, X: np.ndarray) -> float:
     return gamma
 
 
+def _kernel_error(kernel, problem: str) -> ValueError:
+    name = getattr(kernel, "__name__", None) if callable(kernel) else None
+    shown = f"<callable {name}>" if name else repr(kernel)
+    return ValueError(
+        f"kernel={shown} gives {problem} on these trials. A callable kernel must return finite "
+        "values; with a built-in kernel, scale the features (e.g. StandardScaler) so that "
+        "the kernel values stay within float64."
+    )
+
+
+def check_finite_kernel(K: np.ndarray, kernel: str | Callable) -> None:
+    """Raise ``ValueError`` naming ``kernel`` unless every value of ``K`` is finite.
+
+    A NaN or infinite kernel value (a callable returning NaN, a polynomial kernel overflowing
+    on large inputs) would otherwise leave a solver at a meaningless stationary point.
+    """
+    if not np.all(np.isfinite(K)):
+        raise _kernel_error(kernel, "values that are not finite (NaN or inf)")
+
+
+def check_kernel_range(
+    X: np.ndarray, kernel: str | Callable, gamma: float, degree: int, coef0: float
+) -> None:
+    """Check a built-in kernel over the rows of ``X`` without forming the kernel matrix.
+
+    For the solvers that evaluate kernel rows themselves (SMO, dual coordinate descent, the
+    interior point method): they multiply kernel values (second-order working-set selection,
+    Newton steps), so ``k(x, y)²`` must be finite. It is bounded by Cauchy–Schwarz
+    (``|x·y| ≤ max ‖x‖²``). A callable or precomputed kernel is checked where its matrix is
+    formed (:func:`kernel_matrix`) or validated.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_points, n_features)
+        The points of the solver.
+    kernel, gamma, degree, coef0
+        As in :func:`kernel_matrix` (``gamma`` numeric).
+
+    Raises
+    ------
+    ValueError
+        Naming the kernel, when the bound is not finite.
+    """
+    if callable(kernel) or kernel == "precomputed" or X.shape[0] == 0:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        sq_max = np.einsum("ij,ij->i", X, X).max()  # numpy scalars overflow to inf
+        bound = {
+            "linear": sq_max,
+            "poly": (gamma * sq_max + abs(coef0)) ** degree,
+        }.get(kernel, 1.0)  # rbf and sigmoid values lie in [-1, 1]
+        square = bound * bound
+    if not (np.isfinite(sq_max) and np.isfinite(bound)):
+        raise _kernel_error(kernel, "values that are not finite (NaN or inf)")
+    if not np.isfinite(square):
+        raise _kernel_error(
+            kernel, f"values up to {bound:.3g}, whose products (formed by the solver) overflow"
+        )
+
+
 def kernel_matrix(
     X: np.ndarray,
     Y: np.ndarray | None = None,
@@ -67,6 +127,11 @@ def kernel_matrix(
     K : ndarray of shape (n_X, n_Y)
         Computed in float64 whatever the dtype of ``X`` and ``Y`` (scikit-learn alone would
         compute a float32 pair in float32).
+
+    Raises
+    ------
+    ValueError
+        When a value of ``K`` is not finite (see :func:`check_finite_kernel`).
     """
     check_kernel(kernel)
     if kernel == "precomputed":
@@ -83,7 +148,9 @@ def kernel_matrix(
             "sigmoid": {"gamma": gamma, "coef0": coef0},
         }[kernel]
         K = pairwise_kernels(X, Y, metric=kernel, **params)
-    return np.ascontiguousarray(K, dtype=np.float64)
+    K = np.ascontiguousarray(K, dtype=np.float64)
+    check_finite_kernel(K, kernel)
+    return K
 
 
 # Integer codes of the built-in kernels for the numba solvers (``kernel_row``).

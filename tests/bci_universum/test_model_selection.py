@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from sklearn.metrics import accuracy_score
+from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 
 from bci_universum import UNIVERSUM
+from bci_universum.classifiers.indifference import UniversumLogisticRegression
 from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC
 from bci_universum.model_selection import (
     UniversumStratifiedKFold,
@@ -89,6 +90,10 @@ def test_scorer_ignores_universum_trials():
     assert universum_scorer("accuracy")(clf, X, y) < 1.0  # overlapping classes: a real score
     balanced = universum_scorer("balanced_accuracy")(clf, X, y)
     assert 0.5 < balanced <= 1.0
+    # probability metrics for the models with predict_proba
+    lr = UniversumLogisticRegression().fit(X, y)
+    expected_loss = log_loss(y[labelled], lr.predict_proba(X[labelled]))
+    assert universum_scorer("neg_log_loss")(lr, X, y) == pytest.approx(-expected_loss)
     # custom sentinel through the estimator's universum_label
     y_str = np.where(y == UNIVERSUM, "rest", np.where(y == 1, "right", "left")).astype(object)
     clf_str = LeastSquaresUniversumSVC(universum_label="rest").fit(X, y_str)

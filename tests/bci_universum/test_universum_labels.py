@@ -17,6 +17,21 @@ def test_string_sentinel_and_custom_label():
     assert not universum_mask(np.array([-1, 1])).any()
 
 
+def test_string_labels_with_the_integer_sentinel_are_named():
+    """Class names with the integer UNIVERSUM (an object array) failed in numpy's sort of the
+    labels ("'<' not supported"); the error says which sentinel string labels take."""
+    from bci_universum.classifiers import UniversumSVC
+
+    y = np.array(["left", UNIVERSUM, "right", "left"], dtype=object)
+    with pytest.raises(ValueError, match=r"string labels.*carry the string sentinel 'universum'"):
+        universum_mask(y)
+    X = np.arange(8.0).reshape(4, 2)
+    with pytest.raises(ValueError, match="integer universum sentinel UNIVERSUM"):
+        UniversumSVC().fit(X, y)
+    # saying which sentinel is meant is fine
+    assert universum_mask(y, universum_label=UNIVERSUM).tolist() == [False, True, False, False]
+
+
 def test_split_universum_keeps_order_and_rejects_length_mismatch():
     X = np.arange(10).reshape(5, 2)
     y = np.array([1, UNIVERSUM, 0, UNIVERSUM, 1])

@@ -136,6 +136,44 @@ def test_all_universum_error_names_the_label():
         UniversumSVC(universum_label=9).fit(X, np.full(len(y), 9))
 
 
+def _nan_kernel(A, B):
+    return np.full((len(A), len(B)), np.nan)
+
+
+@pytest.mark.parametrize("estimator", BINARY + MULTICLASS, ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize(
+    ("params", "scale", "match"),
+    [
+        ({"kernel": _nan_kernel}, 1.0, r"kernel=<callable _nan_kernel> gives values that are not"),
+        (
+            {"kernel": "poly", "gamma": 1.0},
+            1e110,
+            "kernel='poly' gives values that are not finite",
+        ),
+    ],
+    ids=["callable-nan", "poly-overflow"],
+)
+def test_a_non_finite_kernel_is_named(estimator, params, scale, match):
+    """As ``SVC`` refuses non-finite dual coefficients, a kernel with NaN or inf values is
+    refused, by name, instead of leaving the solver at a meaningless point."""
+    X, y = _data(2 if estimator in BINARY else 3)
+    if isinstance(estimator, ECOCUniversumClassifier):
+        estimator = clone(estimator).set_params(estimator=UniversumSVC(**params))
+    else:
+        estimator = clone(estimator).set_params(**params)
+    with pytest.raises(ValueError, match=match):
+        estimator.fit(scale * X, y)
+
+
+@pytest.mark.parametrize("solver", ["smo", "dcd", "ipm"])
+def test_linear_kernel_values_too_large_for_the_solver_are_named(solver):
+    """Linear kernel values near 1e221 are finite but their products overflow in every
+    solver (the interior point method used to fail inside scipy, SMO never converged)."""
+    X, y = _data(2)
+    with pytest.raises(ValueError, match=r"kernel='linear' gives values up to .*overflow"):
+        UniversumSVC(kernel="linear", solver=solver).fit(1e110 * X, y)
+
+
 @pytest.mark.parametrize("cls", [UniversumSVC, LeastSquaresUniversumSVC])
 @pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "precomputed"])
 def test_kernel_machines_decide_through_the_shared_expansion(cls, kernel):

@@ -59,10 +59,12 @@ def test_lr_without_universum_is_sklearn_logistic_regression(scale):
     X, y, Z = _problem(seed=1)
     X, Z, C = scale * X, scale * Z, 0.3 / scale**2
     ours = UniversumLogisticRegression(C=C, C_universum=0.0).fit(*_with_universum(X, y, Z))
-    ref = LogisticRegression(C=C, tol=1e-12, max_iter=10000).fit(X, y)
+    ref = LogisticRegression(C=C, solver="newton-cholesky", tol=1e-12, max_iter=1000).fit(X, y)
     np.testing.assert_allclose(ours.coef_ * scale, ref.coef_ * scale, atol=1e-6)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-6)
     assert ours.n_universum_ == 0
+    np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+    np.testing.assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X), atol=1e-8)
 
 
 def test_lr_high_dimensional_span_solution_matches_scipy():
@@ -98,6 +100,8 @@ def test_lda_without_universum_is_sklearn_lda():
         np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-8, atol=1e-10)
         np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-8, atol=1e-10)
         np.testing.assert_allclose(ours.decision_function(X), ref.decision_function(X), atol=1e-8)
+        np.testing.assert_allclose(ours.predict_proba(X), ref.predict_proba(X), atol=1e-8)
+        np.testing.assert_allclose(ours.predict_log_proba(X), ref.predict_log_proba(X), atol=1e-8)
 
 
 def test_lda_direction_maximises_generalised_rayleigh_quotient():

@@ -208,10 +208,15 @@ def test_pipeline_with_universum_trials(transformer):
     ids=["CCA", "KernelCCA", "TemporalKernelCCA"],
 )
 def test_fit_transform_clone_pickle(model, data):
+    """``fit_transform(X, Y)`` returns ``transform(X, Y)``'s pair, as scikit-learn's CCA."""
     X, Y = data
-    np.testing.assert_allclose(
-        model.fit_transform(X, Y), clone(model).fit(X, Y).transform(X), atol=1e-10
-    )
+    x_scores, y_scores = model.fit_transform(X, Y)
+    expected = clone(model).fit(X, Y).transform(X, Y)
+    np.testing.assert_allclose(x_scores, expected[0], atol=1e-10)
+    np.testing.assert_allclose(y_scores, expected[1], atol=1e-10)
+    assert isinstance(SklearnCCA(n_components=1).fit_transform(X, Y), tuple)
+    with pytest.raises(ValueError, match="needs both views"):
+        clone(model).fit_transform(X)
     assert clone(model).get_params() == model.get_params()
     restored = pickle.loads(pickle.dumps(model))
     for a, b in zip(restored.transform(X, Y), model.transform(X, Y), strict=True):
