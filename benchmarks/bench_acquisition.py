@@ -33,6 +33,7 @@ from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from paradigms.commands._types import positive_float  # noqa: E402
 
 
 def push_main(argv: list[str]) -> None:
@@ -210,8 +211,10 @@ def main() -> None:
         push_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="latency run length")
-    parser.add_argument("--sweep-seconds", type=float, default=5.0, help="per sweep point")
+    parser.add_argument("--seconds", type=positive_float, default=30.0, help="latency run length")
+    parser.add_argument(
+        "--sweep-seconds", type=positive_float, default=5.0, help="per sweep point"
+    )
     add_output_option(parser, "acquisition.md")
     args = parser.parse_args()
     load = LoadAverage()
