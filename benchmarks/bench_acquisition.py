@@ -33,6 +33,7 @@ from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from paradigms.commands._types import positive_float  # noqa: E402
 
 
 def push_main(argv: list[str]) -> None:
@@ -87,6 +88,13 @@ def _start_pusher(name, n_ch, sfreq, chunk, seconds):
     )
 
 
+def _stop(proc: subprocess.Popen) -> None:
+    """End the outlet process ``proc`` if it still runs (an interrupted benchmark)."""
+    if proc.poll() is None:
+        proc.terminate()
+    proc.wait()
+
+
 def latency(seconds: float) -> dict:
     """p50/p99 push-to-reader latency of the receiver and of a bare pylsl inlet, same run."""
     import pylsl
@@ -99,7 +107,6 @@ def latency(seconds: float) -> dict:
     proc = _start_pusher(name, n_ch - 1, sfreq, chunk, seconds)
     receiver = StreamReceiver(name, timeout=10.0, silence_timeout=None)
     sub = receiver.subscribe()
-    receiver.start()
     stop = threading.Event()
     bare_lat: list[float] = []
     recv_lat: list[float] = []
@@ -127,15 +134,21 @@ def latency(seconds: float) -> dict:
                 continue
             recv_lat.append(pylsl.local_clock() - ts[-1])
 
-    threads = [threading.Thread(target=bare), threading.Thread(target=consume)]
-    for t in threads:
-        t.start()
-    proc.wait(seconds + 60)
-    stop.set()
-    for t in threads:
-        t.join(5)
-    n_gaps = sum(e.kind == "gap" for e in receiver.events)
-    receiver.stop()
+    threads = [threading.Thread(target=f, daemon=True) for f in (bare, consume)]
+    try:
+        receiver.start()
+        for t in threads:
+            t.start()
+        print(f"latency: reading {name} for {seconds:g} s", flush=True)
+        proc.wait(seconds + 60)
+        n_gaps = sum(e.kind == "gap" for e in receiver.events)
+    finally:  # on Ctrl-C too: no reader thread or outlet process is left running
+        stop.set()
+        _stop(proc)
+        for t in threads:
+            if t.is_alive():
+                t.join(5)
+        receiver.stop()
 
     def summary(values):
         ms = np.asarray(values) * 1e3
@@ -162,20 +175,24 @@ def sustain(n_ch: int, sfreq: float, seconds: float) -> dict:
     chunk = max(int(sfreq * 0.02), 1)
     name = f"bench-rate-{uuid4().hex}"
     proc = _start_pusher(name, n_ch - 1, sfreq, chunk, seconds)
-    receiver = StreamReceiver(name, timeout=10.0, silence_timeout=None, bufsize=2.0).start()
+    receiver = StreamReceiver(name, timeout=10.0, silence_timeout=None, bufsize=2.0)
     lags, seen = [], 0
-    while proc.poll() is None:
-        time.sleep(0.1)
-        if receiver.n_samples > seen:  # lag while data flows (not after the last push)
-            seen = receiver.n_samples
-            lags.append(receiver.lag)
-    expected = int(proc.stdout.read().split()[0])
-    deadline = time.monotonic() + 5.0
-    while receiver.n_samples < expected and time.monotonic() < deadline:
-        time.sleep(0.05)
-    got = receiver.n_samples
-    lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
-    receiver.stop()
+    try:
+        receiver.start()
+        while proc.poll() is None:
+            time.sleep(0.1)
+            if receiver.n_samples > seen:  # lag while data flows (not after the last push)
+                seen = receiver.n_samples
+                lags.append(receiver.lag)
+        expected = int(proc.stdout.read().split()[0])
+        deadline = time.monotonic() + 5.0
+        while receiver.n_samples < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+        got = receiver.n_samples
+        lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
+    finally:
+        _stop(proc)
+        receiver.stop()
     lag_p99 = float(np.percentile(lags, 99)) if lags else float("nan")
     ok = got == expected and lost == 0 and lag_p99 < 0.5
     return {
@@ -194,8 +211,10 @@ def main() -> None:
         push_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=30.0, help="latency run length")
-    parser.add_argument("--sweep-seconds", type=float, default=5.0, help="per sweep point")
+    parser.add_argument("--seconds", type=positive_float, default=30.0, help="latency run length")
+    parser.add_argument(
+        "--sweep-seconds", type=positive_float, default=5.0, help="per sweep point"
+    )
     add_output_option(parser, "acquisition.md")
     args = parser.parse_args()
     load = LoadAverage()

@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 from bci_universum.classifiers import BiasedSVC
 from bci_universum.datasets import data_path
 from bci_universum.studies import biased_transfer as bt
+from paradigms.commands._types import positive_int
 
 
 def _curve_table(result: bt.TransferResult) -> list[str]:
@@ -73,7 +74,9 @@ def _fit_time_scaling(sizes=(200, 1000, 2000), n_features: int = 50) -> list[str
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--draws", type=int, default=10, help="random draws per size and run")
+    parser.add_argument(
+        "--draws", type=positive_int, default=10, help="random draws per size and run"
+    )
     parser.add_argument("--prior-weight", type=float, default=1.0)
     add_output_option(parser, "biased_transfer.md")
     args = parser.parse_args()

@@ -17,6 +17,7 @@ from scipy import stats
 
 from bci_universum.drift import DriftMonitor
 from bci_universum.studies import bpm_table1 as t1
+from paradigms.commands._types import positive_int
 
 
 def _drift_costs(rng: np.random.Generator) -> dict:
@@ -41,7 +42,9 @@ def _drift_costs(rng: np.random.Generator) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--splits", type=int, default=10, help="random 60:40 splits per dataset")
+    parser.add_argument(
+        "--splits", type=positive_int, default=10, help="random 60:40 splits per dataset"
+    )
     add_output_option(parser, "bpm.md")
     args = parser.parse_args()
 

@@ -31,6 +31,7 @@ from sklearn.exceptions import ConvergenceWarning
 from bci_universum.features._metrics import amari_index
 from bci_universum.features.tdsep import TDSEP, lagged_covariances
 from bci_universum.solvers.joint_diag import joint_diagonalize
+from paradigms.commands._types import non_negative_int, positive_int
 
 
 def make_mixture(seed: int, n_sources: int = 64, n_times: int = 15_000):
@@ -86,8 +87,8 @@ def timed(fn, repeats: int):
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--repeats", type=positive_int, default=3)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     add_output_option(parser, "bss.md")
     args = parser.parse_args(argv)
     repeats, seed = args.repeats, args.seed

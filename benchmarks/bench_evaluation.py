@@ -35,12 +35,12 @@ from sklearn.model_selection import GridSearchCV
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
 from bci_universum.datasets import EpochSet  # noqa: E402
 from bci_universum.evaluation import THESIS_GRID, WithinSession, evaluate, select_and_fit  # noqa: E402
 from bci_universum.model_selection import UniversumStratifiedKFold, universum_scorer  # noqa: E402
 from bci_universum.pipelines import CLASSIFIER, pipeline_factory  # noqa: E402
 from bci_universum.universa import MOTOR_CHANNELS  # noqa: E402
+from paradigms.commands._types import int_range, positive_int  # noqa: E402
 
 SFREQ = 250.0
 CHANNELS = [*MOTOR_CHANNELS, "Fp1", "Fp2", "F3", "F4", "O1", "O2", "P3", "P4", "T7", "T8", "Pz"]
@@ -132,9 +132,9 @@ def bench_backends(datasets, folds: int) -> list[str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--subjects", type=int, default=2)
-    parser.add_argument("--folds", type=int, default=4)
-    parser.add_argument("--inner", type=int, default=3)
+    parser.add_argument("--subjects", type=positive_int, default=2)
+    parser.add_argument("--folds", type=int_range(2), default=4)
+    parser.add_argument("--inner", type=int_range(2), default=3)
     add_output_option(parser, "evaluation.md")
     ns = parser.parse_args()
     load = LoadAverage()

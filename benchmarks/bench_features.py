@@ -8,7 +8,7 @@
 * With the real recordings present (``BCI_UNIVERSUM_DATA``): cross-validated accuracy on eegmmidb
   S001 imagined left/right of the registry pipelines ``csp_lda``, ``ts_lr`` and ``ts_usvm``
   (``C_universum=0``), as ``evaluate`` builds them (causal 7–30 Hz band-pass), and of the peer
-  MNE ``CSP(4, log=True)`` + LDA on the same filtered trials.
+  MNE ``CSP(4, log=True)`` + LDA on the same filtered trials and window.
 
 BLAS runs single-threaded for every contender (the online decoder's setting; the machine has two
 cores shared with other jobs). Run: ``PYTHONPATH=. python benchmarks/bench_features.py``; writes
@@ -107,6 +107,7 @@ def bench_tangent_space(X, y):
 
 def accuracy_eegmmidb(folder):
     """Cross-validated accuracy of the registry pipelines and of MNE's CSP + LDA (the peer)."""
+    from sklearn.base import clone
     from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
     from sklearn.model_selection import StratifiedKFold, cross_val_score
     from sklearn.pipeline import make_pipeline
@@ -119,12 +120,16 @@ def accuracy_eegmmidb(folder):
         label: pipeline_factory(name, band=BAND, **params)(epochs)
         for label, (name, params) in ACCURACY_PIPELINES.items()
     }
-    # the peer, built from its own library
+    # the peer, built from its own library, on the samples csp_lda decodes: the registry's
+    # window step (stop excluded) keeps 160 of the epochs' 161
+    window = clone(pipelines["csp_lda"].named_steps["window"])
     pipelines["CSP(4)+LDA (MNE)"] = make_pipeline(
-        mne.decoding.CSP(4, log=True), LinearDiscriminantAnalysis()
+        window, mne.decoding.CSP(4, log=True), LinearDiscriminantAnalysis()
     )
     X, y = epochs.X, epochs.y
-    return X.shape, {name: cross_val_score(pipe, X, y, cv=cv) for name, pipe in pipelines.items()}
+    n_window = clone(window).fit(X).n_times_out_
+    scores = {name: cross_val_score(pipe, X, y, cv=cv) for name, pipe in pipelines.items()}
+    return X.shape, n_window, scores
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -168,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
     ]
     folder = data_path()
     if folder is not None:
-        shape, scores = accuracy_eegmmidb(folder)
+        shape, window_samples, scores = accuracy_eegmmidb(folder)
         lines += [
             "",
             "## Accuracy, eegmmidb S001 imagined left/right (R04/R08/R12)",
@@ -176,7 +181,9 @@ def main(argv: list[str] | None = None) -> None:
             "Causal 7–30 Hz Butterworth band-pass (the online decoder's, per run), window 1–2 s "
             f"after the cue, {shape[0]} trials × {shape[1]} channels × {shape[2]} samples; "
             "StratifiedKFold(5, shuffle=True, random_state=42). Registry pipelines by name "
-            "(`bci_universum.pipelines`); the peer is MNE's `CSP(4, log=True)` + LDA. "
+            "(`bci_universum.pipelines`); the peer is MNE's `CSP(4, log=True)` + LDA after the "
+            "same window step as `csp_lda` (1–2 s, stop excluded: "
+            f"{window_samples} samples). "
             "Data README reference (zero-phase FIR): CSP(4)+LDA 0.69 ± 0.13.",
             "",
             "| pipeline | accuracy (mean ± SD over folds) | folds |",

@@ -47,6 +47,7 @@ from bci_universum.model_selection import (
     UniversumStratifiedKFold,
     universum_scorer,
 )
+from paradigms.commands._types import positive_int
 
 CLASSES = (0, 1, 2, 3)
 N_TRAIN, N_TEST, N_UNIVERSUM = 8, 100, 40
@@ -268,7 +269,7 @@ def write_markdown(header: str, path: Path, rows, times, n_lab, n_u, n_splits, s
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--splits", type=positive_int, default=10)
     add_output_option(parser, "multiclass_digits.md")
     args = parser.parse_args(argv)
     load = LoadAverage()

@@ -27,6 +27,7 @@ from threadpoolctl import threadpool_limits
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers.ls_usvm import LeastSquaresUniversumSVC
 from bci_universum.studies.ocr_digits import run_ocr_study
+from paradigms.commands._types import n_jobs, non_negative_int
 
 
 def _best_times(fits, repeats: int = 15) -> list[float]:
@@ -66,8 +67,8 @@ def fit_time_table(sizes=(100, 300, 1000, 2000), seed: int = 0) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-jobs", type=n_jobs, default=2)
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     add_output_option(parser, "ocr_digits.md")
     args = parser.parse_args()
 

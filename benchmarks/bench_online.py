@@ -47,6 +47,7 @@ from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from paradigms.commands._types import positive_float, positive_int  # noqa: E402
 
 N_CH, SFREQ, WINDOW, UPDATE_RATE = 64, 250.0, 1.0, 16.0
 BAND = (8.0, 30.0)
@@ -327,9 +328,11 @@ def main() -> None:
         player_main(sys.argv[2:])
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--updates", type=int, default=2000, help="decoder updates timed")
-    parser.add_argument("--paced", type=int, default=300, help="decoder updates at 16 Hz")
-    parser.add_argument("--seconds", type=float, default=30.0, help="end-to-end run length")
+    parser.add_argument("--updates", type=positive_int, default=2000, help="decoder updates timed")
+    parser.add_argument("--paced", type=positive_int, default=300, help="decoder updates at 16 Hz")
+    parser.add_argument(
+        "--seconds", type=positive_float, default=30.0, help="end-to-end run length"
+    )
     add_output_option(parser, "online.md")
     args = parser.parse_args()
 

@@ -32,6 +32,7 @@ from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from paradigms.commands._types import int_range, positive_float  # noqa: E402
 
 
 def make_recording(folder: Path, hours: float, sfreq: float, n_eeg: int) -> tuple[Path, int]:
@@ -167,10 +168,18 @@ def write_report(header: str, args, r: dict) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--hours", type=float, default=1.0, help="stream time (default 1 h)")
-    parser.add_argument("--speed", type=float, default=60.0, help="pacing factor (default 60)")
-    parser.add_argument("--sfreq", type=float, default=250.0, help="sampling rate (250 Hz)")
-    parser.add_argument("--channels", type=int, default=64, help="channels with the counter")
+    parser.add_argument(
+        "--hours", type=positive_float, default=1.0, help="stream time (default 1 h)"
+    )
+    parser.add_argument(
+        "--speed", type=positive_float, default=60.0, help="pacing factor (default 60)"
+    )
+    parser.add_argument(
+        "--sfreq", type=positive_float, default=250.0, help="sampling rate (250 Hz)"
+    )
+    parser.add_argument(
+        "--channels", type=int_range(2), default=64, help="channels with the counter"
+    )
     add_output_option(parser, "recorder_soak.md")
     args = parser.parse_args()
     load = LoadAverage()

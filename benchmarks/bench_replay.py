@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"SimulatedEEG, 32 ch at 250 Hz: {sim_speed:.0f} × real time (60 s generated).",
         "",
-        "Budget (ARCHITECTURE.md): replay without pacing ≥ 200 × real time.",
+        "Budget (docs/user_guide/benchmarks.rst, replay): replay without pacing ≥ 200 × real "
+        "time.",
     ]
     write_results(args.output, lines)
 

@@ -29,7 +29,7 @@ import warnings
 
 import numpy as np
 import sklearn
-from bench_usvm_training import make_problem
+from bench_usvm_training import MIN_SIZE, make_problem
 from numba import njit
 from report import LoadAverage, add_output_option, run_line, write_results
 from sklearn.exceptions import ConvergenceWarning
@@ -42,6 +42,7 @@ from bci_universum.datasets import data_path, load_eegmmidb
 from bci_universum.features.tangent_space import TangentSpace
 from bci_universum.solvers.kernels import KERNEL_CODES, kernel_row
 from bci_universum.solvers.smo import _kernel_points
+from paradigms.commands._types import int_range, positive_int
 
 GAMMA = 1.0 / 64
 RBF = {"kernel": "rbf", "gamma": GAMMA, "C": 1.0}
@@ -53,11 +54,17 @@ SIZES = [1000, 2000, 4000, 8000, 16000]
 REPEATS = 3  # interleaved repeats per size, the default of every solver benchmark
 
 
-def add_run_options(parser: argparse.ArgumentParser, sizes: list[int], results: str) -> None:
-    """``--sizes`` (default ``sizes``), ``--repeats`` and ``--output`` (``results/<results>``)."""
-    parser.add_argument("--sizes", type=int, nargs="+", default=sizes)
+def add_run_options(
+    parser: argparse.ArgumentParser, sizes: list[int], results: str, min_size: int = MIN_SIZE
+) -> None:
+    """``--sizes`` (default ``sizes``, each at least ``min_size``), ``--repeats`` and
+    ``--output`` (``results/<results>``)."""
+    parser.add_argument("--sizes", type=int_range(min_size), nargs="+", default=sizes)
     parser.add_argument(
-        "--repeats", type=int, default=REPEATS, help=f"interleaved repeats per size ({REPEATS})"
+        "--repeats",
+        type=positive_int,
+        default=REPEATS,
+        help=f"interleaved repeats per size ({REPEATS})",
     )
     add_output_option(parser, results)
 

@@ -28,6 +28,7 @@ from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from paradigms.commands._types import non_negative_int, positive_int  # noqa: E402
 
 
 def _session(folder: Path, n_channels: int, universum: str, trials: int, seed: int) -> None:
@@ -107,8 +108,10 @@ def main() -> None:
     from paradigms.training import train_model
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=20, help="trials per class (default 20)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--trials", type=positive_int, default=20, help="trials per class (default 20)"
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0)
     add_output_option(parser, "training.md")
     args = parser.parse_args()
 

@@ -37,6 +37,7 @@ from bci_universum.evaluation import WithinSession, plan_jobs
 from bci_universum.evaluation.jobs import run_job
 from bci_universum.pipelines import pipeline_factory
 from bci_universum.training import DEFAULT_GRID
+from paradigms.commands._types import int_range
 
 # universum pipeline → the study's plain fit (pipeline, universum)
 PAIRS = {
@@ -119,7 +120,7 @@ def table(rows: list[dict]) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--subjects", nargs="+", choices=SUBJECTS, default=["tomer", "assaf"])
-    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--folds", type=int_range(2), default=5)
     add_output_option(parser, "universum_fit.md")
     args = parser.parse_args(argv)
     load = LoadAverage()

@@ -124,12 +124,10 @@ def main(argv=None):
     parser.add_argument(
         "--universvm", type=Path, required=True, metavar="PATH", help="the built binary"
     )
-    add_run_options(parser, SIZES, "universvm.md")
+    add_run_options(parser, SIZES, "universvm.md", min_size=2)
     args = parser.parse_args(argv)
     if not (args.universvm.is_file() and os.access(args.universvm, os.X_OK)):
         parser.error(f"--universvm {args.universvm} is not an executable file")
-    if min(args.sizes) < 2 or args.repeats < 1:
-        parser.error("--sizes must be at least 2 and --repeats at least 1")
     warm_up()
     with tempfile.TemporaryDirectory() as folder:
         rows = [cells(n, args.repeats, args.universvm, Path(folder)) for n in args.sizes]

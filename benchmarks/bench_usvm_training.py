@@ -23,8 +23,13 @@ from sklearn.svm import SVC, LinearSVC
 
 from bci_universum import UNIVERSUM
 from bci_universum.classifiers import UniversumSVC
+from paradigms.commands._types import int_range, positive_int
 
 D = 64
+
+
+#: The fewest labelled trials of a problem with both classes (``--sizes``).
+MIN_SIZE = 4
 
 
 def make_problem(n: int, seed: int, n_universum: int = 0):
@@ -59,12 +64,14 @@ def warm_up():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 4000, 16000])
     parser.add_argument(
-        "--max-svc-rbf", type=int, default=16000, help="largest n timed for SVC with RBF"
+        "--sizes", type=int_range(MIN_SIZE), nargs="+", default=[1000, 4000, 16000]
     )
     parser.add_argument(
-        "--max-universum", type=int, default=4000, help="largest n timed with a universum"
+        "--max-svc-rbf", type=positive_int, default=16000, help="largest n timed for SVC with RBF"
+    )
+    parser.add_argument(
+        "--max-universum", type=positive_int, default=4000, help="largest n timed with a universum"
     )
     add_output_option(parser, "usvm_training.md")
     args = parser.parse_args(argv)

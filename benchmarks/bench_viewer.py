@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from acquisition.lsl_config import LOOPBACK_CONFIG, configure_lsl  # noqa: E402
 from acquisition.streams import resolve_stream  # noqa: E402
+from paradigms.commands._types import positive_float, positive_int  # noqa: E402
 
 PUSHER = ROOT / "benchmarks" / "bench_acquisition.py"
 CHUNK_MS = 20
@@ -123,10 +124,12 @@ def main() -> None:
         ours_main(sys.argv[2], float(sys.argv[3]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--channels", type=int, default=64)
-    parser.add_argument("--sfreq", type=float, default=1000.0)
-    parser.add_argument("--seconds", type=float, default=20.0, help="steady state measured")
-    parser.add_argument("--warmup", type=float, default=8.0, help="start-up left out")
+    parser.add_argument("--channels", type=positive_int, default=64)
+    parser.add_argument("--sfreq", type=positive_float, default=1000.0)
+    parser.add_argument(
+        "--seconds", type=positive_float, default=20.0, help="steady state measured"
+    )
+    parser.add_argument("--warmup", type=positive_float, default=8.0, help="start-up left out")
     add_output_option(parser, "viewer.md")
     args = parser.parse_args()
     load = LoadAverage()

@@ -98,8 +98,6 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     add_run_options(parser, SIZES, "warm_start.md")
     args = parser.parse_args(argv)
-    if min(args.sizes) < 4 or args.repeats < 1:
-        parser.error("--sizes must be at least 4 and --repeats at least 1")
     warm_up()
     rows = [cells(n, args.repeats) for n in args.sizes]
     write_markdown(run_line(parser, args), args, rows)

@@ -62,6 +62,7 @@ else:  # pragma: no cover
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bci_universum.datasets import DATA_ENV, data_path  # noqa: E402
+from paradigms.commands._types import positive_float, positive_int  # noqa: E402
 
 # the session state: kept outside the checkout with --work or $BCI_MUTATION_WORK
 WORK_ENV = "BCI_MUTATION_WORK"
@@ -966,20 +967,20 @@ def list_shards() -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("shards", nargs="*", help="shards to run (default: all, in order)")
-    parser.add_argument("--minutes", type=float, default=30.0, help="time budget (30)")
+    parser.add_argument("--minutes", type=positive_float, default=30.0, help="time budget (30)")
     parser.add_argument(
         "--list", action="store_true", help="create the sessions, list the shards and stop"
     )
     parser.add_argument("--report", action="store_true", help="only rewrite the report")
     parser.add_argument(
         "--recheck-timeouts",
-        type=float,
+        type=positive_float,
         metavar="FACTOR",
         help="test again the mutants killed by a timeout, with FACTOR times the timeout",
     )
     parser.add_argument(
         "--check-selection",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="run N random survivors with the tests coverage selects and with all the tests",
     )

@@ -1,0 +1,104 @@
+"""Figures the README and the user guide quote from ``benchmarks/results/``: each is the one
+of its committed results file, to the digits quoted, so that a rerun of a benchmark (or an edit
+of the docs) that leaves the other behind fails here."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+BENCHMARKS = "docs/user_guide/benchmarks.rst"
+NUMBER = r"(\d+(?:\.\d+)?)"
+SCORE = r"(\d\.\d+ ± \d\.\d+)"  # mean ± SD, compared as printed
+
+
+def _row(first_cells: str, column: int, pattern: str = NUMBER) -> str:
+    """The cell ``column`` (0 = first) of the table row starting with ``first_cells``."""
+    before = r"[^|]*\|" * (column - first_cells.count("|") - 1)
+    return rf"\| {re.escape(first_cells)} \|{before} {pattern}"
+
+
+# (page, pattern with one group in the page, results file, pattern with one group in it)
+QUOTED = [
+    # features.md
+    ("README.md", rf"{NUMBER}× and [\d.]+× faster", "features.md", _row("CSP fit, 200 trials", 3)),
+    (
+        "README.md",
+        rf"[\d.]+× and {NUMBER}× faster",
+        "features.md",
+        _row("tangent space, 1 trial (lean path)", 3),
+    ),
+    (BENCHMARKS, rf"CSP fit {NUMBER} ms vs MNE", "features.md", _row("CSP fit, 200 trials", 1)),
+    (BENCHMARKS, rf"vs MNE {NUMBER} ms \(", "features.md", _row("CSP fit, 200 trials", 2)),
+    (BENCHMARKS, rf"\({NUMBER}× faster; both", "features.md", _row("CSP fit, 200 trials", 3)),
+    (
+        BENCHMARKS,
+        rf"\({NUMBER}× faster, max difference",
+        "features.md",
+        _row("tangent space, 1 trial (lean path)", 3),
+    ),
+    (BENCHMARKS, rf"``csp_lda`` {SCORE}, with", "features.md", _row("csp_lda", 1, SCORE)),
+    # "fold scores identical to MNE's": the peer's row says the same
+    (
+        BENCHMARKS,
+        rf"``csp_lda`` {SCORE}, with fold scores identical",
+        "features.md",
+        _row("CSP(4)+LDA (MNE)", 1, SCORE),
+    ),
+    (BENCHMARKS, rf"``ts_lr`` {SCORE}", "features.md", _row("ts_lr", 1, SCORE)),
+    (
+        BENCHMARKS,
+        rf"``C_universum=0`` {SCORE}",
+        "features.md",
+        _row("ts_usvm (C_universum=0)", 1, SCORE),
+    ),
+    # online.md: the tangent-space decoder's paced wall-clock p99
+    (
+        "README.md",
+        rf"{NUMBER} ms paced",
+        "online.md",
+        _row("filter + TS + U-SVM | lean path, paced at 15.6 Hz", 3),
+    ),
+    # universum_fit.md: csp_ulda against the same selection without universum (medians)
+    (
+        BENCHMARKS,
+        rf"``csp_ulda`` takes {NUMBER}–",
+        "universum_fit.md",
+        _row("assaf | csp_ulda + U_C3 | csp_ulda + same selection, no universum", 6),
+    ),
+    (
+        BENCHMARKS,
+        rf"``csp_ulda`` takes [\d.]+–{NUMBER}× \(median\)",
+        "universum_fit.md",
+        _row("S001 | csp_ulda + U_C3 | csp_ulda + same selection, no universum", 6),
+    ),
+    # solver_scaling.md: the machine the run had
+    (
+        BENCHMARKS,
+        r"wall-clock seconds in one run on 2 cores (shared with other jobs)",
+        "solver_scaling.md",
+        r"2 cores (shared with other jobs)",
+    ),
+]
+
+
+def _find(pattern: str, path: Path) -> str:
+    text = " ".join(path.read_text(encoding="utf-8").split())  # the docs wrap their lines
+    match = re.search(pattern, text)
+    assert match, f"{pattern!r} not found in {path.relative_to(ROOT)}"
+    return match.group(1)
+
+
+@pytest.mark.parametrize(
+    ("page", "quoted", "results", "measured"), QUOTED, ids=[f"{q[0]}: {q[1]}" for q in QUOTED]
+)
+def test_quoted_figure_is_the_results_files(page, quoted, results, measured):
+    in_docs = _find(quoted, ROOT / page)
+    in_results = _find(measured, RESULTS / results)
+    if re.fullmatch(NUMBER, in_docs):  # a number: the results file's, rounded as quoted
+        digits = len(in_docs.partition(".")[2])
+        assert f"{float(in_results):.{digits}f}" == in_docs, (in_docs, in_results)
+    else:
+        assert in_docs == in_results
