@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -736,6 +736,35 @@ def load_recording(
     return epochs
 
 
+def _check_listed_once(entries: Sequence, what: str, key: Callable | None = None) -> None:
+    """Refuse a run selection naming one run twice: its trials would be counted twice (and
+    could land in both the training and the test folds).
+
+    Parameters
+    ----------
+    entries : sequence
+        The runs as the user gave them (files, run numbers, labels).
+    what : str
+        What the entries are, for the message (``"Recording"``, ``"eegmmidb runs entry"``).
+    key : callable or None
+        The run an entry names (e.g. a file's resolved path), when two spellings name one.
+    """
+    seen: dict = {}
+    for entry in entries:
+        run = entry if key is None else key(entry)
+        if run in seen:
+            again = (
+                "is listed more than once"
+                if seen[run] == entry
+                else f"names the same run as {seen[run]}"
+            )
+            raise ValueError(
+                f"{what} {entry} {again}: its trials would be counted twice (and could land in "
+                "both training and test folds)."
+            )
+        seen[run] = entry
+
+
 def load_recordings(
     files: Sequence[str | os.PathLike],
     *,
@@ -760,6 +789,9 @@ def load_recordings(
         Subject of every file; by default from each file (see above).
     runs : sequence of str or None
         Run of each file, in the order of ``files``; by default from each file (see above).
+        Two files may not be the same run of one subject and session (e.g.
+        ``assaf/Test1/EEG.xdf`` and ``tomer/Test1/EEG.xdf``, both run ``Test1`` of subject
+        ``bci4als``): refused, naming both files.
     **kwargs
         Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...); files of
         one subject recorded at different rates need ``resample``.
@@ -773,16 +805,9 @@ def load_recordings(
         raise ValueError("No recording files given.")
     if runs is not None and len(runs) != len(files):
         raise ValueError(f"runs names {len(runs)} runs for {len(files)} files.")
-    seen: set[Path] = set()
-    for f in files:
-        resolved = Path(f).resolve()
-        if resolved in seen:
-            raise ValueError(
-                f"Recording {f} is listed more than once: each file is one run, its trials "
-                "would be counted twice (and could land in both training and test folds)."
-            )
-        seen.add(resolved)
+    _check_listed_once(files, "Recording", key=lambda f: Path(f).resolve())
     subjects: dict[str, list[EpochSet]] = {}
+    named: dict[tuple[str, str, str], str] = {}
     for i, f in enumerate(files):
         sidecar = read_sidecar(Path(f))
         epochs = load_recording(
@@ -791,6 +816,14 @@ def load_recordings(
             subject=subject or sidecar.get("subject") or subject_label(f, files),
             **kwargs,
         )
+        run = (epochs.subject, epochs.sessions[0], epochs.runs[0])
+        if run in named:
+            raise ValueError(
+                f"Recordings {named[run]} and {f} are both run {run[2]!r} of subject {run[0]!r}"
+                f" (session {run[1]!r}): their trials would be merged into one run. Load "
+                "each subject's files as their own data set, or name the runs (runs=[...])."
+            )
+        named[run] = str(f)
         subjects.setdefault(epochs.subject, []).append(epochs)
     for sets in subjects.values():
         if len({e.sfreq for e in sets}) > 1:

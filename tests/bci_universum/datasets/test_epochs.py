@@ -445,3 +445,16 @@ def test_load_recordings_refuses_a_file_listed_twice(tmp_path):
     twice = [fname, tmp_path / "." / "rec_raw.fif"]
     with pytest.raises(ValueError, match=r"rec_raw\.fif is listed more than once"):
         load_recordings(twice, universum=None, verbose="error")
+
+
+def test_load_recordings_refuses_two_files_named_one_run(tmp_path):
+    # two subjects' Test1/EEG.xdf: one stem, one folder name, one common folder
+    files = [tmp_path / who / "Test1" / "rec_raw.fif" for who in ("assaf", "tomer")]
+    for f in files:
+        f.parent.mkdir(parents=True)
+        _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(f, verbose="error")
+    match = r"assaf/Test1/rec_raw\.fif and .*tomer/Test1/rec_raw\.fif are both run 'Test1'"
+    with pytest.raises(ValueError, match=match):
+        load_recordings(files, universum=None, verbose="error")
+    (e,) = load_recordings(files, runs=["a1", "t1"], universum=None, verbose="error")
+    assert list(dict.fromkeys(e.runs)) == ["a1", "t1"]
