@@ -57,8 +57,9 @@ def marker_event_id(
         several recordings, a marker must be present in at least one of them.
     classes : dict or sequence of str
         Descriptions of labelled trials. A dict maps each description to its class label
-        (``{"T1": "left", "T2": "right"}``); a sequence uses the text after the last ``/``
-        (``"cue/left"`` → ``"left"``).
+        (``{"T1": "left", "T2": "right"}``; several descriptions may share a label, which
+        merges their trials, as long as two classes remain); a sequence uses the text after
+        the last ``/`` (``"cue/left"`` → ``"left"``).
         Empty for a recording of universum trials only (e.g. a resting baseline).
     universum : sequence of str, str or None
         Descriptions of universum trials. A string ending in ``/`` is a prefix
@@ -76,10 +77,12 @@ def marker_event_id(
         if isinstance(classes, Mapping)
         else {c: c.rsplit("/", 1)[-1] for c in classes}
     )
-    if len(class_map) == 1 or (not class_map and universum is None):
+    # several descriptions may name one class (merged), but the map must name two classes
+    if len(set(class_map.values())) == 1 or (not class_map and universum is None):
         raise ValueError(
-            f"classes needs at least two descriptions (or none, for a recording of universum "
-            f"trials only), got {list(class_map)}."
+            f"classes needs at least two classes (or none, for a recording of universum "
+            f"trials only), got {class_map if len(class_map) > 1 else list(class_map)}"
+            f"{': every marker maps to one class' if len(class_map) > 1 else ''}."
         )
     if UNIVERSUM_STR in class_map.values():
         raise ValueError(f"{UNIVERSUM_STR!r} is the universum sentinel, not a class label.")

@@ -104,6 +104,10 @@ def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
     [
         ({"classes": ["cue/left", "cue/up"]}, r"cue/up"),
         ({"classes": ["cue/left"]}, "at least two"),
+        (
+            {"classes": {"cue/left": "left", "cue/right": "left"}},
+            r"at least two classes .*every marker maps to one class",
+        ),
         ({"universum": ["universum/sleep"]}, "universum/sleep"),
         ({"classes": {"cue/left": "universum", "cue/right": "r"}}, "sentinel"),
         ({"tmin": 2.0, "tmax": 1.0}, "tmax"),
