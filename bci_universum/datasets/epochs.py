@@ -190,6 +190,7 @@ def _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose) -> t
         present = {d: c for d, c in event_id.items() if d in described}
         if not present:
             continue
+        _check_picks(picks, one.ch_names, name)
         events, _ = mne.events_from_annotations(one, event_id=present, verbose=verbose)
         epochs = mne.Epochs(
             one,
@@ -226,6 +227,28 @@ def _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose) -> t
             f"tmax={tmax} against the recording's length and bad segments."
         )
     return np.ascontiguousarray(X), y, epochs
+
+
+#: Names MNE's ``picks`` takes for channel types rather than channels.
+_PICK_TYPES = {*mne.io.get_channel_type_constants(), "meg", "fnirs", "all", "data", "data_or_ica"}
+
+
+def _check_picks(picks, ch_names: list[str], name: str) -> None:
+    """Refuse channel names in ``picks`` that recording ``name`` lacks, listing its channels
+    (and the right case of names that differ only by case)."""
+    if picks is None or isinstance(picks, str):
+        return
+    unknown = [str(p) for p in picks if isinstance(p, str) and p not in ch_names]
+    unknown = [p for p in unknown if p not in _PICK_TYPES]
+    if not unknown:
+        return
+    by_case = {c.lower(): c for c in ch_names}
+    hint = [by_case[p.lower()] for p in unknown if p.lower() in by_case]
+    raise ValueError(
+        f"{name}: channels {unknown} are not in the recording"
+        + (f" (names are case-sensitive: did you mean {hint}?)" if hint else "")
+        + f"; its channels: {list(ch_names)}."
+    )
 
 
 class DroppedTrialsWarning(UserWarning):

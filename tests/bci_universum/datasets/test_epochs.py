@@ -112,6 +112,14 @@ def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
         ({"classes": {"cue/left": "universum", "cue/right": "r"}}, "sentinel"),
         ({"tmin": 2.0, "tmax": 1.0}, "tmax"),
         ({"tmin": 0.0, "tmax": 40.0}, "Fewer than two classes"),
+        (
+            {"picks": ["XX", "EEG0"]},
+            r"channels \['XX'\] are not in the recording; its channels: \['EEG0', 'EEG1', 'EEG2'\]",
+        ),
+        (
+            {"picks": ["eeg0", "EEG1"]},
+            r"channels \['eeg0'\] .*case-sensitive: did you mean \['EEG0'\]\?",
+        ),
     ],
 )
 def test_bad_requests_are_refused(kwargs, match):
