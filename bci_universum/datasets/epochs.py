@@ -30,7 +30,7 @@ from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
 from ._docs import fill_doc
 from .bids import read_sidecar
-from .io import read_recording, run_label, subject_label
+from .io import _bids_entity, read_recording, run_label, subject_label
 
 __all__ = [
     "DroppedTrialsWarning",
@@ -815,7 +815,7 @@ def load_recordings(
         Subject of every file; by default from each file (see above).
     runs : sequence of str or None
         Run of each file, in the order of ``files``; by default from each file (see above).
-        Two files may not be the same run of one subject and session (e.g.
+        Two files may not be the same run of one subject, session and task (e.g.
         ``assaf/Test1/EEG.xdf`` and ``tomer/Test1/EEG.xdf``, both run ``Test1`` of subject
         ``bci4als``): refused, naming both files.
     **kwargs
@@ -833,7 +833,7 @@ def load_recordings(
         raise ValueError(f"runs names {len(runs)} runs for {len(files)} files.")
     _check_listed_once(files, "Recording", key=lambda f: Path(f).resolve())
     subjects: dict[str, list[EpochSet]] = {}
-    named: dict[tuple[str, str, str], str] = {}
+    named: dict[tuple, str] = {}
     for i, f in enumerate(files):
         sidecar = read_sidecar(Path(f))
         epochs = load_recording(
@@ -842,7 +842,9 @@ def load_recordings(
             subject=subject or sidecar.get("subject") or subject_label(f, files),
             **kwargs,
         )
-        run = (epochs.subject, epochs.sessions[0], epochs.runs[0])
+        # BIDS numbers runs per task: a calibration and a universum run-01 are two runs
+        task = sidecar.get("task") or _bids_entity(Path(f), "task")
+        run = (epochs.subject, epochs.sessions[0], epochs.runs[0], task)
         if run in named:
             raise ValueError(
                 f"Recordings {named[run]} and {f} are both run {run[2]!r} of subject {run[0]!r}"

@@ -114,7 +114,8 @@ def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
         ({"tmin": 0.0, "tmax": 40.0}, "Fewer than two classes"),
         (
             {"picks": ["XX", "EEG0"]},
-            r"channels \['XX'\] are not in the recording; its channels: \['EEG0', 'EEG1', 'EEG2'\]",
+            r"channels \['XX'\] are not in the recording; its channels: "
+            r"\['EEG0', 'EEG1', 'EEG2'\]",
         ),
         (
             {"picks": ["eeg0", "EEG1"]},
@@ -470,3 +471,9 @@ def test_load_recordings_refuses_two_files_named_one_run(tmp_path):
         load_recordings(files, universum=None, verbose="error")
     (e,) = load_recordings(files, runs=["a1", "t1"], universum=None, verbose="error")
     assert list(dict.fromkeys(e.runs)) == ["a1", "t1"]
+    # BIDS numbers runs per task: a session's calibration and universum run-01 load together
+    tasks = [tmp_path / f"sub-01_task-{task}_run-01_raw.fif" for task in ("cal", "uni")]
+    _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(tasks[0], verbose="error")
+    _raw(["universum/rest"], [1.0]).save(tasks[1], verbose="error")
+    (e,) = load_recordings(tasks, verbose="error")
+    assert set(e.runs) == {"01"} and e.counts() == {"left": 1, "right": 1, "universum/rest": 1}
