@@ -9,7 +9,7 @@ through these functions, so that both give the same errors: every message names 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
@@ -82,7 +82,9 @@ def typed(value: Any, types: tuple[type, ...], where: str) -> Any:
     return value
 
 
-def check_table(values: Any, schema: Schema, where: str) -> dict:
+def check_table(
+    values: Any, schema: Schema, where: str, *, non_empty: Collection[str] = ()
+) -> dict:
     """Check a TOML table against ``schema``: a table, known keys, typed values.
 
     Parameters
@@ -93,6 +95,9 @@ def check_table(values: Any, schema: Schema, where: str) -> dict:
         Key → accepted types.
     where : str
         The table's name in messages (``"[paradigm]"``, ``"[[datasets]] #2"``).
+    non_empty : collection of str
+        Keys that select something (subjects, runs, files, ...): an empty list or table
+        there would select nothing, and is refused.
 
     Returns
     -------
@@ -104,7 +109,14 @@ def check_table(values: Any, schema: Schema, where: str) -> dict:
     unknown = sorted(set(values) - set(schema))
     if unknown:
         raise ValueError(f"Unknown key(s) {unknown} in {where}; known keys: {sorted(schema)}.")
-    return {k: typed(v, schema[k], f"{where} {k}") for k, v in values.items()}
+    table = {k: typed(v, schema[k], f"{where} {k}") for k, v in values.items()}
+    for key in sorted(set(non_empty) & set(table)):
+        if isinstance(table[key], list | dict) and not table[key]:
+            raise ValueError(
+                f"{where} {key} is empty: it selects nothing; name at least one entry, or "
+                "leave the key out for its default."
+            )
+    return table
 
 
 def dataclass_schema(cls) -> dict[str, tuple[type, ...]]:

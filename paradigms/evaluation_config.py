@@ -105,6 +105,7 @@ from bci_universum.evaluation import (
     CrossGroup,
     LearningCurve,
     WithinSession,
+    check_classes,
     parse_universum,
     plan_jobs,
 )
@@ -179,6 +180,12 @@ _DATASET_KEYS: dict[str, tuple] = {
     "tmin": (float,),
     "tmax": (float,),
 }
+#: Keys selecting data, folds or results: an empty list there selects nothing (refused);
+#: ``universum = []`` is a choice (no universum trials).
+_SELECTIONS = {
+    "subjects", "runs", "sessions", "tasks", "task_runs", "baseline_runs", "files", "classes",
+    "ch_names", "channels", "pairs", "n_per_class",
+}  # fmt: skip
 _EVALUATION_KEYS = {
     "output": (str,),
     "n_jobs": (int,),
@@ -267,7 +274,7 @@ class DatasetConfig:
 
 def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     where = f"[[datasets]] #{index + 1}"
-    o = check_table(values, _DATASET_KEYS, where)
+    o = check_table(values, _DATASET_KEYS, where, non_empty=_SELECTIONS)
     kind = o.pop("kind", "recording")
     if kind not in DATASET_KINDS:
         raise ValueError(f"{where} kind must be one of {DATASET_KINDS}, got {kind!r}.")
@@ -290,12 +297,19 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     if kind == "eegmmidb":
         for subject in o.get("subjects", []):
             typed(subject, (int,), f"[[datasets]] {name}: eegmmidb subjects entries (1 for S001)")
-        unknown = sorted(set(o.get("universum", [])) - set(EEGMMIDB_UNIVERSA))
+        universum = o.get("universum", ["rest"])
+        unknown = sorted(set(universum) - set(EEGMMIDB_UNIVERSA))
         if unknown:
             raise ValueError(
                 f"[[datasets]] {name}: unknown eegmmidb universum {unknown}; choose from "
                 f"{list(EEGMMIDB_UNIVERSA)}."
             )
+        for key, kind_ in (("task_runs", "task"), ("baseline_runs", "baseline")):
+            if key in o and kind_ not in universum:
+                raise ValueError(
+                    f"[[datasets]] {name}: {key} is set but universum {universum} has no "
+                    f"{kind_!r} (they would be ignored)."
+                )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     if "highpass" in o:
@@ -410,12 +424,17 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
     if name not in PROTOCOLS:
         raise ValueError(f"{where} name must be one of {PROTOCOLS}, got {name!r}.")
     chosen = values.pop("pipelines", list(pipelines))
+    if not isinstance(chosen, list) or not chosen:
+        raise ValueError(
+            f"{where} ({name}): pipelines must be a non-empty list of [pipelines] labels, got "
+            f"{chosen!r}."
+        )
     unknown = sorted(set(chosen) - set(pipelines))
     if unknown:
         raise ValueError(f"{where} ({name}): pipelines {unknown} are not in [pipelines].")
     used = values.pop("universa", universa)
     _check_universa(used, f"{where} ({name}) universa")
-    options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})")
+    options = check_table(values, _PROTOCOL_KEYS[name], f"{where} ({name})", non_empty=_SELECTIONS)
     for n in options.get("n_per_class", []):
         typed(n, (int,), f"{where} ({name}) n_per_class entries")
     if "universum_from" in options and options["universum_from"] not in ("train", "test", "both"):
@@ -601,7 +620,14 @@ def _evaluation_config(
     if unknown:
         raise ValueError(f"Unknown section(s) {unknown}; known: {sorted(known)}.")
     base = path.parent
-    settings = check_table(data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]")
+    settings = check_table(
+        data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]", non_empty=_SELECTIONS
+    )
+    if "classes" in settings:
+        try:
+            check_classes(settings["classes"])
+        except ValueError as err:
+            raise ValueError(f"[evaluation] {err}") from err
     settings.update({k: v for k, v in overrides.items() if v is not None})
     if settings.get("backend", "serial") not in BACKENDS:
         raise ValueError(

@@ -182,10 +182,10 @@ def _epochs(raw):
 
 def block_namespace(page: str, block: str, sim: dict) -> dict:
     """What a block uses without making it, from the simulated subject."""
-    from bci_universum.pipelines import pipeline_factory
-
     ns: dict = {}
-    if "BayesPointMachine" in block:
+    if "evaluate(" in block:
+        pass  # it loads the example recordings itself, as a reader runs it
+    elif "BayesPointMachine" in block:
         lab = sim["y"] != -2
         ns.update(X_train=sim["features"][lab][::2], y_train=sim["y"][lab][::2])
         ns.update(X_test=sim["features"][lab][1::2])
@@ -200,8 +200,6 @@ def block_namespace(page: str, block: str, sim: dict) -> dict:
         power = rng.normal(size=(300, 3))
         ns.update(raw=sim["raw"], epochs=sim["epochs"], eeg_band_power=power)
         ns.update(bold=np.roll(power[:, :1], 4, axis=0) + 0.1 * rng.normal(size=(300, 1)))
-    elif "evaluate(" in block:
-        ns.update(epoch_sets=[sim["epoch_set"]], factory=pipeline_factory("csp_usvm"))
     else:
         epochs = "CSP" in block or 'make_pipeline("' in block  # a registry pipeline: epochs
         ns.update(X=sim["X"] if epochs else sim["features"], y=sim["y"])

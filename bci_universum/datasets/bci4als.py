@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ._docs import fill_doc
 from ._path import data_path
-from .epochs import EpochSet, load_recordings, read_prepared_recording
+from .epochs import EpochSet, _check_listed_once, load_recordings, read_prepared_recording
 
 __all__ = [
     "BCI4ALS_CHANNELS",
@@ -143,10 +143,11 @@ def load_bci4als(
         files = sorted(root.glob("Test*/EEG.xdf"), key=lambda f: int(f.parent.name[4:]))
     elif not runs:
         raise ValueError(
-            "runs is empty: name at least one run (e.g. [1] or ['Test1']), or pass None for "
-            "all runs."
+            "runs is empty: name at least one run (e.g. [1] or ['Test1']), or leave runs out "
+            "(runs=None) for all of them."
         )
     else:
+        _check_listed_once(runs, "BCI4ALS runs entry", key=_run_folder)
         files = [root / _run_folder(run) / "EEG.xdf" for run in runs]
         missing = [str(f) for f in files if not f.is_file()]
         if missing:

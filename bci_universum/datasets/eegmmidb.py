@@ -16,7 +16,7 @@ import numpy as np
 from .._universum import UNIVERSUM_STR
 from ._docs import fill_doc
 from ._path import data_path
-from .epochs import EpochSet, epochset_from_raw
+from .epochs import EpochSet, _check_listed_once, epochset_from_raw
 from .io import read_recording
 
 __all__ = [
@@ -81,6 +81,17 @@ def read_eegmmidb_run(
     return raw
 
 
+def _check_runs(runs: Sequence[int], name: str, allowed, what: str) -> tuple[int, ...]:
+    """The runs of parameter ``name``, each one of ``allowed`` (``what`` says which) and once."""
+    runs = tuple(runs)
+    if not runs:
+        raise ValueError(f"eegmmidb {name} is empty: name at least one run ({what}).")
+    if any(isinstance(r, bool) or r not in allowed for r in runs):
+        raise ValueError(f"eegmmidb {name}: {what}, got {list(runs)}.")
+    _check_listed_once(runs, f"eegmmidb {name} entry")
+    return runs
+
+
 def _other_task_runs(runs: Sequence[int]) -> tuple[int, ...]:
     for group, other in _EEGMMIDB_OTHER_TASK.items():
         if set(runs) <= set(group):
@@ -123,9 +134,10 @@ def load_eegmmidb(
         ``baseline_runs``; ``"task"``, the T1/T2 trials of ``task_runs`` (by default the same
         modality's other task, e.g. runs 6, 10, 14 for 4, 8, 12).
     task_runs, baseline_runs : sequence of int
-        Runs of the ``"task"`` and ``"baseline"`` universa.
+        Runs of the ``"task"`` and ``"baseline"`` universa (3–14, none of ``runs``; 1–2).
+        Each run may be listed once, in any of these.
     baseline_step : float
-        Spacing of baseline windows (s).
+        Spacing of baseline windows (s), positive.
     tmin, tmax : float
         Trial window relative to each annotation (s); the README's reference uses 1–2 s.
     picks : sequence of str or str
@@ -144,9 +156,29 @@ def load_eegmmidb(
         raise ValueError(
             f"Unknown eegmmidb universum {unknown}; choose from {list(EEGMMIDB_UNIVERSA)}."
         )
-    bad_runs = [r for r in runs if r not in EEGMMIDB_RUN_CLASSES]
-    if bad_runs or not runs:
-        raise ValueError(f"eegmmidb task runs are 3–14, got {list(runs)}.")
+    runs = _check_runs(runs, "runs", EEGMMIDB_RUN_CLASSES, "task runs are 3–14")
+    if "task" in universum:
+        task_runs = (
+            _other_task_runs(runs)
+            if task_runs is None
+            else _check_runs(task_runs, "task_runs", EEGMMIDB_RUN_CLASSES, "task runs are 3–14")
+        )
+        both = sorted(set(runs) & set(task_runs))
+        if both:
+            raise ValueError(
+                f"eegmmidb runs {both} are in both runs and task_runs: their labelled trials "
+                "would also be universum trials (of the test folds too)."
+            )
+    if "baseline" in universum:
+        baseline_runs = _check_runs(
+            baseline_runs, "baseline_runs", (1, 2), "baseline runs are 1–2"
+        )
+        if isinstance(baseline_step, bool) or not (
+            isinstance(baseline_step, int | float) and 0 < baseline_step < np.inf
+        ):
+            raise ValueError(
+                f"baseline_step must be a positive number of seconds, got {baseline_step!r}."
+            )
     root = Path(path) if path is not None else data_path(required=True)
     common = {
         "tmin": tmin,
@@ -166,7 +198,7 @@ def load_eegmmidb(
             )
         )
     if "task" in universum:
-        for run in task_runs if task_runs is not None else _other_task_runs(runs):
+        for run in task_runs:
             raw = read_eegmmidb_run(subject, run, root, verbose)
             task = epochset_from_raw(
                 raw, EEGMMIDB_RUN_CLASSES[run], None, run=str(run), verbose=verbose, **common

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
 from ._docs import fill_doc
 from .bids import read_sidecar
-from .io import read_recording, run_label, subject_label
+from .io import _bids_entity, read_recording, run_label, subject_label
 
 __all__ = [
     "DroppedTrialsWarning",
@@ -57,8 +57,9 @@ def marker_event_id(
         several recordings, a marker must be present in at least one of them.
     classes : dict or sequence of str
         Descriptions of labelled trials. A dict maps each description to its class label
-        (``{"T1": "left", "T2": "right"}``); a sequence uses the text after the last ``/``
-        (``"cue/left"`` → ``"left"``).
+        (``{"T1": "left", "T2": "right"}``; several descriptions may share a label, which
+        merges their trials, as long as two classes remain); a sequence uses the text after
+        the last ``/`` (``"cue/left"`` → ``"left"``).
         Empty for a recording of universum trials only (e.g. a resting baseline).
     universum : sequence of str, str or None
         Descriptions of universum trials. A string ending in ``/`` is a prefix
@@ -76,10 +77,12 @@ def marker_event_id(
         if isinstance(classes, Mapping)
         else {c: c.rsplit("/", 1)[-1] for c in classes}
     )
-    if len(class_map) == 1 or (not class_map and universum is None):
+    # several descriptions may name one class (merged), but the map must name two classes
+    if len(set(class_map.values())) == 1 or (not class_map and universum is None):
         raise ValueError(
-            f"classes needs at least two descriptions (or none, for a recording of universum "
-            f"trials only), got {list(class_map)}."
+            f"classes needs at least two classes (or none, for a recording of universum "
+            f"trials only), got {class_map if len(class_map) > 1 else list(class_map)}"
+            f"{': every marker maps to one class' if len(class_map) > 1 else ''}."
         )
     if UNIVERSUM_STR in class_map.values():
         raise ValueError(f"{UNIVERSUM_STR!r} is the universum sentinel, not a class label.")
@@ -187,6 +190,7 @@ def _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose) -> t
         present = {d: c for d, c in event_id.items() if d in described}
         if not present:
             continue
+        _check_picks(picks, one.ch_names, name)
         events, _ = mne.events_from_annotations(one, event_id=present, verbose=verbose)
         epochs = mne.Epochs(
             one,
@@ -223,6 +227,28 @@ def _epochs_of(raws, names, classes, universum, tmin, tmax, picks, verbose) -> t
             f"tmax={tmax} against the recording's length and bad segments."
         )
     return np.ascontiguousarray(X), y, epochs
+
+
+#: Names MNE's ``picks`` takes for channel types rather than channels.
+_PICK_TYPES = {*mne.io.get_channel_type_constants(), "meg", "fnirs", "all", "data", "data_or_ica"}
+
+
+def _check_picks(picks, ch_names: list[str], name: str) -> None:
+    """Refuse channel names in ``picks`` that recording ``name`` lacks, listing its channels
+    (and the right case of names that differ only by case)."""
+    if picks is None or isinstance(picks, str):
+        return
+    unknown = [str(p) for p in picks if isinstance(p, str) and p not in ch_names]
+    unknown = [p for p in unknown if p not in _PICK_TYPES]
+    if not unknown:
+        return
+    by_case = {c.lower(): c for c in ch_names}
+    hint = [by_case[p.lower()] for p in unknown if p.lower() in by_case]
+    raise ValueError(
+        f"{name}: channels {unknown} are not in the recording"
+        + (f" (names are case-sensitive: did you mean {hint}?)" if hint else "")
+        + f"; its channels: {list(ch_names)}."
+    )
 
 
 class DroppedTrialsWarning(UserWarning):
@@ -736,6 +762,35 @@ def load_recording(
     return epochs
 
 
+def _check_listed_once(entries: Sequence, what: str, key: Callable | None = None) -> None:
+    """Refuse a run selection naming one run twice: its trials would be counted twice (and
+    could land in both the training and the test folds).
+
+    Parameters
+    ----------
+    entries : sequence
+        The runs as the user gave them (files, run numbers, labels).
+    what : str
+        What the entries are, for the message (``"Recording"``, ``"eegmmidb runs entry"``).
+    key : callable or None
+        The run an entry names (e.g. a file's resolved path), when two spellings name one.
+    """
+    seen: dict = {}
+    for entry in entries:
+        run = entry if key is None else key(entry)
+        if run in seen:
+            again = (
+                "is listed more than once"
+                if seen[run] == entry
+                else f"names the same run as {seen[run]}"
+            )
+            raise ValueError(
+                f"{what} {entry} {again}: its trials would be counted twice (and could land in "
+                "both training and test folds)."
+            )
+        seen[run] = entry
+
+
 def load_recordings(
     files: Sequence[str | os.PathLike],
     *,
@@ -760,6 +815,9 @@ def load_recordings(
         Subject of every file; by default from each file (see above).
     runs : sequence of str or None
         Run of each file, in the order of ``files``; by default from each file (see above).
+        Two files may not be the same run of one subject, session and task (e.g.
+        ``assaf/Test1/EEG.xdf`` and ``tomer/Test1/EEG.xdf``, both run ``Test1`` of subject
+        ``bci4als``): refused, naming both files.
     **kwargs
         Passed to :func:`load_recording` (``classes``, ``universum``, ``tmin``, ...); files of
         one subject recorded at different rates need ``resample``.
@@ -773,16 +831,9 @@ def load_recordings(
         raise ValueError("No recording files given.")
     if runs is not None and len(runs) != len(files):
         raise ValueError(f"runs names {len(runs)} runs for {len(files)} files.")
-    seen: set[Path] = set()
-    for f in files:
-        resolved = Path(f).resolve()
-        if resolved in seen:
-            raise ValueError(
-                f"Recording {f} is listed more than once: each file is one run, its trials "
-                "would be counted twice (and could land in both training and test folds)."
-            )
-        seen.add(resolved)
+    _check_listed_once(files, "Recording", key=lambda f: Path(f).resolve())
     subjects: dict[str, list[EpochSet]] = {}
+    named: dict[tuple, str] = {}
     for i, f in enumerate(files):
         sidecar = read_sidecar(Path(f))
         epochs = load_recording(
@@ -791,6 +842,16 @@ def load_recordings(
             subject=subject or sidecar.get("subject") or subject_label(f, files),
             **kwargs,
         )
+        # BIDS numbers runs per task: a calibration and a universum run-01 are two runs
+        task = sidecar.get("task") or _bids_entity(Path(f), "task")
+        run = (epochs.subject, epochs.sessions[0], epochs.runs[0], task)
+        if run in named:
+            raise ValueError(
+                f"Recordings {named[run]} and {f} are both run {run[2]!r} of subject {run[0]!r}"
+                f" (session {run[1]!r}): their trials would be merged into one run. Load "
+                "each subject's files as their own data set, or name the runs (runs=[...])."
+            )
+        named[run] = str(f)
         subjects.setdefault(epochs.subject, []).append(epochs)
     for sets in subjects.values():
         if len({e.sfreq for e in sets}) > 1:

@@ -134,6 +134,11 @@ def load_m1_reaching(
     mean_vel = data["vel"][:, index].mean(axis=2)  # (2, n_windows)
     speed = np.hypot(mean_vel[0], mean_vel[1])
     keep = speed >= min_speed
+    if not keep.any():
+        raise ValueError(
+            f"min_speed={min_speed}: no window of {path.name} moves that fast (the fastest "
+            f"mean hand speed is {speed.max():.3g}); lower min_speed."
+        )
     direction = np.degrees(np.arctan2(mean_vel[1], mean_vel[0])) % 360.0
     width = 360.0 / n_sectors
     sector = (np.floor((direction + width / 2) / width).astype(int)) % n_sectors

@@ -77,6 +77,7 @@ __all__ = [
     "UNIVERSA",
     "Job",
     "accepts_universum",
+    "check_classes",
     "data_variants",
     "fit_job",
     "parse_universum",
@@ -259,6 +260,31 @@ def _check_factories(pipelines) -> None:
             raise TypeError(f"pipeline {name!r}: the factory {factory!r} is not callable.")
 
 
+def check_classes(classes) -> None:
+    """Refuse a ``classes`` selection that is empty or names a class more than once.
+
+    Parameters
+    ----------
+    classes : sequence of str or None
+        Labelled classes to use (``None``: all those of each data set).
+
+    Raises
+    ------
+    ValueError
+        Naming ``classes`` and what is wrong with it.
+    """
+    if classes is None:
+        return
+    classes = list(classes)
+    if not classes:
+        raise ValueError("classes is empty: name the labelled classes to use (or all: None).")
+    repeated = sorted({c for c in classes if classes.count(c) > 1})
+    if repeated:
+        raise ValueError(
+            f"classes lists {repeated} more than once (got {classes}): name each class once."
+        )
+
+
 def _check_epochs(epochs, classes) -> tuple:
     y = np.asarray(epochs.y).astype(str)
     present = sorted(set(y.tolist()) - {UNIVERSUM_STR})
@@ -366,6 +392,7 @@ def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes
     jobs : list of Job
     """
     _check_factories(pipelines)
+    check_classes(classes)
     universa = [universa] if isinstance(universa, str) else list(universa)
     if not universa:
         raise ValueError("universa must name at least one universum (e.g. 'none').")

@@ -192,6 +192,12 @@ class CrossGroup:
                 "CrossGroup.universum_from must be 'train', 'test' or 'both', got "
                 f"{self.universum_from!r}."
             )
+        if self.pairs is not None and not len(self.pairs):
+            raise ValueError(
+                f"CrossGroup.pairs is empty: it would score nothing; name at least one "
+                f"(train {self.group}s, test {self.group}) pair, or None to test on every "
+                f"{self.group} in turn."
+            )
         for train_groups, test_group in self.pairs or ():
             if test_group in train_groups:
                 raise ValueError(

@@ -82,7 +82,8 @@ def results_table(
 ) -> str:
     """Markdown tables shaped like thesis Tables 3.6–3.7, one per data set and protocol.
 
-    Cells are ``mean ± sd`` of the score × 100 over the splits (and sessions) of a subject.
+    Cells are ``mean ± sd`` of the score × 100 over the splits (and sessions) of a subject;
+    the sd of a single split is ``n/a`` (undefined).
     """
     rows = list(rows)
     cells = _cells(rows, metric)
@@ -110,14 +111,15 @@ def results_table(
                         cols.append("—")
                         continue
                     scores = 100 * np.array([r["score"] for r in cells[key].values()])
-                    sd = scores.std(ddof=1) if scores.size > 1 else 0.0
+                    # the sd of one split is undefined, not 0
+                    sd = f"{scores.std(ddof=1):.2f}" if scores.size > 1 else "n/a"
                     test = tests.get(key)
                     mark = ""
                     if test is not None and test["p_corrected"] < alpha:
                         mark = "*"
                     elif test is not None and test["p_plain"] < alpha:
                         mark = "†"
-                    cols.append(f"{scores.mean():.2f} ± {sd:.2f}{mark}")
+                    cols.append(f"{scores.mean():.2f} ± {sd}{mark}")
                 lines.append(f"| {pipeline} | {universum} | " + " | ".join(cols) + " |")
         blocks.append("\n".join(lines))
     legend = (

@@ -178,6 +178,15 @@ def test_session_overrides_are_named():
             r"bad\.toml: \[\[datasets\]\] recording: data folder .*nowhere does not exist",
         ),
         ("[evaluation]\nn_jobs = 1.5\n", r"bad\.toml: \[evaluation\] n_jobs must be int"),
+        (
+            "[[datasets]]\nkind = 'eegmmidb'\npath = '.'\nsubjects = []\n[pipelines.csp_lda]\n",
+            r"bad\.toml: \[\[datasets\]\] #1 subjects is empty",
+        ),
+        (
+            "[[datasets]]\nkind = 'eegmmidb'\npath = '.'\ntask_runs = [6]\n[pipelines.csp_lda]\n",
+            r"bad\.toml: \[\[datasets\]\] eegmmidb: task_runs is set but universum \['rest'\] "
+            r"has no 'task'",
+        ),
     ],
 )
 def test_evaluation_file_errors_name_file_and_key(tmp_path, text, match):

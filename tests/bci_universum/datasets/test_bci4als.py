@@ -69,7 +69,12 @@ def test_load_bci4als_names_runs_after_folders_and_agrees_with_training_vectors(
 
 @pytest.mark.parametrize(
     ("runs", "match"),
-    [([], r"runs is empty: name at least one run"), (["Run1"], r"run 'Run1': expected")],
+    [
+        ([], r"runs is empty: name at least one run .*leave runs out"),
+        (["Run1"], r"run 'Run1': expected"),
+        ([1, 2, 1], r"runs entry 1 is listed more than once"),
+        ([1, "Test1"], r"runs entry Test1 names the same run as 1"),
+    ],
 )
 def test_bad_runs_are_refused_before_reading(tmp_path, runs, match):
     (tmp_path / "bci4als" / "assaf").mkdir(parents=True)

@@ -21,3 +21,28 @@ def test_eegmmidb_universa(data_dir):
     assert "C3" in e.ch_names
     with pytest.raises(FileNotFoundError, match="subject 1 run 3"):
         load_eegmmidb(1, (3,), path=data_dir / "bci4als")
+
+
+@pytest.mark.parametrize(
+    ("runs", "kwargs", "match"),
+    [
+        ((4, 4, 8), {}, r"eegmmidb runs entry 4 is listed more than once"),
+        ((), {}, r"eegmmidb runs is empty"),
+        ((4, 8), {"universum": ("task",), "task_runs": (8, 12)},
+         r"runs \[8\] are in both runs and task_runs"),
+        ((4,), {"universum": ("task",), "task_runs": (1,)},
+         r"eegmmidb task_runs: task runs are 3–14, got \[1\]"),
+        ((4,), {"universum": ("task",), "task_runs": (6, 6)},
+         r"task_runs entry 6 is listed more than once"),
+        ((4,), {"universum": ("baseline",), "baseline_runs": ()}, r"baseline_runs is empty"),
+        ((4,), {"universum": ("baseline",), "baseline_runs": (4,)},
+         r"baseline_runs: baseline runs are 1–2, got \[4\]"),
+        ((4,), {"universum": ("baseline",), "baseline_step": 0},
+         r"baseline_step must be a positive number of seconds, got 0"),
+    ],
+)  # fmt: skip
+def test_bad_run_selections_are_refused_before_reading(tmp_path, runs, kwargs, match):
+    """A run twice (or a labelled run also a universum run) would put one trial in training
+    and test folds; refused before any file is read (the folder is empty)."""
+    with pytest.raises(ValueError, match=match):
+        load_eegmmidb(1, runs, path=tmp_path, **kwargs)

@@ -104,10 +104,23 @@ def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
     [
         ({"classes": ["cue/left", "cue/up"]}, r"cue/up"),
         ({"classes": ["cue/left"]}, "at least two"),
+        (
+            {"classes": {"cue/left": "left", "cue/right": "left"}},
+            r"at least two classes .*every marker maps to one class",
+        ),
         ({"universum": ["universum/sleep"]}, "universum/sleep"),
         ({"classes": {"cue/left": "universum", "cue/right": "r"}}, "sentinel"),
         ({"tmin": 2.0, "tmax": 1.0}, "tmax"),
         ({"tmin": 0.0, "tmax": 40.0}, "Fewer than two classes"),
+        (
+            {"picks": ["XX", "EEG0"]},
+            r"channels \['XX'\] are not in the recording; its channels: "
+            r"\['EEG0', 'EEG1', 'EEG2'\]",
+        ),
+        (
+            {"picks": ["eeg0", "EEG1"]},
+            r"channels \['eeg0'\] .*case-sensitive: did you mean \['EEG0'\]\?",
+        ),
     ],
 )
 def test_bad_requests_are_refused(kwargs, match):
@@ -445,3 +458,22 @@ def test_load_recordings_refuses_a_file_listed_twice(tmp_path):
     twice = [fname, tmp_path / "." / "rec_raw.fif"]
     with pytest.raises(ValueError, match=r"rec_raw\.fif is listed more than once"):
         load_recordings(twice, universum=None, verbose="error")
+
+
+def test_load_recordings_refuses_two_files_named_one_run(tmp_path):
+    # two subjects' Test1/EEG.xdf: one stem, one folder name, one common folder
+    files = [tmp_path / who / "Test1" / "rec_raw.fif" for who in ("assaf", "tomer")]
+    for f in files:
+        f.parent.mkdir(parents=True)
+        _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(f, verbose="error")
+    match = r"assaf/Test1/rec_raw\.fif and .*tomer/Test1/rec_raw\.fif are both run 'Test1'"
+    with pytest.raises(ValueError, match=match):
+        load_recordings(files, universum=None, verbose="error")
+    (e,) = load_recordings(files, runs=["a1", "t1"], universum=None, verbose="error")
+    assert list(dict.fromkeys(e.runs)) == ["a1", "t1"]
+    # BIDS numbers runs per task: a session's calibration and universum run-01 load together
+    tasks = [tmp_path / f"sub-01_task-{task}_run-01_raw.fif" for task in ("cal", "uni")]
+    _raw(["cue/left", "cue/right"], [1.0, 5.0]).save(tasks[0], verbose="error")
+    _raw(["universum/rest"], [1.0]).save(tasks[1], verbose="error")
+    (e,) = load_recordings(tasks, verbose="error")
+    assert set(e.runs) == {"01"} and e.counts() == {"left": 1, "right": 1, "universum/rest": 1}

@@ -77,6 +77,7 @@ def test_missing_or_unreadable_file_and_bad_parameters(tmp_path):
         ({"step": 0.0}, "whole multiple"),
         ({"n_sectors": 1}, "n_sectors"),
         ({"min_speed": -1.0}, "min_speed"),
+        ({"min_speed": 1e9}, r"min_speed=1000000000.0: no window of m1\.mat moves that fast"),
         ({"window": 20.0}, "fewer than one window"),
     ]:
         with pytest.raises(ValueError, match=match):

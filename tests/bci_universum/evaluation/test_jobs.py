@@ -82,6 +82,8 @@ def test_accepts_universum_follows_final_step_and_wrappers(data):
         ({"universa": ["U_C3:feet"]}, "no universum trials of kind 'feet'"),
         ({"universa": ["U_mean:rest"]}, "a kind"),
         ({"classes": ["left", "feet"]}, r"labels \['feet'\] are missing"),
+        ({"classes": ["left", "left", "right"]}, r"classes lists \['left'\] more than once"),
+        ({"classes": []}, r"classes is empty"),
         ({"protocol": WithinSession(25, 3, GRID)}, "fewer than 25"),
         ({"protocol": LearningCurve((20,), 2, param_grid=GRID)}, "training pool"),
         ({"protocol": CrossGroup("session")}, "at least 2 sessions"),

@@ -83,3 +83,8 @@ def test_repeated_within_session_cv(data):
 def test_cross_group_refuses_a_test_run_among_its_training_runs():
     with pytest.raises(ValueError, match=r"pair \(\['4', '8'\], '8'\) tests on run '8'"):
         CrossGroup("run", pairs=((("4", "8"), "8"),))
+
+
+def test_cross_group_refuses_empty_pairs():
+    with pytest.raises(ValueError, match=r"CrossGroup.pairs is empty: it would score nothing"):
+        CrossGroup("run", pairs=())

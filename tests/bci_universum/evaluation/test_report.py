@@ -78,6 +78,13 @@ def test_table_marks_corrected_and_plain_significance():
     assert f"{100 * np.mean(base):.2f} ± {100 * np.std(base, ddof=1):.2f}" in baseline
 
 
+def test_the_sd_of_a_single_split_is_undefined():
+    """One cross-run pair scores one split: its sd is n/a, not 0.00."""
+    table = results_table(_rows("S1", "none", [0.5]) + _rows("S2", "none", [0.5, 0.7]))
+    line = next(x for x in table.splitlines() if x.startswith("| p | none |"))
+    assert line.split(" | ")[2:4] == ["50.00 ± n/a", "60.00 ± 14.14 |"]
+
+
 def _row(pipeline, universum, score, protocol="within-session", n_train=20, metric="accuracy",
          subject="S1", split="f0"):  # fmt: skip
     return {
