@@ -19,7 +19,8 @@ as annotations with the same text, acquisition gaps as ``BAD_ACQ_SKIP``) plus a 
 then removes it. After a crash, :func:`recover` (``bci-universum stream recover``) does the same
 with whatever reached the disk. A write that fails (a full disk) ends the writing at once, so
 what is on disk stays a clean prefix of the recording; :meth:`Recorder.check` reports it while
-the recording runs. :func:`unrecovered` lists the partial folders a killed session left.
+the recording runs. :func:`unrecovered` lists the partial folders a killed session left (not
+those of a recording still running).
 """
 
 from __future__ import annotations
@@ -148,10 +149,28 @@ def recover_hint(partial) -> str:
     return f"'{RECOVER_COMMAND} {partial}'"
 
 
+def _partials(folder: Path) -> list[Path]:
+    """The partial folders in ``folder`` (sorted), killed or still being recorded."""
+    return sorted(p for p in folder.glob(f"*{PARTIAL_SUFFIX}") if p.is_dir())
+
+
+def _being_recorded(partial: Path) -> bool:
+    """Whether a running process holds the lock of the partial folder ``partial``."""
+    try:
+        fd = _lock_partial(partial)
+    except RecordingInProgressError:
+        return True
+    _unlock(fd)
+    return False
+
+
 def unrecovered(folder) -> list[Path]:
-    """The partial recordings in ``folder`` (sorted): left by a recording that was killed, or
-    still being written by a running one."""
-    return sorted(p for p in Path(folder).glob(f"*{PARTIAL_SUFFIX}") if p.is_dir())
+    """The partial recordings in ``folder`` (sorted) that a killed recording left.
+
+    Those still being written by a running process (its lock on ``writer.lock`` held) are left
+    out: they become FIF files when that process stops.
+    """
+    return [p for p in _partials(Path(folder)) if not _being_recorded(p)]
 
 
 class Recorder(Worker):
@@ -853,8 +872,8 @@ def _find_partial(path: Path) -> Path:
     sibling = path.with_name(path.name + PARTIAL_SUFFIX)
     if sibling.is_dir():
         return sibling
-    if path.is_dir():
-        found = unrecovered(path)
+    if path.is_dir():  # a running recording is found too: recover refuses it, naming it
+        found = _partials(path)
         if len(found) == 1:
             return found[0]
         if len(found) > 1:

@@ -239,14 +239,27 @@ def resolve_stream(
 
 def ambiguity_error(query: str, matches) -> ValueError:
     """The error for a stream selection (``query``, :func:`describe_query`) that several
-    streams (``matches``, :class:`StreamSummary`) answer."""
+    streams (``matches``, :class:`StreamSummary`) answer.
+
+    Its advice names the property that tells them apart as every command gives it (``view``
+    takes the stream's name as its argument, ``stream record`` the marker stream's as
+    ``--markers``).
+    """
     matches = sorted(matches, key=str)
     if len({m.source_id for m in matches}) == len(matches):
-        how = "Choose one by its source_id (--source-id)."
-    else:
+        how = (
+            "Choose one by its source_id (--source-id, or --marker-source-id for a marker stream)."
+        )
+    elif len({m.name for m in matches}) == len(matches):
         how = (
             "They share a source_id (MNE-LSL gives all its streams the source_id 'MNE-LSL'): "
-            "choose one by its name (--stream)."
+            "choose one by its name (--stream NAME, --markers NAME for a marker stream, or "
+            "view NAME)."
+        )
+    else:
+        how = (
+            "Their names and source_ids do not tell them apart (two MNE-LSL players of one "
+            "name): stop the streams you do not mean."
         )
     return ValueError(
         f"{query} is ambiguous, {len(matches)} streams match: {describe_streams(matches)}. {how}"

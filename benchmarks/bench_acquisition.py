@@ -29,6 +29,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
+from lsl_run import end_run
 from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -88,13 +89,6 @@ def _start_pusher(name, n_ch, sfreq, chunk, seconds):
     )
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """End the outlet process ``proc`` if it still runs (an interrupted benchmark)."""
-    if proc.poll() is None:
-        proc.terminate()
-    proc.wait()
-
-
 def latency(seconds: float) -> dict:
     """p50/p99 push-to-reader latency of the receiver and of a bare pylsl inlet, same run."""
     import pylsl
@@ -143,12 +137,7 @@ def latency(seconds: float) -> dict:
         proc.wait(seconds + 60)
         n_gaps = sum(e.kind == "gap" for e in receiver.events)
     finally:  # on Ctrl-C too: no reader thread or outlet process is left running
-        stop.set()
-        _stop(proc)
-        for t in threads:
-            if t.is_alive():
-                t.join(5)
-        receiver.stop()
+        end_run(proc, receiver, stop, threads)
 
     def summary(values):
         ms = np.asarray(values) * 1e3
@@ -191,8 +180,7 @@ def sustain(n_ch: int, sfreq: float, seconds: float) -> dict:
         got = receiver.n_samples
         lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
     finally:
-        _stop(proc)
-        receiver.stop()
+        end_run(proc, receiver)
     lag_p99 = float(np.percentile(lags, 99)) if lags else float("nan")
     ok = got == expected and lost == 0 and lag_p99 < 0.5
     return {

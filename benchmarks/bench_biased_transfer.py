@@ -19,7 +19,7 @@ from threadpoolctl import threadpool_limits
 from bci_universum.classifiers import BiasedSVC
 from bci_universum.datasets import data_path
 from bci_universum.studies import biased_transfer as bt
-from paradigms.commands._types import positive_int
+from paradigms.commands._types import non_negative_float, positive_int
 
 
 def _curve_table(result: bt.TransferResult) -> list[str]:
@@ -77,7 +77,9 @@ def main() -> None:
     parser.add_argument(
         "--draws", type=positive_int, default=10, help="random draws per size and run"
     )
-    parser.add_argument("--prior-weight", type=float, default=1.0)
+    parser.add_argument(
+        "--prior-weight", type=non_negative_float, default=1.0, help="λ of BiasedSVC"
+    )
     add_output_option(parser, "biased_transfer.md")
     args = parser.parse_args()
 

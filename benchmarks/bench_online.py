@@ -43,6 +43,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
+from lsl_run import end_run
 from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,7 +85,8 @@ def player_main(argv: list[str]) -> None:
             if sample is not None:
                 latencies[kind].append(pylsl.local_clock() - sample[0])
 
-    threads = [threading.Thread(target=listen, args=(kind,)) for kind in inlets]
+    # daemon threads: a Ctrl-C to the terminal's process group ends the player too
+    threads = [threading.Thread(target=listen, args=(kind,), daemon=True) for kind in inlets]
     for t in threads:
         t.start()
     if not outlet.wait_for_consumers(30.0):
@@ -104,7 +106,7 @@ def player_main(argv: list[str]) -> None:
     for t in threads:
         t.join(5)
     print(json.dumps({"samples": pushed, **latencies}), flush=True)
-    sys.stdin.read()  # keep the outlet until the decoder side has closed its inlets
+    sys.stdin.read()  # keep the outlet until end_run, the decoder side's inlets closed, ends us
 
 
 # -- decoder pipelines ----------------------------------------------------------------------
@@ -267,7 +269,6 @@ def end_to_end(pipeline, seconds: float) -> dict:
     )
     receiver = StreamReceiver(name, timeout=30.0, silence_timeout=None)
     sub = receiver.subscribe()
-    receiver.start()
     stop = threading.Event()
     update_cpu: list[float] = []
 
@@ -297,17 +298,16 @@ def end_to_end(pipeline, seconds: float) -> dict:
                 out["echo"].push_sample([ts[-1], 0.0])
         inlet.close_stream()
 
-    threads = [threading.Thread(target=decode), threading.Thread(target=echo)]
-    for t in threads:
-        t.start()
-    line = player.stdout.readline()  # the player's results; its outlet stays up meanwhile
-    stop.set()
-    for t in threads:
-        t.join(5)
-    n_gaps = sum(e.kind == "gap" for e in receiver.events)
-    receiver.stop()
-    player.stdin.close()  # now the player may close its outlet
-    player.wait(30)
+    threads = [threading.Thread(target=f, daemon=True) for f in (decode, echo)]
+    try:
+        receiver.start()
+        for t in threads:
+            t.start()
+        print(f"end to end: decoding {name} for {seconds:g} s", flush=True)
+        line = player.stdout.readline()  # the player's results; its outlet stays up meanwhile
+        n_gaps = sum(e.kind == "gap" for e in receiver.events)
+    finally:  # on Ctrl-C too: no reader thread or player process is left running
+        end_run(player, receiver, stop, threads)
     result = json.loads(line)
     result["gaps"] = n_gaps
     result["update_cpu"] = update_cpu

@@ -33,15 +33,24 @@ positive_int = int_range(1)
 non_negative_int = int_range(0)
 
 
-def positive_float(text: str) -> float:
-    """A finite number > 0 (frequencies, durations)."""
-    value = float(text)
-    if not 0 < value < math.inf:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
-    return value
+def _float_from_zero(strict: bool) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number > 0 (``strict``) or ≥ 0."""
+    expected = "a positive number" if strict else "a non-negative number"
+
+    def check(text: str) -> float:
+        value = float(text)
+        if not (value > 0 if strict else value >= 0) or value == math.inf:  # NaN fails too
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
+        return value
+
+    check.__name__ = "float"  # argparse's "invalid float value: 'x'"
+    return check
 
 
-positive_float.__name__ = "float"
+#: A finite number > 0 (frequencies, durations).
+positive_float = _float_from_zero(strict=True)
+#: A finite number ≥ 0 (weights).
+non_negative_float = _float_from_zero(strict=False)
 
 
 def simulated_channels(text: str) -> int:

@@ -25,6 +25,7 @@ from acquisition.recorder import (
     bids_basename,
     hold_interrupts,
     recover,
+    unrecovered,
 )
 from acquisition.streams import make_stream_info
 
@@ -293,8 +294,9 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
 
 def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
     """`stream recover` on the folder of a recording still running refuses and touches nothing
-    (it used to finalise it, and the recorder then lost the rest); once the recording process
-    is killed, the lock is gone with it and recover writes everything."""
+    (it used to finalise it, and the recorder then lost the rest), and ``unrecovered`` does not
+    list it; once the recording process is killed, the lock is gone with it: ``unrecovered``
+    lists it and recover writes everything."""
     sfreq, n_eeg = 250.0, 2
     info = counter_stream_info(n_eeg, sfreq)
     outlet = pylsl.StreamOutlet(info)
@@ -322,6 +324,7 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
             recover(tmp_path)
         assert {p.name: p.read_bytes() for p in partial.iterdir()} == before
         assert sorted(p.name for p in tmp_path.iterdir()) == [partial.name]
+        assert unrecovered(tmp_path) == []
         for _ in range(50):  # the recording goes on
             outlet.push_chunk(counter_chunk(counter, 5, n_eeg), pylsl.local_clock())
             counter += 5
@@ -336,6 +339,7 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
         proc.stderr.close()
     del outlet
 
+    assert unrecovered(tmp_path) == [partial]
     raw = mne.io.read_raw_fif(recover(tmp_path), preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(counter))
 

@@ -117,7 +117,8 @@ def test_resolve_refuses_an_ambiguous_selection_listing_the_candidates():
         message = str(caught.value)
         for info, n in zip(infos, (2, 3), strict=True):
             assert f"{n} ch 100 Hz float32 source_id='{info.source_id()}'" in message
-        assert "host=" in message and "(--source-id)" in message
+        assert "host=" in message
+        assert "Choose one by its source_id (--source-id, or --marker-source-id" in message
     chosen = resolve_stream(name, source_id=infos[1].source_id(), timeout=5.0)
     assert chosen.channel_count() == 3
     del outlets
@@ -147,7 +148,10 @@ def test_a_source_id_shared_by_several_streams_is_ambiguous():
         resolve_stream(source_id=shared, timeout=5.0)
     message = str(caught.value)
     assert f"'{name}' type='EEG'" in message and f"'{name}-annotations'" in message
-    assert "choose one by its name (--stream)" in message
+    assert (
+        "choose one by its name (--stream NAME, --markers NAME for a marker stream, or "
+        "view NAME)." in message
+    )
     assert resolve_stream(name, source_id=shared, timeout=5.0).channel_count() == 2
     del outlets
 

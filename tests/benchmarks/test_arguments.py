@@ -18,6 +18,11 @@ from benchmarks.report import ROOT
         ("bench_warm_start.py", ["--sizes", "8", "3"], "--sizes: expected an integer ≥ 4, got 3"),
         ("bench_acquisition.py", ["--seconds", "-1"], "--seconds: expected a positive number"),
         ("bench_evaluation.py", ["--folds", "1"], "--folds: expected an integer ≥ 2, got 1"),
+        (
+            "bench_biased_transfer.py",
+            ["--prior-weight", "-1"],
+            "--prior-weight: expected a non-negative number, got -1",
+        ),
     ],
 )
 def test_a_bad_option_is_refused_before_the_run(tmp_path, script, argv, message):

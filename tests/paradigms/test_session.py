@@ -22,7 +22,7 @@ from paradigms.feedback import online_run_figures, plot_online_run
 from paradigms.session import RunInterrupted, Session, mixed_trials, next_run
 from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
-from tests.acquisition.lsl_helpers import reaped
+from tests.acquisition.lsl_helpers import counter_stream_info, reaped
 
 from .session_helpers import fast_config
 
@@ -300,6 +300,33 @@ def test_a_session_names_the_unrecovered_recording_a_killed_one_left(tmp_path, c
     assert f"holds an unrecovered recording, {partial.name}" in caplog.text
     assert f"'bci-universum stream recover {partial}'" in caplog.text
     assert next_run(folder, "01", "01", "calibration") == 2
+
+
+@pytest.mark.lsl
+def test_a_recording_still_running_in_the_folder_is_not_offered_for_recovery(tmp_path, caplog):
+    """A ``stream record`` process recording into the session folder holds its partial
+    folder's lock: the session does not call it unrecovered; once that process is killed, it
+    does."""
+    config = fast_config(tmp_path)
+    folder = tmp_path / "sub-01_ses-01"
+    outlet = pylsl.StreamOutlet(counter_stream_info(1, 100.0))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "paradigms", "stream", "record",
+         "--source-id", outlet.get_info().source_id(), "--output", str(folder),
+         "--lsl-mode", "loopback", "--timeout", "60"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    with reaped(proc):
+        _read_until(proc.stdout, r"Recording .* into ", 180.0)  # its partial folder locked
+        with caplog.at_level("WARNING", logger="paradigms"):
+            Session(config, simulate=SIM)
+        assert "unrecovered" not in caplog.text
+        proc.kill()
+        proc.wait(10)
+    with caplog.at_level("WARNING", logger="paradigms"):
+        Session(config, simulate=SIM)
+    partial = folder / (bids_basename("01", "01", "calibration", 1) + "_raw.fif.partial")
+    assert f"holds an unrecovered recording, {partial.name}" in caplog.text
 
 
 class _Operator(HeadlessPresenter):

@@ -342,7 +342,10 @@ def test_pick_stream_lists_what_it_sees(stream):
 def test_view_tells_apart_streams_sharing_a_source_id(capsys):
     """An MNE-LSL player's data and annotation streams share their source_id ('MNE-LSL'; a
     unique one here) and host: the one hid the other from ``view NAME`` and from the visible
-    streams listed, and ``--source-id`` alone picked the annotation stream."""
+    streams listed, and ``--source-id`` alone picked the annotation stream. The error says
+    to choose by name as view takes it (its argument, not ``--stream``); a second player's
+    data stream of the same name and source_id cannot be chosen so, and the error says what
+    to do instead."""
     shared, name = f"MNE-LSL-{uuid4().hex}", f"player-{uuid4().hex}"
     data = make_stream_info(name, [f"E{k}" for k in range(N_CH)], SFREQ, source_id=shared)
     annotations = pylsl.StreamInfo(f"{name}-annotations", "annotations", 1, 0, "string", shared)
@@ -357,6 +360,12 @@ def test_view_tells_apart_streams_sharing_a_source_id(capsys):
     err = capsys.readouterr().err
     assert "is ambiguous, 2 streams match" in err and "carries markers" not in err
     assert f"'{name}' type" in err and f"'{name}-annotations' type" in err
+    assert "choose one by its name (" in err and "or view NAME)" in err
+    outlets.append(pylsl.StreamOutlet(data))  # a second player, same name and source_id
+    assert main(["view", name, "--check", "--timeout", "5", "--lsl-mode", "loopback"]) == 1
+    err = capsys.readouterr().err
+    assert f"name='{name}' is ambiguous, 2 streams match" in err
+    assert "do not tell them apart (two MNE-LSL players of one name): stop the streams" in err
     del outlets
 
 
