@@ -119,7 +119,8 @@ def _lock_partial(partial: Path, create: bool = False) -> int | None:
     Raises
     ------
     RecordingInProgressError
-        When another open file (another process, or another recorder) holds the lock.
+        When another open file (another process, or another recorder) holds the lock and
+        ``create`` is False (with ``create``, it waits for the lock).
     """
     flags = os.O_RDWR | (os.O_CREAT if create else 0)
     try:
@@ -129,7 +130,9 @@ def _lock_partial(partial: Path, create: bool = False) -> int | None:
             raise
         return None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # A new recording's own folder: another process may be checking it (unrecovered()),
+        # holding the lock for an instant, so wait for it instead of failing.
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if create else fcntl.LOCK_NB))
     except BlockingIOError:
         os.close(fd)
         raise RecordingInProgressError(

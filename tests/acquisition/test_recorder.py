@@ -424,6 +424,31 @@ def test_interrupts_while_finishing_are_held_then_delivered(caplog):
         signal.signal(signal.SIGTERM, previous)
 
 
+def test_a_new_recording_waits_for_a_check_holding_its_lock(tmp_path):
+    """A new recording's folder may be checked by another process (``unrecovered``) at the
+    moment the recorder locks it: the recorder waits for that check instead of failing; a check
+    (without ``create``) is refused at once."""
+    holder = recorder_module._lock_partial(tmp_path, create=True)
+    with pytest.raises(recorder_module.RecordingInProgressError):
+        recorder_module._lock_partial(tmp_path)
+    got, errors = [], []
+
+    def lock():
+        try:
+            got.append(recorder_module._lock_partial(tmp_path, create=True))
+        except Exception as err:
+            errors.append(err)
+
+    thread = threading.Thread(target=lock)
+    thread.start()
+    thread.join(0.5)
+    assert thread.is_alive() and not errors  # waiting for the lock
+    os.close(holder)
+    thread.join(10)
+    assert not thread.is_alive() and not errors and len(got) == 1
+    os.close(got[0])
+
+
 def test_nested_holds_leave_the_signals_to_the_outer_one(caplog):
     """A session finishing a run holds interrupts while its recorder finishes the file: one
     message (the outer block's), and the signal is delivered once, after the outer block."""
