@@ -10,6 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 BENCHMARKS = "docs/user_guide/benchmarks.rst"
+SESSIONS = "docs/user_guide/sessions.rst"
 NUMBER = r"(\d+(?:\.\d+)?)"
 SCORE = r"(\d\.\d+ ± \d\.\d+)"  # mean ± SD, compared as printed
 
@@ -19,6 +20,9 @@ def _row(first_cells: str, column: int, pattern: str = NUMBER) -> str:
     before = r"[^|]*\|" * (column - first_cells.count("|") - 1)
     return rf"\| {re.escape(first_cells)} \|{before} {pattern}"
 
+
+# the model without a prior: the row before the prior's (the first table's rows hold ts_usvm too)
+NO_PRIOR = r"\| ts_usvm \| {} \| {} \| \| ts_usvm \+ prior"
 
 # (page, pattern with one group in the page, results file, pattern with one group in it)
 QUOTED = [
@@ -73,6 +77,31 @@ QUOTED = [
         rf"``csp_ulda`` takes [\d.]+–{NUMBER}× \(median\)",
         "universum_fit.md",
         _row("S001 | csp_ulda + U_C3 | csp_ulda + same selection, no universum", 6),
+    ),
+    # training.md: the decoder's update time with and without a prior model (p50, p99)
+    (
+        SESSIONS,
+        rf"{NUMBER} vs [\d.]+ ms per update",
+        "training.md",
+        _row("ts_usvm + prior (BiasedSVC)", 1),
+    ),
+    (
+        SESSIONS,
+        rf"[\d.]+ vs {NUMBER} ms per update",
+        "training.md",
+        NO_PRIOR.format(NUMBER, r"[\d.]+"),
+    ),
+    (
+        SESSIONS,
+        rf"{NUMBER} vs [\d.]+ ms at p99",
+        "training.md",
+        _row("ts_usvm + prior (BiasedSVC)", 2),
+    ),
+    (
+        SESSIONS,
+        rf"[\d.]+ vs {NUMBER} ms at p99",
+        "training.md",
+        NO_PRIOR.format(r"[\d.]+", NUMBER),
     ),
     # solver_scaling.md: the machine the run had
     (
