@@ -176,24 +176,23 @@ def start_together(inlets) -> None:
 
     When one fails, the others are stopped and its error is raised.
     """
-    launched, error = [], None
-    for inlet in inlets:
-        try:
-            Worker.start(inlet)
-            launched.append(inlet)
-        except BaseException as err:
-            error = err
-            break
-    ok = []
+    launched, ok, error = [], [], None
     try:
+        for inlet in inlets:
+            try:
+                Worker.start(inlet)
+                launched.append(inlet)
+            except Exception as err:
+                error = err
+                break
         for inlet in launched:
             try:
                 inlet._await_connection()
                 ok.append(inlet)
             except Exception as err:
                 error = error or err
-    except BaseException:  # Ctrl-C: none is waited for, each thread ends by itself
-        for inlet in launched:
+    except BaseException:  # Ctrl-C, also while launching: none is waited for (daemon threads)
+        for inlet in inlets:
             inlet._stop_event.set()
         raise
     if error is not None:

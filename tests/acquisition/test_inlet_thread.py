@@ -1,6 +1,7 @@
 """The inlet worker base on real loopback streams: one thread owns the inlet, clean errors."""
 
 import threading
+import time
 from uuid import uuid4
 
 import numpy as np
@@ -150,6 +151,25 @@ def test_start_together_starts_all_or_none():
     with pytest.raises(TimeoutError, match="absent-"):
         start_together([present, _Collector(f"absent-{uuid4().hex}", timeout=0.3)])
     assert not present.running
+
+
+class _InterruptedLaunch(_Collector):
+    """Stands in for a Ctrl-C arriving while ``start_together`` launches this worker."""
+
+    def _prepare(self):
+        raise KeyboardInterrupt
+
+
+@pytest.mark.lsl
+def test_ctrl_c_while_launching_ends_start_together_at_once():
+    """A Ctrl-C while the second worker is launched: raised at once, the first worker (waiting
+    for an absent stream) told to stop, not waited for until its timeout."""
+    waiting = _Collector(f"absent-{uuid4().hex}", timeout=5.0)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        start_together([waiting, _InterruptedLaunch(f"absent-{uuid4().hex}")])
+    assert time.monotonic() - started < 3.0  # not 3 × the first one's 5 s
+    assert waiting._stop_event.is_set()
 
 
 def test_bad_parameters():

@@ -178,7 +178,7 @@ def test_source_id_picks_one_of_two_streams_sharing_a_name(twin_streams, tmp_pat
     assert main([*argv, "--stream", chosen.name]) == 1
     err = capsys.readouterr().err
     assert "bci-universum calibrate: error:" in err and "is ambiguous" in err, err
-    assert f"source_id='{twin_streams[0].source_id}'" in err and "(--source-id)" in err
+    assert f"source_id='{twin_streams[0].source_id}'" in err and "(--source-id, or" in err
     assert not (tmp_path / "out").exists()
     listed = re.search(r"\b5 ch [^;]*?source_id='([^']+)'", err)
     assert listed and listed[1] == chosen.source_id, err
