@@ -232,29 +232,26 @@ def _read_line(proc, timeout):
     raise AssertionError(f"recorder printed nothing in {timeout} s: {proc.stderr.read()}")
 
 
+def _record(info, folder, *options):
+    """A ``bci-universum stream record`` process of the stream ``info`` into ``folder`` (a
+    context manager: its pipes are closed on the way out; :func:`reaped` kills it if needed)."""
+    cmd = [
+        sys.executable, "-m", "paradigms", "stream", "record",
+        "--stream", info.name(), "--source-id", info.source_id(), *options,
+        "--output", str(folder), "--lsl-mode", "loopback", "--timeout", "10",
+    ]  # fmt: skip
+    return subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+
 def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path):
     sfreq, n_eeg = 500.0, 8
     info = counter_stream_info(n_eeg, sfreq)
     outlet = pylsl.StreamOutlet(info)
     marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
-    cmd = [
-        sys.executable,
-        "-m",
-        "paradigms",
-        "stream",
-        "record",
-        "--stream", info.name(),
-        "--source-id", info.source_id(),
-        "--markers", marker_outlet.name,
-        "--marker-source-id", marker_outlet.source_id,
-        "--output", str(tmp_path),
-        "--lsl-mode", "loopback",
-        "--timeout", "10",
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
+    markers = ("--markers", marker_outlet.name, "--marker-source-id", marker_outlet.source_id)
+    with _record(info, tmp_path, *markers) as proc, reaped(proc):
         assert "Recording" in _read_line(proc, 30.0)
         assert outlet.wait_for_consumers(10.0) and marker_outlet.wait_for_consumers(10.0)
         start = pylsl.local_clock()
@@ -270,12 +267,6 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
         pushed_at_kill, kill_time = counter, pylsl.local_clock()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        proc.stdout.close()
-        proc.stderr.close()
     del outlet
     marker_outlet.close()
 
@@ -300,16 +291,8 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
     sfreq, n_eeg = 250.0, 2
     info = counter_stream_info(n_eeg, sfreq)
     outlet = pylsl.StreamOutlet(info)
-    cmd = [
-        sys.executable, "-m", "paradigms", "stream", "record",
-        "--stream", info.name(), "--source-id", info.source_id(),
-        "--output", str(tmp_path), "--lsl-mode", "loopback", "--timeout", "10",
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
     counter = 0
-    try:
+    with _record(info, tmp_path) as proc, reaped(proc):
         assert "Recording" in _read_line(proc, 30.0)
         assert outlet.wait_for_consumers(10.0)
         partial = next(tmp_path.glob("*.partial"))
@@ -331,12 +314,6 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
         wait_until(lambda: data.stat().st_size == counter * row, 30.0, "the next write")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(10)
-        proc.stdout.close()
-        proc.stderr.close()
     del outlet
 
     assert unrecovered(tmp_path) == [partial]
@@ -522,15 +499,7 @@ def test_a_second_ctrl_c_does_not_cut_the_final_write_short(tmp_path):
     n, n_eeg = 200_000, 31  # 26 MB of float32 (200 s, within liblsl's 360 s buffers)
     info = counter_stream_info(n_eeg, 1000.0)
     outlet = pylsl.StreamOutlet(info)
-    cmd = [
-        sys.executable, "-m", "paradigms", "stream", "record",
-        "--stream", info.name(), "--source-id", info.source_id(),
-        "--output", str(tmp_path), "--lsl-mode", "loopback", "--timeout", "10",
-    ]  # fmt: skip
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    with reaped(proc):
+    with _record(info, tmp_path) as proc, reaped(proc):
         assert "Recording" in _read_line(proc, 30.0)
         assert outlet.wait_for_consumers(10.0)
         for start in range(0, n, 2_000):
