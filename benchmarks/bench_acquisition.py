@@ -29,7 +29,7 @@ from pathlib import Path
 from uuid import uuid4
 
 import numpy as np
-from lsl_run import end_run
+from lsl_run import lsl_run
 from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -128,16 +128,10 @@ def latency(seconds: float) -> dict:
                 continue
             recv_lat.append(pylsl.local_clock() - ts[-1])
 
-    threads = [threading.Thread(target=f, daemon=True) for f in (bare, consume)]
-    try:
-        receiver.start()
-        for t in threads:
-            t.start()
+    with lsl_run(proc, receiver, (bare, consume), stop):
         print(f"latency: reading {name} for {seconds:g} s", flush=True)
         proc.wait(seconds + 60)
         n_gaps = sum(e.kind == "gap" for e in receiver.events)
-    finally:  # on Ctrl-C too: no reader thread or outlet process is left running
-        end_run(proc, receiver, stop, threads)
 
     def summary(values):
         ms = np.asarray(values) * 1e3
@@ -166,8 +160,7 @@ def sustain(n_ch: int, sfreq: float, seconds: float) -> dict:
     proc = _start_pusher(name, n_ch - 1, sfreq, chunk, seconds)
     receiver = StreamReceiver(name, timeout=10.0, silence_timeout=None, bufsize=2.0)
     lags, seen = [], 0
-    try:
-        receiver.start()
+    with lsl_run(proc, receiver):
         while proc.poll() is None:
             time.sleep(0.1)
             if receiver.n_samples > seen:  # lag while data flows (not after the last push)
@@ -179,8 +172,6 @@ def sustain(n_ch: int, sfreq: float, seconds: float) -> dict:
             time.sleep(0.05)
         got = receiver.n_samples
         lost = sum(e.n_samples for e in receiver.events if e.kind == "gap")
-    finally:
-        end_run(proc, receiver)
     lag_p99 = float(np.percentile(lags, 99)) if lags else float("nan")
     ok = got == expected and lost == 0 and lag_p99 < 0.5
     return {

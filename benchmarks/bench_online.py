@@ -43,7 +43,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
-from lsl_run import end_run
+from lsl_run import lsl_run
 from report import LoadAverage, add_output_option, run_line, write_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,7 +106,7 @@ def player_main(argv: list[str]) -> None:
     for t in threads:
         t.join(5)
     print(json.dumps({"samples": pushed, **latencies}), flush=True)
-    sys.stdin.read()  # keep the outlet until end_run, the decoder side's inlets closed, ends us
+    sys.stdin.read()  # kept until the decoder side's lsl_run ends: its inlets closed
 
 
 # -- decoder pipelines ----------------------------------------------------------------------
@@ -298,16 +298,10 @@ def end_to_end(pipeline, seconds: float) -> dict:
                 out["echo"].push_sample([ts[-1], 0.0])
         inlet.close_stream()
 
-    threads = [threading.Thread(target=f, daemon=True) for f in (decode, echo)]
-    try:
-        receiver.start()
-        for t in threads:
-            t.start()
+    with lsl_run(player, receiver, (decode, echo), stop):
         print(f"end to end: decoding {name} for {seconds:g} s", flush=True)
         line = player.stdout.readline()  # the player's results; its outlet stays up meanwhile
         n_gaps = sum(e.kind == "gap" for e in receiver.events)
-    finally:  # on Ctrl-C too: no reader thread or player process is left running
-        end_run(player, receiver, stop, threads)
     result = json.loads(line)
     result["gaps"] = n_gaps
     result["update_cpu"] = update_cpu
