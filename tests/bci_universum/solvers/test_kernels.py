@@ -15,7 +15,9 @@ from bci_universum.solvers.kernels import (
     KERNEL_CODES,
     KERNELS,
     _exp_single,
+    check_finite_kernel,
     check_kernel,
+    check_kernel_range,
     kernel_diagonal,
     kernel_matrix,
     kernel_row,
@@ -240,3 +242,40 @@ def test_kernel_codes_tell_the_kernels_apart():
     """The solvers dispatch on these codes ("precomputed" and "rbf" by equality)."""
     assert sorted(KERNEL_CODES) == sorted(KERNELS)
     assert len(set(KERNEL_CODES.values())) == len(KERNELS)
+
+
+def _my_kernel(A, B):
+    return A @ B.T
+
+
+def test_a_kernel_with_values_that_are_not_finite_is_named():
+    """The message names the kernel as the user gave it: a callable by its name, a built-in
+    one by its string."""
+    K = np.ones((3, 3))
+    check_finite_kernel(K, "linear")
+    K[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"kernel=<callable _my_kernel> gives values that are"):
+        check_finite_kernel(K, _my_kernel)
+    with pytest.raises(ValueError, match=r"kernel='poly' gives values that are not finite"):
+        check_finite_kernel(K, "poly")
+
+
+def test_kernel_range_bounds_the_products_the_solvers_form():
+    """``k(x, y)²`` bounded by Cauchy–Schwarz over the points: refused when it overflows,
+    whatever the kernel's parameters make of ``max ‖x‖²``; callables and precomputed
+    kernels are checked where formed, rbf and sigmoid values lie in [-1, 1]."""
+    huge = np.full((1, 1), 1e50)  # ‖x‖² = 1e100: a linear value of 1e100, squared 1e200
+    check_kernel_range(huge, "linear", 1.0, 3, 0.0)
+    with pytest.raises(ValueError, match=r"kernel='linear' gives values up to 1e\+200, whose"):
+        check_kernel_range(huge * 1e50, "linear", 1.0, 3, 0.0)  # one point is enough
+    with pytest.raises(ValueError, match="kernel='linear' gives values that are not finite"):
+        check_kernel_range(huge * 1e150, "linear", 1.0, 3, 0.0)  # ‖x‖² overflows
+    # poly: (γ‖x‖² + |c0|)^degree
+    with pytest.raises(ValueError, match=r"values up to 1e\+200"):
+        check_kernel_range(huge, "poly", 1.0, 2, 0.0)
+    check_kernel_range(huge, "poly", 1e-100, 2, 0.0)  # γ‖x‖² = 1
+    with pytest.raises(ValueError, match=r"values up to 1e\+300"):  # |c0|, not its sign
+        check_kernel_range(np.ones((2, 1)), "poly", 1.0, 3, -1e100)
+    for kernel in ("rbf", "sigmoid", _my_kernel, "precomputed"):
+        check_kernel_range(huge * 1e50, kernel, 1.0, 3, 0.0)
+    check_kernel_range(np.empty((0, 4)), "linear", 1.0, 3, 0.0)  # no points, nothing to bound
