@@ -276,6 +276,10 @@ def test_kernel_range_bounds_the_products_the_solvers_form():
     check_kernel_range(huge, "poly", 1e-100, 2, 0.0)  # γ‖x‖² = 1
     with pytest.raises(ValueError, match=r"values up to 1e\+300"):  # |c0|, not its sign
         check_kernel_range(np.ones((2, 1)), "poly", 1.0, 3, -1e100)
-    for kernel in ("rbf", "sigmoid", _my_kernel, "precomputed"):
+    for kernel in ("rbf", "sigmoid"):
         check_kernel_range(huge * 1e50, kernel, 1.0, 3, 0.0)
+        with pytest.raises(ValueError, match="values that are not finite"):  # ‖x‖² overflows
+            check_kernel_range(huge * 1e150, kernel, 1.0, 3, 0.0)
+    for kernel in (_my_kernel, "precomputed"):
+        check_kernel_range(huge * 1e150, kernel, 1.0, 3, 0.0)
     check_kernel_range(np.empty((0, 4)), "linear", 1.0, 3, 0.0)  # no points, nothing to bound
