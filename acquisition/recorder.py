@@ -492,6 +492,9 @@ def hold_interrupts(what: str, redeliver: bool = True):
     redeliver : bool, default True
         Deliver the first held signal once the block ends without an error.
     """
+    if getattr(signal.getsignal(signal.SIGINT), "holds_interrupts", False):
+        yield  # an outer block holds them
+        return
     held = []
 
     def hold(signum, frame):
@@ -500,9 +503,6 @@ def hold_interrupts(what: str, redeliver: bool = True):
         held.append(signum)
 
     hold.holds_interrupts = True
-    if getattr(signal.getsignal(signal.SIGINT), "holds_interrupts", False):
-        yield  # an outer block holds them
-        return
     try:
         previous = {sig: signal.signal(sig, hold) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: signals are not ours to hold
