@@ -283,6 +283,12 @@ def test_sigkill_loses_at_most_one_second_and_recover_restores_the_rest(tmp_path
     assert len(old_markers) <= kept_markers <= len(marker_times) and len(old_markers) > 0
 
 
+def _on_disk(partial, n_channels):
+    """Samples complete on disk: ``data.bin`` is written before ``timestamps.bin``."""
+    rows = (partial / "data.bin").stat().st_size // (n_channels * 4)
+    return min(rows, (partial / "timestamps.bin").stat().st_size // 8)
+
+
 def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
     """`stream recover` on the folder of a recording still running refuses and touches nothing
     (it used to finalise it, and the recorder then lost the rest), and ``unrecovered`` does not
@@ -296,12 +302,10 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
         assert "Recording" in _read_line(proc, 30.0)
         assert outlet.wait_for_consumers(10.0)
         partial = next(tmp_path.glob("*.partial"))
-        data = partial / "data.bin"
-        row = (n_eeg + 1) * 4  # bytes per sample, the counter included
         for _ in range(50):  # 250 samples, all written before the recover attempt
             outlet.push_chunk(counter_chunk(counter, 5, n_eeg), pylsl.local_clock())
             counter += 5
-        wait_until(lambda: data.stat().st_size == counter * row, 30.0, "the first write")
+        wait_until(lambda: _on_disk(partial, n_eeg + 1) == counter, 30.0, "the first write")
         before = {p.name: p.read_bytes() for p in partial.iterdir()}
         with pytest.raises(RecordingInProgressError, match=r"still being recorded.*stop it"):
             recover(tmp_path)
@@ -311,7 +315,7 @@ def test_a_running_recording_cannot_be_recovered_and_a_killed_one_can(tmp_path):
         for _ in range(50):  # the recording goes on
             outlet.push_chunk(counter_chunk(counter, 5, n_eeg), pylsl.local_clock())
             counter += 5
-        wait_until(lambda: data.stat().st_size == counter * row, 30.0, "the next write")
+        wait_until(lambda: _on_disk(partial, n_eeg + 1) == counter, 30.0, "the next write")
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(10)
     del outlet
@@ -682,9 +686,13 @@ def test_a_silence_before_the_first_sample_is_not_part_of_the_recording(tmp_path
         outlet.push_chunk(counter_chunk(50, 50, 1))
         wait_until(lambda: recorder.n_samples == 100, what="100 samples")
     sidecar = json.loads(recorder.fname.with_suffix(".json").read_text())
-    assert [e.kind for e in receiver.events] == ["silence", "resumed", "silence", "resumed"]
+    # a loaded machine may take longer than silence_timeout to stop: a third silence then
+    # follows, and belongs to the sidecar only if a flush saw it
+    events = [vars(e) for e in receiver.events]
+    assert [e["kind"] for e in events[:4]] == ["silence", "resumed", "silence", "resumed"]
     # the second silence and its end, whichever flush saw them
-    assert sidecar["stream_events"] == [vars(e) for e in receiver.events[2:]]
+    recorded = sidecar["stream_events"]
+    assert len(recorded) >= 2 and recorded == events[2 : 2 + len(recorded)]
     del outlet
 
 
