@@ -39,13 +39,16 @@ def resolve_gamma(gamma, X: np.ndarray) -> float:
     return gamma
 
 
-def _kernel_error(kernel, problem: str) -> ValueError:
+def _shown(kernel) -> str:
     name = getattr(kernel, "__name__", None) if callable(kernel) else None
-    shown = f"<callable {name}>" if name else repr(kernel)
+    return f"<callable {name}>" if name else repr(kernel)
+
+
+def _kernel_error(kernel, problem: str) -> ValueError:
     return ValueError(
-        f"kernel={shown} gives {problem} on these trials. A callable kernel must return finite "
-        "values; with a built-in kernel, scale the features (e.g. StandardScaler) so that "
-        "the kernel values stay within float64."
+        f"kernel={_shown(kernel)} gives {problem} on these trials. A callable kernel must "
+        "return finite values; with a built-in kernel, scale the features (e.g. "
+        "StandardScaler) so that the kernel values stay within float64."
     )
 
 
@@ -137,7 +140,7 @@ def kernel_matrix(
     if kernel == "precomputed":
         return np.ascontiguousarray(X, dtype=np.float64)
     if callable(kernel):
-        K = kernel(X, X if Y is None else Y)
+        K = _callable_matrix(kernel, X, X if Y is None else Y)
     else:
         X = np.asarray(X, dtype=np.float64)
         Y = None if Y is None else np.asarray(Y, dtype=np.float64)
@@ -150,6 +153,19 @@ def kernel_matrix(
         K = pairwise_kernels(X, Y, metric=kernel, **params)
     K = np.ascontiguousarray(K, dtype=np.float64)
     check_finite_kernel(K, kernel)
+    return K
+
+
+def _callable_matrix(kernel: Callable, X, Y) -> np.ndarray:
+    """``kernel(X, Y)``, refused naming the kernel unless it is an (n_X, n_Y) matrix."""
+    K = np.asarray(kernel(X, Y))
+    expected = (len(X), len(Y))
+    if K.shape != expected:
+        raise ValueError(
+            f"kernel={_shown(kernel)} returned an array of shape {K.shape} for {expected[0]} "
+            f"and {expected[1]} trials; a callable kernel(X, Y) must return the "
+            f"{expected[0]} x {expected[1]} matrix of k(X[i], Y[j])."
+        )
     return K
 
 
@@ -332,7 +348,7 @@ def kernel_vector(
     k : ndarray of shape (n_Y,)
     """
     if callable(kernel):
-        return np.asarray(kernel(x[np.newaxis], Y), dtype=np.float64)[0]
+        return np.asarray(_callable_matrix(kernel, x[np.newaxis], Y), dtype=np.float64)[0]
     code = KERNEL_CODES[kernel]
     if code == 1 and Y_sq_norms is None:
         Y_sq_norms = np.einsum("ij,ij->i", Y, Y)
@@ -362,7 +378,7 @@ def kernel_diagonal(
     if kernel == "precomputed":
         return np.ascontiguousarray(np.diag(X))
     if callable(kernel):
-        return np.array([float(np.asarray(kernel(x[None], x[None]))[0, 0]) for x in X])
+        return np.array([float(_callable_matrix(kernel, x[None], x[None])[0, 0]) for x in X])
     sq = np.einsum("ij,ij->i", X, X)
     if kernel == "linear":
         return sq

@@ -140,6 +140,10 @@ def _nan_kernel(A, B):
     return np.full((len(A), len(B)), np.nan)
 
 
+def _row_norms(A, B):  # a vector, not the (len(A), len(B)) matrix
+    return np.einsum("ij,ij->i", A, A)
+
+
 @pytest.mark.parametrize("estimator", BINARY + MULTICLASS, ids=lambda e: type(e).__name__)
 @pytest.mark.parametrize(
     ("params", "scale", "match"),
@@ -150,8 +154,13 @@ def _nan_kernel(A, B):
             1e110,
             "kernel='poly' gives values that are not finite",
         ),
+        (
+            {"kernel": _row_norms},
+            1.0,
+            r"kernel=<callable _row_norms> returned an array of shape \(\d+,\) for",
+        ),
     ],
-    ids=["callable-nan", "poly-overflow"],
+    ids=["callable-nan", "poly-overflow", "callable-shape"],
 )
 def test_a_non_finite_kernel_is_named(estimator, params, scale, match):
     """As ``SVC`` refuses non-finite dual coefficients, a kernel with NaN or inf values is
