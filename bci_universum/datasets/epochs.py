@@ -235,9 +235,12 @@ _PICK_TYPES = {*mne.io.get_channel_type_constants(), "meg", "fnirs", "all", "dat
 
 def _check_picks(picks, ch_names: list[str], name: str) -> None:
     """Refuse channel names in ``picks`` that recording ``name`` lacks, listing its channels
-    (and the right case of names that differ only by case)."""
+    (and the right case of names that differ only by case), and names listed twice."""
     if picks is None or isinstance(picks, str):
         return
+    repeated = sorted({str(p) for p in picks if list(picks).count(p) > 1})
+    if repeated:
+        raise ValueError(f"{name}: channels {repeated} are listed more than once in the picks.")
     unknown = [str(p) for p in picks if isinstance(p, str) and p not in ch_names]
     unknown = [p for p in unknown if p not in _PICK_TYPES]
     if not unknown:

@@ -121,6 +121,7 @@ def test_dropped_trials_are_named_by_file_whatever_the_verbosity(tmp_path):
             {"picks": ["eeg0", "EEG1"]},
             r"channels \['eeg0'\] .*case-sensitive: did you mean \['EEG0'\]\?",
         ),
+        ({"picks": ["EEG1", "EEG0", "EEG1"]}, r"channels \['EEG1'\] are listed more than once"),
     ],
 )
 def test_bad_requests_are_refused(kwargs, match):
