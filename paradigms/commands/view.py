@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..output import output_file
 from ._lsl_mode import add_lsl_mode
+from ._types import positive_float
 
 
 def add_parser(subparsers) -> None:
@@ -38,16 +39,16 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--seconds",
-        type=float,
+        type=positive_float,
         default=5.0,
         help="seconds of data the quality covers (default: 5)",
     )
     parser.add_argument(
-        "--window", type=float, default=10.0, help="seconds of traces (default: 10)"
+        "--window", type=positive_float, default=10.0, help="seconds of traces (default: 10)"
     )
     parser.add_argument(
         "--band",
-        type=float,
+        type=positive_float,
         nargs=2,
         default=(1.0, 40.0),
         metavar=("LOW", "HIGH"),
@@ -55,14 +56,16 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--line-freq",
-        type=float,
+        type=positive_float,
         default=50.0,
         help="mains frequency in Hz: the notch and the line-noise check (default: 50)",
     )
     parser.add_argument(
         "--filtered", action="store_true", help="start with the band-pass and notch on"
     )
-    parser.add_argument("--duration", type=float, help="close the scope after this many seconds")
+    parser.add_argument(
+        "--duration", type=positive_float, help="close the scope after this many seconds"
+    )
     parser.add_argument(
         "--screenshot",
         type=output_file,
@@ -70,17 +73,16 @@ def add_parser(subparsers) -> None:
         help="with --duration: save the window as this PNG at the end",
     )
     parser.add_argument(
-        "--timeout", type=float, default=5.0, help="seconds to find the stream (default: 5)"
+        "--timeout",
+        type=positive_float,
+        default=5.0,
+        help="seconds to find the stream (default: 5)",
     )
     add_lsl_mode(parser)
     parser.set_defaults(func=run)
 
 
 def _check(args: argparse.Namespace) -> None:
-    for name in ("seconds", "window", "line_freq", "timeout", "duration"):
-        value = getattr(args, name)
-        if value is not None and not value > 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be positive, got {value}.")
     if args.screenshot is not None and args.duration is None:
         raise ValueError("--screenshot needs --duration (the window is saved as it closes).")
 

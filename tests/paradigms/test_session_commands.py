@@ -83,6 +83,12 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["demo", "--channels", "65"], r"--channels: expected an integer between 3 and 64, got"),
         (["calibrate", "--line-freq", "0"], r"--line-freq: expected a positive number, got 0"),
         (["train", "REC", "-o", "m.joblib", "--folds", "0"], r"--folds: expected an integer ≥ 2"),
+        (["view", "--window", "0"], r"--window: expected a positive number, got 0"),
+        (["view", "--check", "--seconds", "nan"], r"--seconds: expected a positive number"),
+        (["view", "--line-freq", "inf"], r"--line-freq: expected a positive number, got inf"),
+        (["view", "--band", "-1", "40"], r"--band: expected a positive number, got -1"),
+        (["view", "--duration", "-2"], r"--duration: expected a positive number, got -2"),
+        (["view", "--timeout", "0"], r"--timeout: expected a positive number, got 0"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
