@@ -151,8 +151,13 @@ def principal_subspace(X: np.ndarray, rank: str | int = "auto") -> np.ndarray | 
     ``rank="auto"`` the rank is MNE's ``rank=None`` estimate: singular values above
     ``n_channels · s_max · eps`` (``mne.rank.estimate_rank(tol="auto")``); they are taken from
     the data, not from its covariance, whose null eigenvalues are only resolved to
-    ``eps · λ_max``. Returns ``None`` when the basis would be all channels.
+    ``eps · λ_max``. Returns ``None`` when the basis would be all channels: for ``"auto"``,
+    without the data's QR when the scatter proves it (:func:`scatter_full_rank`).
     """
+    if rank == "auto" and scatter_full_rank(
+        (X @ X.transpose(0, 2, 1)).sum(axis=0), X.shape[0] * X.shape[2]
+    ):
+        return None
     return _row_space(X.transpose(0, 2, 1).reshape(-1, X.shape[1]), rank)
 
 
