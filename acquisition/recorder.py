@@ -41,7 +41,14 @@ import numpy as np
 from ._inlet_thread import start_together
 from .markers import MarkerReceiver
 from .receiver import StreamReceiver
-from .streams import channel_format_name, channel_units, describe_channels, is_number
+from .streams import (
+    channel_format_name,
+    channel_units,
+    describe_channels,
+    is_number,
+    stream_speed,
+    unique_channel_names,
+)
 from .worker import Worker
 
 PARTIAL_SUFFIX = ".partial"
@@ -198,6 +205,15 @@ class Recorder(Worker):
         Extra JSON-serialisable session metadata for the sidecar.
     flush_interval : float
         Seconds between writes to disk (at most 0.5).
+    duration : float | None
+        Seconds of the stream to record from its first sample, by its timestamps (a regular
+        stream: ``round(duration * sfreq)`` samples); later samples are not written and
+        :attr:`complete` turns True once one arrives. None records until :meth:`stop`.
+
+    Attributes
+    ----------
+    complete : bool
+        Whether the recording holds its ``duration`` (always False without one).
 
     Notes
     -----
@@ -218,6 +234,7 @@ class Recorder(Worker):
         paradigm: str | None = None,
         metadata: dict | None = None,
         flush_interval: float = 0.25,
+        duration: float | None = None,
     ) -> None:
         from bci_universum.datasets import check_not_example
 
@@ -228,6 +245,8 @@ class Recorder(Worker):
             raise TypeError(f"markers must be a MarkerReceiver, got {type(markers).__name__}.")
         if not 0 < flush_interval <= 0.5:
             raise ValueError(f"flush_interval must be in (0, 0.5] s, got {flush_interval!r}.")
+        if duration is not None and not (is_number(duration) and duration > 0):
+            raise ValueError(f"duration must be positive seconds or None, got {duration!r}.")
         self.receiver = receiver
         self.markers = markers
         self.folder = check_not_example(folder, "Recorder folder")
@@ -237,6 +256,8 @@ class Recorder(Worker):
         self.metadata = dict(metadata or {})
         json.dumps(self.metadata)  # fail now, not at the end of the session
         self.flush_interval = float(flush_interval)
+        self.duration = duration
+        self.complete = False
         self.fname = self.folder / f"{self.basename}_raw.fif"
         self.partial = self.fname.with_name(self.fname.name + PARTIAL_SUFFIX)
         self._owned: list = []
@@ -345,6 +366,7 @@ class Recorder(Worker):
             handle.flush()
             os.fsync(handle.fileno())
         self._dtype = np.dtype(header["dtype"])
+        _say_renamed(header)
 
     def _run(self) -> None:
         # An error ends the writing at once (Worker keeps it for check() and stop()): a later
@@ -382,11 +404,12 @@ class Recorder(Worker):
         if chunks:
             data = np.concatenate([c[0] for c in chunks]).astype(self._dtype)
             stamps = np.concatenate([c[1] for c in chunks]).astype(np.float64)
-            _fsync_append(self._files["data.bin"], data.tobytes())
-            _fsync_append(self._files["timestamps.bin"], stamps.tobytes())
-            self.n_samples += len(stamps)
             if self._first_stamp is None:
                 self._first_stamp = float(stamps[0])
+            n = self._n_within_duration(stamps)
+            _fsync_append(self._files["data.bin"], data[:n].tobytes())
+            _fsync_append(self._files["timestamps.bin"], stamps[:n].tobytes())
+            self.n_samples += n
         if self.markers is not None:
             new, self._marker_pos = self.markers.read_since(self._marker_pos)
             if self._early_markers and self._first_stamp is not None:
@@ -413,6 +436,19 @@ class Recorder(Worker):
         if events:
             lines = "".join(json.dumps(vars(e)) + "\n" for e in events)
             _fsync_append(self._files["events.jsonl"], lines.encode())
+
+    def _n_within_duration(self, stamps: np.ndarray) -> int:
+        """How many of the samples stamped ``stamps`` lie in the recording's ``duration``
+        (an unbroken prefix: once a sample past it has come, no other is written)."""
+        if self.duration is None:
+            return len(stamps)
+        if self.complete:
+            return 0
+        info = self.receiver.info
+        half = 0.5 / (info.nominal_srate() * stream_speed(info))
+        beyond = np.flatnonzero(stamps >= self._first_stamp + self.duration - half)
+        self.complete = beyond.size > 0
+        return int(beyond[0]) if self.complete else len(stamps)
 
     def _markers_before_start(self) -> list:
         """Markers a live marker receiver got before :meth:`start` that belong to the data.
@@ -538,18 +574,39 @@ def _mne_info(header: dict):
 
     channels = header["channels"]
     known = set(mne.io.get_channel_type_constants())
-    names = [ch["name"] for ch in channels]
+    names = unique_channel_names([ch["name"] for ch in channels])
     types = [ch["type"] if ch["type"] in known else "misc" for ch in channels]
     info = mne.create_info(names, header["stream"]["sfreq"], types)
     positions = {
-        ch["name"]: ch["position"]
-        for ch, kind in zip(channels, types, strict=True)
+        name: ch["position"]
+        for name, ch, kind in zip(names, channels, types, strict=True)
         if kind == "eeg" and ch["position"] is not None
     }
     if positions and len(positions) == types.count("eeg"):
         montage = mne.channels.make_dig_montage(ch_pos=positions, coord_frame="head")
         info.set_montage(montage, on_missing="ignore")
     return info
+
+
+def _say_renamed(header: dict) -> None:
+    """Log which channels of the recorded stream share a label, and their names in the FIF."""
+    names = [ch["name"] for ch in header["channels"]]
+    shared = {
+        name: [k for k, other in enumerate(names) if other == name]
+        for name in names
+        if names.count(name) > 1
+    }
+    if shared:
+        unique = unique_channel_names(names)
+        logger.warning(
+            "LSL stream %r labels several channels alike (%s); the recording names them %s.",
+            header["stream"].get("name"),
+            "; ".join(
+                f"{name!r}: channels {', '.join(str(k + 1) for k in ks)}"
+                for name, ks in shared.items()
+            ),
+            ", ".join(unique[k] for ks in shared.values() for k in ks),
+        )
 
 
 def _onsets(stamps: np.ndarray, times: np.ndarray, sfreq: float) -> np.ndarray:
@@ -642,7 +699,8 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
     partial : path-like
         The ``*_raw.fif.partial`` folder.
     recovered : bool, default True
-        Whether this follows a crash (noted in the sidecar).
+        Whether this follows a crash (noted in the sidecar). A recovered run counts as
+        interrupted: the kill (or the failed write) cut it short.
     interrupted : bool, default False
         Whether the run was cut short by the operator (noted in the sidecar).
 
@@ -660,6 +718,8 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
             raise FileNotFoundError(f"{partial / name} is missing: the samples are not there.")
     fname = partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)])
     _check_destination(fname, partial)
+    if recovered:  # a recording says it when it starts
+        _say_renamed(header)
     info = _mne_info(header)
     n_ch = info["nchan"]
     sfreq = info["sfreq"]
@@ -740,7 +800,7 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
         "stream_events": events,
         "annotations_outside_data": outside,
         "recovered": bool(recovered),
-        "interrupted": bool(interrupted),
+        "interrupted": bool(interrupted or recovered),
     }
     staged_sidecar = _sidecar_path(staged)
     staged_sidecar.write_text(json.dumps(sidecar, indent=1))
@@ -752,24 +812,23 @@ def finalize(partial, recovered: bool = True, interrupted: bool = False) -> Path
 
 
 def _check_destination(fname: Path, partial: Path) -> None:
-    """Refuse to finalise over an existing recording, saying why it is there."""
-    import mne
-
+    """Refuse to finalise over an existing recording, saying how to get the samples out."""
     sidecar = _sidecar_path(fname)
     if fname.exists():
-        try:
-            mne.io.read_raw_fif(fname, preload=False, verbose="error")
-        except Exception:
-            raise RecordingExistsError(
-                f"{fname} already exists but cannot be read: a write cut short by an earlier "
-                f"version? The samples are still in {partial}; move {fname.name} away and run "
-                "recover again."
-            ) from None
-        raise RecordingExistsError(f"{fname} already exists; refusing to overwrite it.")
+        raise _in_the_way(fname, partial)
     if sidecar.exists():
         if not _is_sidecar_of(sidecar, partial):
-            raise RecordingExistsError(f"{sidecar} already exists; refusing to overwrite it.")
+            raise _in_the_way(sidecar, partial)
         sidecar.unlink()  # this recording's own, published just before a kill: written again
+
+
+def _in_the_way(path: Path, partial: Path) -> RecordingExistsError:
+    """The error for a file at ``path``, where finalising ``partial`` writes, readable or not."""
+    return RecordingExistsError(
+        f"{path} already exists (another recording, or a write cut short by an older "
+        f"version); refusing to overwrite it. The samples are safe in {partial}: move "
+        f"{path.name} away, then run {recover_hint(partial)}."
+    )
 
 
 def _is_sidecar_of(sidecar: Path, partial: Path) -> bool:
@@ -812,17 +871,15 @@ def _publish(staged: Path, staged_sidecar: Path, folder: Path) -> None:
 
 
 def _move_new(path: Path, target: Path) -> None:
-    """Rename ``path`` to ``target`` unless ``target`` exists (atomically, where the file
-    system has hard links)."""
+    """Rename ``path`` (in a partial folder) to ``target`` unless ``target`` exists
+    (atomically, where the file system has hard links)."""
     try:
         os.link(path, target)
     except FileExistsError:
-        raise RecordingExistsError(f"{target} already exists; refusing to overwrite it.") from None
+        raise _in_the_way(target, path.parent) from None
     except OSError:  # no hard links here (FAT, exFAT): check, then rename
         if target.exists():
-            raise RecordingExistsError(
-                f"{target} already exists; refusing to overwrite it."
-            ) from None
+            raise _in_the_way(target, path.parent) from None
         os.replace(path, target)
     else:
         path.unlink()
@@ -848,7 +905,8 @@ def recover(path) -> Path:
     Returns
     -------
     fname : Path
-        The recovered FIF (its sidecar says ``"recovered": true``).
+        The recovered FIF (its sidecar says ``"recovered": true`` and ``"interrupted": true``:
+        the kill cut the run short).
 
     Raises
     ------

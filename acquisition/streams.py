@@ -565,7 +565,7 @@ def mne_info_from_stream_info(info):
         raise ValueError(f"LSL stream {info.name()!r} carries strings, not signals.")
     known = set(mne.io.get_channel_type_constants())
     channels = describe_channels(info)
-    names = _unique_names([ch.name for ch in channels])
+    names = unique_channel_names([ch.name for ch in channels])
     types = [ch.type if ch.type in known else "misc" for ch in channels]
     mne_info = mne.create_info(names, info.nominal_srate(), types)
     positions = {
@@ -580,15 +580,25 @@ def mne_info_from_stream_info(info):
     return mne_info
 
 
-def _unique_names(names: list[str]) -> list[str]:
-    seen: dict[str, int] = {}
+def unique_channel_names(names: list[str]) -> list[str]:
+    """``names`` with running numbers on repeated labels: C3, C3, Cz → C3, C3-1, Cz.
+
+    A numbered name never takes a label the stream already has (C3, C3, C3-1 → C3, C3-2,
+    C3-1): MNE needs unique channel names.
+    """
+    taken = set(names)
+    count: dict[str, int] = {}
     unique = []
     for name in names:
-        if name in seen:
-            seen[name] += 1
-            name = f"{name}-{seen[name]}"
+        if name in count:
+            k = count[name]
+            while f"{name}-{k}" in taken:
+                k += 1
+            count[name] = k + 1
+            name = f"{name}-{k}"
+            taken.add(name)
         else:
-            seen[name] = 0
+            count[name] = 1
         unique.append(name)
     return unique
 

@@ -8,7 +8,8 @@ and universum conditions from ``[paradigm]``, pipeline name, band and window fro
 
 By default only calibration and universum runs are used: the recorder's sidecar
 (``<name>.json``) of an online run (``task`` ``online``) or of a run stopped before its end
-(``interrupted``) excludes it unless asked for (``include_online``, ``include_interrupted``).
+(``interrupted``, or ``recovered`` after its recording was killed) excludes it unless asked for
+(``include_online``, ``include_interrupted``).
 Files without a sidecar are used. A session folder's unrecovered recordings (``.partial``
 folders a killed session left) are listed as skipped, with the command that recovers them.
 """
@@ -73,7 +74,8 @@ def select_recordings(
     include_online : bool
         Also use online runs (sidecar task ``online``).
     include_interrupted : bool
-        Also use runs whose sidecar says they were interrupted.
+        Also use runs whose sidecar says they were cut short: interrupted, or recovered after
+        their recording was killed.
     bids : mapping or None
         ``subjects``, ``sessions``, ``tasks``, ``runs`` selecting the recordings of BIDS roots.
 
@@ -120,8 +122,8 @@ def select_recordings(
         name = str(item) if isinstance(item, Path) else repr(item)
         if task in ONLINE_TASKS and not include_online:
             skipped.append((name, f"{task} run (--include-online to use it)"))
-        elif sidecar.get("interrupted") and not include_interrupted:  # the recorder's flag
-            skipped.append((name, "interrupted run (--include-interrupted to use it)"))
+        elif (why := _cut_short(sidecar)) and not include_interrupted:
+            skipped.append((name, f"{why} (--include-interrupted to use it)"))
         else:
             used.append(item)
             runs.append({"recording": name, "task": task, "run": sidecar.get("run")})
@@ -132,6 +134,19 @@ def select_recordings(
             + "."
         )
     return Recordings(used, runs, skipped)
+
+
+def _cut_short(sidecar: Mapping) -> str | None:
+    """Why the recorder's (or BIDS) ``sidecar`` says its run was cut short; None if it was not.
+
+    A recovered recording was cut short by the kill (or the failed write) that left it to
+    recover; recoveries of older versions say ``"interrupted": false``.
+    """
+    if sidecar.get("recovered"):
+        return "run recovered after its recording was killed"
+    if sidecar.get("interrupted"):
+        return "interrupted run"
+    return None
 
 
 def train_model(

@@ -317,6 +317,35 @@ def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
 
 @pytest.mark.slow
 @pytest.mark.lsl
+def test_calibrate_and_train_of_the_command_line_guide_run(tmp_path, monkeypatch, capsys):
+    """The "Where commands write" block of command_line.rst as printed, in a home folder of
+    its own (``~`` expanded as the shell does).
+
+    The appended options only keep the session's LSL streams apart from others on the machine.
+    """
+    import uuid
+
+    from paradigms.cli import main
+
+    page = DOCS / "user_guide" / "command_line.rst"
+    block = next(b for b in rst_blocks(page, "bash") if "bci_universum_recordings" in b)
+    commands = shell_commands(block)
+    assert [c.split()[1] for c in commands] == ["calibrate", "train"]
+    tag = uuid.uuid4().hex[:8]
+    own_streams = ["--set", f"stream.name='docs-eeg-{tag}'"]
+    own_streams += ["--set", f"stream.markers='docs-markers-{tag}'"]
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        argv = [os.path.expanduser(word) for word in shlex.split(command)[1:]]
+        extra = own_streams if argv[0] == "calibrate" else []
+        assert main(argv + extra) == 0, capsys.readouterr().err
+    assert (tmp_path / "bci_universum_recordings" / "sub-01_ses-01").is_dir()
+    assert (tmp_path / "model.joblib").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.lsl
 def test_bids_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     """The BIDS root commands of bids_moabb.rst run as printed on the root its first Python
     block writes, whose two runs are two different recordings (one recording written as both

@@ -9,6 +9,7 @@ network.
 from __future__ import annotations
 
 import logging
+import time
 
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
@@ -94,8 +95,8 @@ def add_parser(subparsers) -> None:
         "recover",
         help="turn a killed recording (a .partial folder) into FIF",
         description="Finalise a recording whose process was killed: write the FIF and its "
-        'sidecar (marked "recovered": true) from the _raw.fif.partial folder, then remove the '
-        "folder.",
+        'sidecar (marked "recovered": true and "interrupted": true: train skips it unless '
+        "--include-interrupted) from the _raw.fif.partial folder, then remove the folder.",
     )
     p.add_argument("path", help="the _raw.fif.partial folder, its FIF name, or its folder")
     p.set_defaults(func=run_recover)
@@ -162,14 +163,17 @@ def run_record(args) -> int:
         task=args.task,
         run=args.run,
         paradigm=args.paradigm,
+        duration=args.duration,
     )
 
     streams = receiver.description + (f" and {markers.description}" if markers else "")
+    started = []
 
     def begin() -> None:
         # as sessions do; Ctrl-C and SIGTERM end the wait
         logging.getLogger(__name__).info("Waiting for %s (up to %g s)…", streams, args.timeout)
         recorder.start()
+        started.append(time.monotonic())
         print(
             f"Recording {streams}{'' if markers else ' (no marker stream)'} "
             f"into {recorder.partial}",
@@ -178,10 +182,15 @@ def run_record(args) -> int:
 
     def ended() -> bool:
         recorder.check()  # a write that failed (a full disk) ends the recording at once
-        return args.stop_on_silence and receiver.n_samples > 0 and receiver.silent
+        if recorder.complete:  # --duration counts the stream's timestamps, not this clock
+            return True
+        # a stream silent once --duration has passed will not fill it: keep what came
+        over = args.duration is not None and time.monotonic() - started[0] > args.duration
+        on_silence = over or (args.stop_on_silence and receiver.n_samples > 0)
+        return on_silence and receiver.silent
 
     try:
-        reason = run_until_stopped(ended, args.duration, begin=begin)
+        reason = run_until_stopped(ended, begin=begin)
     except BaseException:
         if recorder.running:  # started, then failed while waiting: keep what was recorded
             recorder.stop()

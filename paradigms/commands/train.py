@@ -64,7 +64,8 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "--include-interrupted",
         action="store_true",
-        help="also train on runs whose sidecar says they were interrupted",
+        help="also train on runs cut short: interrupted, or recovered after their recording was "
+        "killed",
     )
     parser.add_argument(
         "--no-universum",

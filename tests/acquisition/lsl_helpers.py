@@ -57,12 +57,17 @@ def make_crashed_recording(folder, n_samples=50, n_eeg=2, subject="07"):
     assert outlet.wait_for_consumers(5.0)
     outlet.push_chunk(counter_chunk(0, n_samples, n_eeg))
     wait_until(lambda: recorder.n_samples == n_samples, what=f"{n_samples} samples on disk")
-    recorder._stop_event.set()  # the writer and the receiver end without finalising
-    recorder._thread.join(5.0)
-    recorder._release()  # as the end of its process would
-    receiver.stop()
+    crash(recorder)
     del outlet
     return recorder.partial
+
+
+def crash(recorder):
+    """End ``recorder``'s writer and receiver without finalising, as a kill would."""
+    recorder._stop_event.set()
+    recorder._thread.join(5.0)
+    recorder._release()  # as the end of its process would
+    recorder.receiver.stop()
 
 
 @contextmanager

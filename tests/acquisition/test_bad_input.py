@@ -230,30 +230,51 @@ def test_recover_names_what_is_broken_and_changes_nothing(
     assert snapshot(tmp_path) == before
 
 
-def test_recover_refuses_renamed_and_already_finalised_recordings(tmp_path, crashed_recording):
+def test_recover_refuses_a_renamed_recording(tmp_path, crashed_recording):
     renamed = tmp_path / "renamed"
     shutil.copytree(crashed_recording, renamed)
     with pytest.raises(FileNotFoundError, match=r"Nothing recoverable at .*renamed"):
         recover(renamed / "data.bin")
+
+
+def _put_in_the_way(fif, what):
+    """What sits where a recovery writes: a FIF (readable, cut short, unreadable), a folder
+    or another recording's sidecar."""
+    if what == "sidecar":
+        fif.with_suffix(".json").write_text('{"n_samples": 7}')
+        return fif.with_suffix(".json")
+    if what == "folder":
+        fif.mkdir()
+    elif what == "unreadable":
+        fif.write_bytes(b"an earlier recording")
+    else:
+        full = fif.with_name("other_raw.fif")
+        raw = mne.io.RawArray(np.zeros((4, 2000)), mne.create_info(4, 100.0), verbose=False)
+        raw.save(full, verbose=False)
+        # a write cut short (by an older version): MNE still reads its first samples
+        fif.write_bytes(full.read_bytes()[: 5000 if what == "cut short" else None])
+        full.unlink()
+        assert mne.io.read_raw_fif(fif, verbose="error").n_times > 0
+    return fif
+
+
+@pytest.mark.parametrize("what", ["readable", "cut short", "unreadable", "folder", "sidecar"])
+def test_recover_names_what_is_in_the_way_and_the_way_out(
+    tmp_path, crashed_recording, capsys, what
+):
+    """Whatever already exists where the recovered FIF or its sidecar goes is kept, and the
+    message says the samples are safe and how to get them out."""
     partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
-    fif = partial.with_name(partial.name.removesuffix(".partial"))
-    fif.write_bytes(b"an earlier recording")
+    in_the_way = _put_in_the_way(partial.with_name(partial.name.removesuffix(".partial")), what)
     before = snapshot(tmp_path)
-    with pytest.raises(FileExistsError, match=r"cannot be read.* move .*_raw\.fif away"):
+    with pytest.raises(FileExistsError, match="refusing to overwrite"):
         recover(partial)
-    assert snapshot(tmp_path) == before
-    fif.unlink()
-    mne.io.RawArray(np.zeros((1, 10)), mne.create_info(1, 10.0), verbose=False).save(fif)
-    before = snapshot(tmp_path)
-    with pytest.raises(FileExistsError, match="already exists; refusing to overwrite"):
-        recover(partial)
-    assert snapshot(tmp_path) == before
-    # the sidecar alone is enough to refuse: it would be overwritten
-    fif.unlink()
-    fif.with_suffix(".json").write_text('{"n_samples": 7}')
-    before = snapshot(tmp_path)
-    with pytest.raises(FileExistsError, match=r"_raw\.json already exists"):
-        recover(partial)
+    assert main(["stream", "recover", str(partial)]) == 1
+    assert (
+        f"{in_the_way} already exists (another recording, or a write cut short by an older "
+        f"version); refusing to overwrite it. The samples are safe in {partial}: move "
+        f"{in_the_way.name} away, then run 'bci-universum stream recover {partial}'."
+    ) in " ".join(capsys.readouterr().err.split())
     assert snapshot(tmp_path) == before
 
 
@@ -268,7 +289,8 @@ def test_a_good_partial_recording_recovers(tmp_path, crashed_recording, named_by
     raw = mne.io.read_raw_fif(fname, preload=True, verbose=False)
     np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(50))
     sidecar = json.loads(fif.with_suffix(".json").read_text())
-    assert sidecar["recovered"] is True and sidecar["interrupted"] is False
+    # the kill cut the run short: train skips it unless --include-interrupted
+    assert sidecar["recovered"] is True and sidecar["interrupted"] is True
 
 
 def test_the_sidecar_of_a_finalisation_killed_before_its_fif_was_moved_is_replaced(
@@ -350,7 +372,7 @@ def test_without_hard_links_the_files_are_renamed_never_over_another(
 def test_finalize_by_default_records_a_recovery(tmp_path, crashed_recording):
     partial = _broken_copy(tmp_path, crashed_recording, lambda f: None)
     sidecar = json.loads(finalize(partial).with_suffix(".json").read_text())
-    assert sidecar["recovered"] is True and sidecar["interrupted"] is False
+    assert sidecar["recovered"] is True and sidecar["interrupted"] is True
 
 
 def _set_header(**changes):

@@ -1,4 +1,5 @@
 import json
+import logging
 import os
 import select
 import signal
@@ -6,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from uuid import uuid4
 
 import mne
@@ -32,6 +34,7 @@ from acquisition.streams import make_stream_info
 from .lsl_helpers import (
     counter_chunk,
     counter_stream_info,
+    crash,
     make_crashed_recording,
     reaped,
     wait_until,
@@ -114,6 +117,77 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     assert sidecar["first_sample_lsl_time"] == pytest.approx(t_first, abs=1e-3)
 
 
+def test_a_duration_records_its_first_seconds_of_stream(tmp_path):
+    """``duration``: the samples stamped within it from the first sample (250 Hz, 3 s: 750),
+    none received after; a marker after the end is placed outside the data."""
+    sfreq = 250.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
+    receiver, markers = _receivers(info, marker_outlet)
+    recorder = Recorder(receiver, markers, tmp_path, duration=3.0).start()
+    assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
+    t0 = pylsl.local_clock() - 5.0
+    for start in range(0, 1000, 50):  # 4 s of stream
+        outlet.push_chunk(counter_chunk(start, 50, 1), t0 + (start + 49) / sfreq)
+    marker_outlet.push("cue/left", t0 + 2.0)
+    marker_outlet.push("trial/end", t0 + 3.5)
+    wait_until(lambda: receiver.n_samples == 1000 and markers.n_markers == 2)
+    wait_until(lambda: recorder.complete, what="the recorder to hold its duration")
+    fname = recorder.stop()
+    del outlet
+    marker_outlet.close()
+    raw = mne.io.read_raw_fif(fname)
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(750))
+    assert recorder.n_samples == 750 and list(raw.annotations.description) == ["cue/left"]
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["n_samples"] == 750 and sidecar["duration_s"] == 3.0
+    (outside,) = sidecar["annotations_outside_data"]
+    assert outside["text"] == "trial/end"
+    assert outside["onset"] == pytest.approx(3.5, abs=1e-3)
+
+
+@pytest.mark.parametrize("ending", ["stop", "recover"])
+def test_channels_sharing_a_label_are_said_at_the_start_and_numbered(tmp_path, caplog, ending):
+    """One message, when the recording starts (a recovery says it again): the stream, the
+    label, its channels and their names in the FIF; no warning of MNE's own."""
+    name = f"twins-{uuid4().hex}"
+    # as a foreign amplifier describes it (make_stream_info refuses a label twice)
+    info = pylsl.StreamInfo(name, "EEG", 4, 100.0, pylsl.cf_float32, uuid4().hex)
+    channels = info.desc().append_child("channels")
+    for label in ("C3", "C3", "Cz", "C4"):
+        channel = channels.append_child("channel")
+        channel.append_child_value("label", label)
+        channel.append_child_value("type", "EEG")
+        channel.append_child_value("unit", "microvolts")
+    outlet = pylsl.StreamOutlet(info)
+    receiver = StreamReceiver(name, source_id=info.source_id(), timeout=5.0)
+    said = [
+        f"LSL stream {name!r} labels several channels alike ('C3': channels 1, 2); the "
+        "recording names them C3, C3-1."
+    ]
+    with caplog.at_level(logging.WARNING, logger="acquisition"):
+        recorder = Recorder(receiver, None, tmp_path).start()
+        assert caplog.messages == said  # before any sample
+        assert outlet.wait_for_consumers(5.0)
+        outlet.push_chunk(np.zeros((50, 4)))
+        wait_until(lambda: recorder.n_samples == 50)
+        caplog.clear()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            if ending == "stop":
+                fname = recorder.stop()
+            else:
+                crash(recorder)
+                fname = recover(recorder.partial)
+        assert caplog.messages == ([] if ending == "stop" else said)
+    del outlet
+    raw = mne.io.read_raw_fif(fname)
+    assert raw.ch_names == ["C3", "C3-1", "Cz", "C4"]
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["ch_names"] == raw.ch_names
+
+
 def test_lost_samples_are_counted_and_marked(tmp_path):
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
@@ -187,6 +261,8 @@ def test_recording_never_overwrites(tmp_path):
         ({"flush_interval": 0.0}, ValueError, r"flush_interval must be in \(0, 0.5\] s, got 0.0"),
         ({"flush_interval": -0.25}, ValueError, r"in \(0, 0.5\] s, got -0.25"),
         ({"metadata": {"x": object()}}, TypeError, "not JSON serializable"),
+        ({"duration": 0}, ValueError, "duration must be positive seconds or None, got 0"),
+        ({"duration": float("inf")}, ValueError, "duration must be positive .* got inf"),
     ],
 )
 def test_bad_recorder_parameters(tmp_path, kwargs, error, fragment):

@@ -50,6 +50,8 @@ def test_list_shows_a_loopback_stream(capsys):
 
 
 def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
+    """The stream sends 1.5 s and falls silent: the recording ends once --duration has
+    passed and the stream stayed silent for --silence-timeout, with what came."""
     info = counter_stream_info(2, 200.0)
     outlet = pylsl.StreamOutlet(info)
     marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
@@ -71,6 +73,7 @@ def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
             "--markers", marker_outlet.name,
             "--output", str(tmp_path), "--subject", "03", "--task", "universum",
             "--duration", "2.5", "--lsl-mode", "loopback", "--timeout", "5",
+            "--silence-timeout", "1",
         ]
     )  # fmt: skip
     pusher.join(10)
@@ -83,6 +86,37 @@ def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
     assert raw.annotations.onset[0] == pytest.approx(99 / 200, abs=1e-3)
     assert json.loads(fname.with_suffix(".json").read_text())["task"] == "universum"
     marker_outlet.close()
+
+
+@pytest.mark.parametrize("duration", ["1.02", "0.62"])
+def test_record_for_a_duration_holds_its_seconds_of_stream(tmp_path, capsys, duration):
+    """A stream sending on: --duration D holds the first D s of it by its timestamps (D x 250
+    samples from the first one), nothing received after. The stream comes in chunks of 25
+    samples: whole chunks cannot make these counts."""
+    sfreq = 250.0
+    info = counter_stream_info(1, sfreq)
+    outlet = pylsl.StreamOutlet(info)
+    stop = threading.Event()
+
+    def push():  # in real time, regularly stamped
+        t0, k = pylsl.local_clock(), 0
+        while not stop.wait(0.1):
+            outlet.push_chunk(counter_chunk(k, 25, 1), t0 + (k + 24) / sfreq)
+            k += 25
+
+    pusher = threading.Thread(target=push)
+    pusher.start()
+    try:
+        argv = ["stream", "record", "--source-id", info.source_id(), "--output", str(tmp_path)]
+        assert main([*argv, "--duration", duration, "--lsl-mode", "loopback"]) == 0
+    finally:
+        stop.set()
+        pusher.join()
+    n = round(float(duration) * sfreq)
+    fname = tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    assert f"Wrote {fname}: {n} samples" in capsys.readouterr().out
+    counter = mne.io.read_raw_fif(fname).get_data(picks="misc")[0]
+    np.testing.assert_array_equal(counter, np.arange(counter[0], counter[0] + n))
 
 
 def test_a_full_disk_ends_a_recording_at_once(tmpfs):

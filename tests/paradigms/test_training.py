@@ -302,6 +302,8 @@ def _with_sidecar(raw, fname, **fields):
 
 
 def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_path, capsys):
+    """A recovered run counts as interrupted, also when its sidecar (of an older version) says
+    ``"interrupted": false``: the kill that left it to recover cut it short."""
     _, raw = session
     folder = tmp_path / "sub-01_ses-01"
     folder.mkdir()
@@ -312,13 +314,22 @@ def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_pa
     stopped = _with_sidecar(
         raw, folder / "c_task-calibration_raw.fif", task="calibration", interrupted=True
     )
+    recovered = _with_sidecar(
+        raw,
+        folder / "e_task-calibration_raw.fif",
+        task="calibration",
+        recovered=True,
+        interrupted=False,
+    )
     chosen = select_recordings([folder])
     assert chosen.used == [calibration]
     assert [r["task"] for r in chosen.runs] == ["calibration"]
-    assert [name for name, _ in chosen.skipped] == [str(killed), str(online), str(stopped)]
+    assert [name for name, _ in chosen.skipped] == [
+        str(killed), str(online), str(stopped), str(recovered)
+    ]  # fmt: skip
     assert select_recordings([folder], include_online=True).used == [calibration, online]
     both = select_recordings([folder], include_online=True, include_interrupted=True)
-    assert both.used == [calibration, online, stopped]
+    assert both.used == [calibration, online, stopped, recovered]
     with pytest.raises(ValueError, match="online run"):
         select_recordings([online])
     alone = tmp_path / "killed"
@@ -332,6 +343,10 @@ def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_pa
     err = capsys.readouterr().err
     assert "No labelled trials of ['cue/left']" in err
     assert f"Skipped {online}: online run" in err and "interrupted run" in err
+    assert (
+        f"Skipped {recovered}: run recovered after its recording was killed "
+        "(--include-interrupted to use it)"
+    ) in err
     assert f"Skipped {killed}: unrecovered recording of a killed session; " in err
     assert f"'bci-universum stream recover {killed}'" in err
     assert main(["train", str(folder), "-o", str(output), "--folds", "3"]) == 0
