@@ -66,7 +66,7 @@ def test_grid_fitted_classifiers_select_as_grid_search(name, params):
     """The universum LR/LDA fit the grid of an inner fold in one call (``fit_grid``): same
     split scores, selection and refit as GridSearchCV fitting every point alone."""
     epochs = make_epochs(effect=0.25, seed=5)  # a seed where the grid points score differently
-    estimator = make_pipeline(name, sfreq=epochs.sfreq, **params)
+    estimator = make_pipeline(name, sfreq=epochs.sfreq, window=(0.0, 0.4), **params)
     grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
     assert "clf__C_universum" in grid
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
@@ -96,7 +96,7 @@ def test_csp_inner_folds_and_refit_share_their_trial_statistics(monkeypatch):
     fits only the final step on the shared features; the scores, selection and refitted
     model equal GridSearchCV's (test_grid_fitted_classifiers_select_as_grid_search)."""
     epochs = make_epochs(effect=0.25, seed=5)
-    estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, n_components=2)
+    estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, window=(0.0, 0.4), n_components=2)
     grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
     calls = []
     fit, shared = CSP.fit, CSP.fit_transform_folds
