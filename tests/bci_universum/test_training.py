@@ -208,6 +208,24 @@ def test_evaluation_describes_deployment(two_runs, name, universum):
     assert np.ptp(evaluated) > 0.5  # the decision values do vary with the imagery
 
 
+def test_train_does_not_use_universum_for_a_pipeline_that_ignores_it(two_runs):
+    """ts_lr's classifier (LabelledOnly) drops universum trials: train says so, reports one
+    cross-validation (not the same model twice) and records no universum in the metadata
+    (conditions "used in training")."""
+    result = train(
+        [two_runs[0]], ["left", "right"], ["rest"], pipeline="ts_lr",
+        params={"window": (0.4, 2.4)}, n_splits=3, verbose="error",
+    )  # fmt: skip
+    assert result.n_universum["rest"] > 0
+    assert result.metadata.universum == []
+    assert list(result.fold_accuracies) == ["without_universum"]
+    assert result.accuracy_with_universum is None
+    assert result.metadata.cv["with_universum"] is None
+    summary = result.summary()
+    assert "(not used: the ts_lr pipeline ignores universum trials)" in summary
+    assert "with universum           n/a" in summary
+
+
 def _weak_imbalanced(seed):
     """14 vs 10 trials, one weakly informative feature among noise."""
     rng = np.random.default_rng(seed)
