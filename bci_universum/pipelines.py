@@ -40,9 +40,10 @@ The band-pass is not a step: it is the online decoder's causal filter
 (:func:`bci_universum.online.filter_raw`), applied to the continuous recording before the
 trials are cut, in evaluation and training as online. Every pipeline's parameters hold its
 ``band`` (``None``: no filter), so the filter travels with the pipeline into the model's
-metadata and the online decoder. The ``window`` step cuts the decision window out of epochs
-that start at ``tmin``; a deployed pipeline (``tmin=None``) takes windows of exactly that
-length, as the online decoder feeds them.
+metadata and the online decoder. The first step, ``window``, cuts the decision window out of
+epochs that start at ``tmin``; in a deployed pipeline (``tmin=None``) it takes windows of
+exactly that length, as the online decoder feeds them, and its fit refuses epochs of another
+length.
 
 Every pipeline takes universum trials in ``y`` (:data:`bci_universum.UNIVERSUM_STR`). CSP,
 the tangent-space reference and the feature scaling fit on labelled trials only (so features
@@ -87,6 +88,7 @@ from .classifiers import (
     UniversumSVC,
 )
 from .features import CSP, ICA, Recentring, TangentSpace, TrialPreprocessing, WelchPSD
+from .features.preprocessing import check_on_grid, check_window
 from .features.spike_kernels import SpikeKernel
 from .universa import TrainingSetWrapper
 
@@ -173,7 +175,8 @@ class LabelledOnly(TrainingSetWrapper):
 
 
 def _window(sfreq, tmin, window):
-    """Cut ``window`` (s, relative to the marker) out of epochs starting at ``tmin``."""
+    """Cut ``window`` (s, relative to the marker) out of epochs starting at ``tmin``; with
+    ``tmin=None`` take epochs that are the window and refuse others."""
     return TrialPreprocessing(
         sfreq, tmin=tmin, window=tuple(window), h_freq=None, resample_sfreq=None, detrend=False
     )
@@ -487,26 +490,11 @@ def _check_params(name: str, params: Mapping) -> dict:
     merged = {**spec.defaults, **params}
     merged["band"] = _check_band(merged["band"])
     if "window" in merged:
-        window = tuple(float(t) for t in merged["window"])
-        if len(window) != 2 or not window[0] < window[1]:
-            raise ValueError(f"Pipeline {name!r}: window must be (start, stop), got {window}.")
-        merged["window"] = window
+        try:
+            merged["window"] = check_window(merged["window"])
+        except ValueError as err:
+            raise ValueError(f"Pipeline {name!r}: {err}") from None
     return merged
-
-
-def _check_on_grid(name: str, window: tuple, sfreq: float) -> None:
-    """Refuse a window whose edges fall between samples.
-
-    Trials, the window step and the online decoder's windows would each round such an edge
-    on their own, and could differ by a sample: the evaluated, trained and deployed windows
-    must be the same samples.
-    """
-    samples = np.asarray(window, dtype=float) * float(sfreq)
-    if not np.allclose(samples, np.round(samples), rtol=0, atol=1e-6):
-        raise ValueError(
-            f"Pipeline {name!r}: window {window} s falls between samples at {sfreq:g} Hz "
-            f"({samples[0]:g}, {samples[1]:g} samples); use multiples of {1 / sfreq:g} s."
-        )
 
 
 def pipeline_params(name: str, **params) -> dict:
@@ -531,9 +519,11 @@ def make_pipeline(
     sfreq : float
         Sampling frequency of the epochs (Hz).
     tmin : float or None
-        Time of the first epoch sample relative to the cue (s): a first step cuts the
-        pipeline's ``window`` out of longer epochs. ``None``: the epochs are the window (as the
-        online decoder feeds them); no window step.
+        Time of the first epoch sample relative to the cue (s): the first step, ``"window"``,
+        cuts the pipeline's ``window`` out of longer epochs. ``None``: the epochs are the
+        window (as the online decoder feeds them): the window step's ``fit`` refuses epochs
+        of another length instead of decoding them whole (``predict`` takes each window whole,
+        as an online decoder's window of another length).
     random_state : int or None
         Seed of the ICA and of the U-SVM solver.
     **params
@@ -547,12 +537,11 @@ def make_pipeline(
     """
     spec = get_pipeline(name)
     p = _check_params(name, params)
-    if "window" in p:
-        _check_on_grid(name, p["window"], sfreq)
-    steps = spec.build(sfreq, random_state, p)
-    if tmin is not None and "window" in p:
-        steps = [("window", _window(sfreq, tmin, p["window"])), *steps]
-    return Pipeline(steps)
+    if "window" not in p:
+        return Pipeline(spec.build(sfreq, random_state, p))
+    check_on_grid(p["window"], sfreq, f"Pipeline {name!r}: window {p['window']} s")
+    window = ("window", _window(sfreq, tmin, p["window"]))
+    return Pipeline([window, *spec.build(sfreq, random_state, p)])
 
 
 def with_prior(pipeline: Pipeline, prior) -> Pipeline:

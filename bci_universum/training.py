@@ -266,7 +266,7 @@ class TrainingResult:
         Its metadata (also in the sidecar).
     accuracy_with_universum, accuracy_without_universum : float or None
         Mean nested cross-validated accuracy over the same outer folds (``with`` is None
-        when there are no universum trials).
+        when there are no universum trials or the pipeline ignores them).
     fold_accuracies : dict
         ``{"with_universum": [...], "without_universum": [...]}`` per outer fold.
     n_trials : dict
@@ -317,6 +317,8 @@ class TrainingResult:
         trials = (
             f"Trials: {_counts(self.n_trials)}; universum: {_counts(self.n_universum) or 'none'}"
         )
+        if self.n_universum and not get_pipeline(meta.pipeline).universum_aware:
+            trials += f" (not used: the {meta.pipeline} pipeline ignores universum trials)"
         if self.n_left_out:
             trials += f"; left out (not in classes or universum): {_counts(self.n_left_out)}"
         lines = [
@@ -533,7 +535,9 @@ def train(
         search drops :data:`UNIVERSUM_PARAMETERS`.
     use_universum : bool
         Fit the final model with the universum trials (when there are any). The CV table
-        reports both ways regardless.
+        reports both ways regardless, unless the pipeline ignores universum trials
+        (``universum_aware=False`` in its registry entry): then they are not used, the CV
+        table reports without only and the metadata records no universum.
     n_splits : int
         Outer (and at most inner) cross-validation folds; fewer when a class has fewer trials.
     random_state : int
@@ -593,7 +597,9 @@ def train(
     grid_with = resolve_grid(base, grid_names, has_universum=True)
     grid_without = resolve_grid(base, grid_names, has_universum=False)
     folds = min(n_splits, *n_trials.values())
-    with_universum = bool(n_universum) and use_universum
+    # a pipeline whose classifier drops universum trials would fit the same model twice
+    learns_universum = bool(n_universum) and get_pipeline(pipeline).universum_aware
+    with_universum = learns_universum and use_universum
     grid = grid_with if with_universum else grid_without
     keep = slice(None) if with_universum else y != UNIVERSUM_STR
     # Many small (channels × channels) problems: BLAS threads only contend for the cores.
@@ -606,7 +612,7 @@ def train(
                 base, grid_without, X, y, outer, folds, random_state, n_jobs, False
             )
         }
-        if n_universum:
+        if learns_universum:
             fold_accuracies["with_universum"] = _nested_cv(
                 base, grid_with, X, y, outer, folds, random_state, n_jobs, True
             )

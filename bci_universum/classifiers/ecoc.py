@@ -339,11 +339,7 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
             zero_in_universum.append(self.zero_as_universum and zero_coded.any())
             has_universum = np.any(y_col[keep] == UNIVERSUM)
             if has_universum and not takes_universum:
-                raise ValueError(
-                    f"Column {j} has universum trials but {type(base).__name__} has no "
-                    "universum_label parameter; use a universum classifier, or "
-                    "zero_as_universum=False without universum trials in y."
-                )
+                raise ValueError(self._no_universum_message(base, j, mask.any()))
             label = UNIVERSUM if takes_universum else None
             rows = np.flatnonzero(keep)
             self._column_trials.append(rows)
@@ -366,6 +362,27 @@ class ECOCUniversumClassifier(UniversumClassifierMixin, MetaEstimatorMixin, Base
                 stacklevel=2,
             )
         return self
+
+    def _no_universum_message(self, base, column: int, recorded: bool) -> str:
+        """Why column ``column`` has universum trials ``base`` cannot take, and the remedies."""
+        name = type(base).__name__
+        given, remedies = [], []
+        zero = self.classes_[self.code_book_[:, column] == 0]
+        if self.zero_as_universum and zero.size:
+            given.append(
+                f"its zero-coded classes {zero.tolist()} as universum trials "
+                "(zero_as_universum=True)"
+            )
+            remedies.append("zero_as_universum=False")
+        if recorded:
+            given.append("the universum trials of y")
+            remedies.append("no universum trials in y")
+        return (
+            f"Column {column} passes {' and '.join(given)} to {name}, which has no "
+            f"universum_label parameter to take them. Use {' and '.join(remedies)}, or wrap "
+            f"the base in LabelledOnly({name}(...)) (bci_universum.pipelines) to drop them, or "
+            "use a universum classifier."
+        )
 
     def column_scores(self, X) -> np.ndarray:
         """Column outputs ``h_j(x)``, the scores the decoder reads (positive = the +1 side).

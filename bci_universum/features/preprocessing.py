@@ -41,6 +41,45 @@ def check_band(l_freq, h_freq, sfreq: float) -> None:
         raise ValueError(f"l_freq={l_freq!r} must be below h_freq={h_freq!r}.")
 
 
+def check_window(window) -> tuple[float, float]:
+    """``window`` as ``(start, stop)`` in seconds; ValueError unless two finite numbers, start
+    before stop."""
+    try:
+        start, stop = (float(v) for v in window)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"window must be (start, stop) in seconds, got {window!r}.") from err
+    if not np.isfinite([start, stop]).all():
+        raise ValueError(f"window edges must be finite seconds, got {window!r}.")
+    if not start < stop:
+        raise ValueError(f"window start must be before its stop, got {window!r}.")
+    return start, stop
+
+
+def check_on_grid(times, sfreq: float, what: str) -> None:
+    """Raise ValueError unless every time in ``times`` (s) is a whole number of samples.
+
+    Trials, the window step and the online decoder's windows would each round such a time on
+    their own, and could differ by a sample: the evaluated, trained and deployed windows must
+    be the same samples.
+
+    Parameters
+    ----------
+    times : sequence of float
+        Times in seconds.
+    sfreq : float
+        Sampling frequency (Hz).
+    what : str
+        What the times are, the start of the message (e.g. ``"window (1.0, 2.003) s"``).
+    """
+    samples = np.asarray(times, dtype=float) * float(sfreq)
+    if not np.allclose(samples, np.round(samples), rtol=0, atol=1e-6):
+        counts = ", ".join(f"{s:g}" for s in samples)
+        raise ValueError(
+            f"{what} falls between samples at {sfreq:g} Hz ({counts} samples); use multiples "
+            f"of {1 / sfreq:g} s."
+        )
+
+
 class BandPass(EpochsTransformer):
     """Zero-phase band-pass (or low/high-pass) filter of epochs with MNE.
 
@@ -137,11 +176,15 @@ class TrialPreprocessing(EpochsTransformer):
     ----------
     sfreq : float
         Sampling frequency of the input epochs (Hz).
-    tmin : float
+    tmin : float or None
         Time of the first input sample relative to the cue offset (s), e.g. ``-1.0`` for
-        epochs starting 1 s before it.
+        epochs starting 1 s before it. ``None``: the epochs are the window itself (as the
+        online decoder feeds them): ``fit`` refuses epochs of another length than the window,
+        ``transform`` keeps every epoch whole, whatever its length (an online decoder's window
+        may be set to another length than the training window).
     window : tuple of float
-        ``(start, stop)`` of the kept window relative to the cue offset (s), stop excluded.
+        ``(start, stop)`` of the kept window relative to the cue offset (s), stop excluded;
+        its edges must fall on the input's samples (counted from the epochs' start).
     h_freq : float or None
         Low-pass edge (Hz); ``None`` skips the low-pass.
     h_trans_bandwidth : float
@@ -156,7 +199,7 @@ class TrialPreprocessing(EpochsTransformer):
     sfreq_out_ : float
         Sampling frequency of the output.
     n_times_out_ : int
-        Samples per output trial.
+        Samples per output trial (of the fitted epochs with ``tmin=None``).
     times_ : ndarray of shape (``n_times_out_``,)
         Output sample times relative to the cue offset (s).
     """
@@ -165,7 +208,7 @@ class TrialPreprocessing(EpochsTransformer):
         self,
         sfreq: float,
         *,
-        tmin: float = 0.0,
+        tmin: float | None = 0.0,
         window: tuple = (0.0, 0.5),
         h_freq: float | None = 45.0,
         h_trans_bandwidth: float = 5.0,
@@ -184,7 +227,7 @@ class TrialPreprocessing(EpochsTransformer):
     _trialwise = True
     _parameter_constraints: ClassVar[dict] = {
         "sfreq": [POSITIVE],
-        "tmin": [FINITE],
+        "tmin": [None, FINITE],
         "window": "no_validation",  # a (start, stop) pair: checked in fit
         "h_freq": [None, POSITIVE],
         "h_trans_bandwidth": [POSITIVE],
@@ -213,28 +256,35 @@ class TrialPreprocessing(EpochsTransformer):
                 f"h_freq={self.h_freq} Hz must be below the output Nyquist frequency "
                 f"({out / 2:g} Hz) to avoid aliasing."
             )
-        try:
-            start, stop = (float(v) for v in self.window)
-        except (TypeError, ValueError) as err:
-            raise ValueError(
-                f"window must be (start, stop) in seconds, got {self.window!r}."
-            ) from err
-        if not start < stop:
-            raise ValueError(f"window start must be before its stop, got {self.window!r}.")
+        start, stop = check_window(self.window)
         X = self._check_fit_input(X)
+        tmin = start if self.tmin is None else float(self.tmin)
+        what = f"window {self.window!r} s"
+        if self.tmin is not None:
+            what += f" (in epochs from tmin={tmin:g} s)"
+        check_on_grid((start - tmin, stop - tmin), sfreq, what)
+        if self.tmin is None and X.shape[2] != round((stop - start) * sfreq):
+            raise ValueError(
+                f"window {self.window!r} s is {round((stop - start) * sfreq)} samples at "
+                f"{sfreq:g} Hz, but the epochs have n_times={X.shape[2]}: with tmin=None the "
+                "epochs must be the window. Pass tmin= (the epochs' start relative to the cue, "
+                "s) to cut the window out of longer epochs."
+            )
         duration = X.shape[2] / sfreq
         n_resampled = round(X.shape[2] * out / sfreq)
-        first = round((start - self.tmin) * out)
+        first = round((start - tmin) * out)
         n_out = round((stop - start) * out)
         if n_out < 1 or first < 0 or first + n_out > n_resampled:
             raise ValueError(
                 f"window {self.window!r} s is not inside the epochs, which span "
-                f"[{self.tmin:g}, {self.tmin + duration:g}) s relative to the cue offset."
+                f"[{tmin:g}, {tmin + duration:g}) s relative to the cue offset."
             )
         self.sfreq_out_ = out
         self.n_times_out_ = n_out
         self._first = first
-        self._n_times_in = X.shape[2]
+        # with tmin=None a window is the whole trial, of any length: the online decoder's
+        # window may be set longer or shorter than the training window ([online] window)
+        self._n_times_in = None if self.tmin is None else X.shape[2]
         self.times_ = start + np.arange(n_out) / out
         return self
 
@@ -264,10 +314,48 @@ class TrialPreprocessing(EpochsTransformer):
             )
         if self.sfreq_out_ != sfreq:
             X = mne.filter.resample(X, up=self.sfreq_out_, down=sfreq, axis=-1, verbose="error")
-        X = X[:, :, self._first : self._first + self.n_times_out_]
+        if self._n_times_in is not None:
+            X = X[:, :, self._first : self._first + self.n_times_out_]
         if self.detrend:
             X = scipy.signal.detrend(X, axis=-1, type="linear")
         return np.ascontiguousarray(X)
+
+    def transform_trial(self, x: np.ndarray) -> np.ndarray:
+        """Lean single-trial path for online use (same computation as :meth:`transform`).
+
+        A window cut alone (no low-pass below the Nyquist frequency, no resampling, no
+        detrend: the registry pipelines' ``window`` step) is a slice of a trial of the fitted
+        shape (the whole trial with ``tmin=None``); anything else, and a trial of another
+        shape (refused there), goes through :meth:`transform`.
+
+        Parameters
+        ----------
+        x : ndarray of shape (n_channels, n_times)
+            One trial.
+
+        Returns
+        -------
+        x_out : ndarray of shape (n_channels, ``n_times_out_``)
+        """
+        check_is_fitted(self, self._fitted_attribute)
+        sfreq = float(self.sfreq)
+        cut_only = (
+            (self.h_freq is None or self.h_freq >= sfreq / 2)
+            and self.sfreq_out_ == sfreq
+            and not self.detrend
+        )
+        shape = np.shape(x)
+        if (
+            not cut_only
+            or len(shape) != 2
+            or shape[0] != self.n_features_in_
+            or shape[1] != (self._n_times_in or shape[1])
+        ):
+            return self.transform(np.asarray(x)[np.newaxis])[0]
+        x = np.asarray(x, dtype=np.float64)
+        if self._n_times_in is None:
+            return x
+        return np.ascontiguousarray(x[:, self._first : self._first + self.n_times_out_])
 
 
 class ChannelPicker(EpochsTransformer):

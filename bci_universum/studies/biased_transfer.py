@@ -44,6 +44,8 @@ from .._universum import UNIVERSUM_STR, split_universum
 from ..datasets import epochs_from_raw, read_eegmmidb_run
 from ..pipelines import make_pipeline, with_prior
 
+#: Trials (s after the cue), the decision window of every model: its window step cuts it.
+WINDOW = (0.5, 2.5)
 #: The imagined left/right fist runs of eegmmidb.
 IMAGERY_RUNS = (4, 8, 12)
 #: Methods compared, in table order.
@@ -62,11 +64,10 @@ def load_imagery_runs(
     folder: str | Path,
     runs: Sequence[int] = IMAGERY_RUNS,
     band: tuple[float, float] = (8.0, 30.0),
-    tmin: float = 0.5,
-    tmax: float = 2.5,
     channels: Sequence[str] | str = "eeg",
 ) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-    """Band-passed left/right trials of eegmmidb subject 1, one entry per run.
+    """Band-passed left/right trials (:data:`WINDOW` after the cue) of eegmmidb subject 1,
+    one entry per run.
 
     Parameters
     ----------
@@ -76,8 +77,6 @@ def load_imagery_runs(
         eegmmidb run numbers.
     band : (float, float)
         Pass band in Hz (FIR, applied to the continuous run).
-    tmin, tmax : float
-        Trial window relative to the cue, in seconds.
     channels : sequence of str or str
         Channels kept (names, or a channel type: "eeg" keeps all 64).
 
@@ -95,8 +94,8 @@ def load_imagery_runs(
             raw,
             classes={"T1": "left", "T2": "right"},
             universum=["T0"],
-            tmin=tmin,
-            tmax=tmax,
+            tmin=WINDOW[0],
+            tmax=WINDOW[1],
             picks=channels if isinstance(channels, str) else list(channels),
             verbose="error",
         )
@@ -113,7 +112,9 @@ def _registry_pipeline(features: str, classifier: str, **params):
     """The registry pipeline ``<features>_<classifier>`` (``ts_svm``, ``csp_usvm``, ...)."""
     if features not in FEATURES:
         raise ValueError(f"features must be 'ts' or 'csp', got {features!r}.")
-    return make_pipeline(f"{features}_{classifier}", sfreq=SFREQ, **params)
+    return make_pipeline(
+        f"{features}_{classifier}", sfreq=SFREQ, tmin=WINDOW[0], window=WINDOW, **params
+    )
 
 
 @dataclass(frozen=True)

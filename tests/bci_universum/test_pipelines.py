@@ -164,16 +164,38 @@ def test_band_is_the_causal_filter_not_a_step(epochs):
     assert pipeline_factory("thesis").band is None
 
 
+def _windows(epochs, window=(1.0, 2.0)):
+    first = round((window[0] - epochs.tmin) * epochs.sfreq)
+    return epochs.X[:, :, first : first + round((window[1] - window[0]) * epochs.sfreq)]
+
+
 def test_deployed_pipeline_takes_the_window_alone(epochs):
-    """tmin=None (as train builds it): no window step, the same decisions on the window."""
+    """tmin=None (as train builds it): the same decisions on the window alone."""
     cut = _make("csp_lda", epochs).fit(epochs.X, epochs.y)
-    first = round((1.0 - epochs.tmin) * epochs.sfreq)
-    windows = epochs.X[:, :, first : first + round(epochs.sfreq)]
+    windows = _windows(epochs)
     deployed = make_pipeline("csp_lda", sfreq=epochs.sfreq).fit(windows, epochs.y)
-    assert "window" not in deployed.named_steps
     np.testing.assert_allclose(
         deployed.decision_function(windows), cut.decision_function(epochs.X), atol=1e-10
     )
+
+
+def test_deployed_pipeline_refuses_epochs_that_are_not_the_window(epochs):
+    """tmin=None: epochs longer than the window are refused at fit naming the window, their
+    n_times and tmin= (instead of decoded whole); predict takes windows of another length
+    whole (an online decoder's [online] window), and longer epochs with tmin= are refused."""
+    deployed = make_pipeline("csp_lda", sfreq=epochs.sfreq)
+    with pytest.raises(
+        ValueError,
+        match=r"window \(1.0, 2.0\) s is 100 samples at 100 Hz, but the epochs have "
+        r"n_times=351: .* Pass tmin=",
+    ):
+        deployed.fit(epochs.X, epochs.y)
+    deployed.fit(_windows(epochs), epochs.y)
+    longer = _windows(epochs, (0.5, 2.0))
+    np.testing.assert_array_equal(deployed[:1].transform(longer), longer)
+    cut = _make("csp_lda", epochs).fit(epochs.X, epochs.y)
+    with pytest.raises(ValueError, match="epochs have 150 samples, but 351 were seen in fit"):
+        cut.predict(longer)
 
 
 def test_every_pipeline_has_the_one_classifier_step_name():
@@ -193,6 +215,9 @@ def test_old_names_point_to_the_new_ones(old, new):
         ({"band": (30, 7)}, "low < high"),
         ({"band": 8}, "band must be"),
         ({"window": (2, 1)}, "window"),
+        ({"window": 2}, r"Pipeline 'ts_lr': window must be \(start, stop\) in seconds, got 2\."),
+        ({"window": "1-2"}, r"Pipeline 'ts_lr': window must be \(start, stop\) .* got '1-2'"),
+        ({"window": (1, np.inf)}, r"Pipeline 'ts_lr': window edges must be finite"),
     ],
 )
 def test_bad_bands_and_windows(params, match):
@@ -204,6 +229,27 @@ def test_windows_between_samples_are_refused():
     make_pipeline("ts_lr", sfreq=125.0, window=(0.4, 2.4))  # 50 and 300 samples
     with pytest.raises(ValueError, match=r"falls between samples at 125 Hz \(62.5, 312.5"):
         make_pipeline("ts_lr", sfreq=125.0, window=(0.5, 2.5))
+
+
+@pytest.mark.parametrize("tmin", [-0.5, None])
+@pytest.mark.parametrize(
+    ("window", "samples"), [((1.0, 2.003), "150, 250.3"), ((1.0, 2.004), "150, 250.4")]
+)
+def test_windows_set_later_between_samples_are_refused_at_fit(epochs, tmin, window, samples):
+    """set_params(window__window=...) skips make_pipeline's check: the window step refuses
+    the window at fit instead of rounding it (edges counted from the epochs' start)."""
+    pipe = make_pipeline("csp_lda", sfreq=epochs.sfreq, tmin=tmin)
+    X = epochs.X if tmin is not None else _windows(epochs)
+    pipe.set_params(window__window=window)
+    if tmin is None:
+        samples = samples.replace("150, 250", "0, 100")
+    with pytest.raises(ValueError, match=rf"falls between samples at 100 Hz \({samples}"):
+        pipe.fit(X, epochs.y)
+
+
+def test_epochs_starting_between_samples_are_refused(epochs):
+    with pytest.raises(ValueError, match=r"tmin=0.003 s\) falls between samples at 100 Hz"):
+        make_pipeline("csp_lda", sfreq=epochs.sfreq, tmin=0.003).fit(epochs.X, epochs.y)
 
 
 def test_labelled_only_and_with_universum_share_one_base():

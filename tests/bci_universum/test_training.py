@@ -66,7 +66,7 @@ def test_grid_fitted_classifiers_select_as_grid_search(name, params):
     """The universum LR/LDA fit the grid of an inner fold in one call (``fit_grid``): same
     split scores, selection and refit as GridSearchCV fitting every point alone."""
     epochs = make_epochs(effect=0.25, seed=5)  # a seed where the grid points score differently
-    estimator = make_pipeline(name, sfreq=epochs.sfreq, **params)
+    estimator = make_pipeline(name, sfreq=epochs.sfreq, window=(0.0, 0.4), **params)
     grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
     assert "clf__C_universum" in grid
     cv = UniversumStratifiedKFold(3, shuffle=True, random_state=0)
@@ -96,7 +96,7 @@ def test_csp_inner_folds_and_refit_share_their_trial_statistics(monkeypatch):
     fits only the final step on the shared features; the scores, selection and refitted
     model equal GridSearchCV's (test_grid_fitted_classifiers_select_as_grid_search)."""
     epochs = make_epochs(effect=0.25, seed=5)
-    estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, n_components=2)
+    estimator = make_pipeline("csp_ulda", sfreq=epochs.sfreq, window=(0.0, 0.4), n_components=2)
     grid = resolve_grid(estimator, DEFAULT_GRID, has_universum=True)
     calls = []
     fit, shared = CSP.fit, CSP.fit_transform_folds
@@ -206,6 +206,24 @@ def test_evaluation_describes_deployment(two_runs, name, universum):
     assert online.shape == evaluated.shape == (8,)
     np.testing.assert_allclose(online, evaluated, rtol=0, atol=1e-9)
     assert np.ptp(evaluated) > 0.5  # the decision values do vary with the imagery
+
+
+def test_train_does_not_use_universum_for_a_pipeline_that_ignores_it(two_runs):
+    """ts_lr's classifier (LabelledOnly) drops universum trials: train says so, reports one
+    cross-validation (not the same model twice) and records no universum in the metadata
+    (conditions "used in training")."""
+    result = train(
+        [two_runs[0]], ["left", "right"], ["rest"], pipeline="ts_lr",
+        params={"window": (0.4, 2.4)}, n_splits=3, verbose="error",
+    )  # fmt: skip
+    assert result.n_universum["rest"] > 0
+    assert result.metadata.universum == []
+    assert list(result.fold_accuracies) == ["without_universum"]
+    assert result.accuracy_with_universum is None
+    assert result.metadata.cv["with_universum"] is None
+    summary = result.summary()
+    assert "(not used: the ts_lr pipeline ignores universum trials)" in summary
+    assert "with universum           n/a" in summary
 
 
 def _weak_imbalanced(seed):

@@ -350,6 +350,29 @@ def test_parallel_columns_and_other_base_estimators():
         ECOCUniversumClassifier(SVC(kernel="linear")).fit(X, y)
 
 
+def test_plain_base_with_zero_coded_classes_names_them_and_both_remedies():
+    """No universum trial in y, but zero_as_universum=True passes a column's zero-coded classes
+    as its universum: the error says so and names zero_as_universum=False and LabelledOnly,
+    and both remedies fit the same columns."""
+    from bci_universum.pipelines import LabelledOnly
+
+    X, y, X_test, _ = _data(5)
+    lab = y != UNIVERSUM
+    X, y = X[lab], y[lab]
+    with pytest.raises(
+        ValueError,
+        match=r"Column 0 passes its zero-coded classes \[2, 3\] as universum trials "
+        r"\(zero_as_universum=True\) to SVC, .* Use zero_as_universum=False, or wrap the base "
+        r"in LabelledOnly\(SVC\(\.\.\.\)\)",
+    ):
+        ECOCUniversumClassifier(SVC(kernel="linear")).fit(X, y)
+    dropped = ECOCUniversumClassifier(LabelledOnly(SVC(kernel="linear"))).fit(X, y)
+    left_out = ECOCUniversumClassifier(SVC(kernel="linear"), zero_as_universum=False).fit(X, y)
+    np.testing.assert_allclose(
+        dropped.column_scores(X_test), left_out.column_scores(X_test), atol=1e-9
+    )
+
+
 def test_precomputed_kernel_equals_builtin():
     X, y, X_test, _ = _data(10)
     base = {"C": 1.0, "C_universum": 0.5, "epsilon": 0.1, "tol": 1e-8}

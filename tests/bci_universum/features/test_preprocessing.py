@@ -145,8 +145,15 @@ def test_sklearn_contract_and_pipeline(est):
             "not inside the epochs",
         ),
         (TrialPreprocessing(100.0, window="late"), "window must be"),
-        # 4 ms at 100 Hz rounds to no sample at all
-        (TrialPreprocessing(100.0, window=(0.0, 0.004), resample_sfreq=None), "not inside"),
+        # 4 ms at 100 Hz falls between samples (it would round to no sample at all)
+        (
+            TrialPreprocessing(100.0, window=(0.0, 0.004), resample_sfreq=None),
+            r"falls between samples at 100 Hz \(0, 0.4 samples\)",
+        ),
+        (
+            TrialPreprocessing(100.0, tmin=None, window=(0.0, 0.5)),
+            r"window \(0.0, 0.5\) s is 50 samples at 100 Hz, but the epochs have n_times=100",
+        ),
     ],
 )
 def test_bad_parameters(est, match):
@@ -213,6 +220,34 @@ def test_bad_epochs():
         pre.transform(X[:, :, :80])
     with pytest.raises(ValueError, match="2 channels, but TrialPreprocessing was fitted on 3"):
         pre.transform(X[:, :2])
+
+
+CUT = {"h_freq": None, "resample_sfreq": None, "detrend": False}
+
+
+@pytest.mark.parametrize(
+    "pre",
+    [
+        # the registry pipelines' window step (a cut alone), and the thesis steps
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2), **CUT),
+        TrialPreprocessing(100.0, tmin=None, window=(0.2, 1.2), **CUT),
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2)),
+    ],
+)
+def test_trial_path_equals_transform(pre):
+    """The online decoder's single-trial path: the same output. A trial of another length
+    than in fit is refused as by transform when the window is cut out of it; with tmin=None
+    (the trials are the window) it is kept whole, as an online window of another length."""
+    n_times = 100 if pre.tmin is None else 200
+    X = np.random.default_rng(0).standard_normal((3, 4, n_times))
+    pre.fit(X)
+    np.testing.assert_array_equal(pre.transform_trial(X[1]), pre.transform(X)[1])
+    if pre.tmin is None:
+        np.testing.assert_array_equal(pre.transform_trial(X[1, :, 1:]), X[1, :, 1:])
+        np.testing.assert_array_equal(pre.transform(X[:, :, 1:]), X[:, :, 1:])
+        return
+    with pytest.raises(ValueError, match=f"{n_times - 1} samples, but {n_times} were seen"):
+        pre.transform_trial(X[1, :, 1:])
 
 
 def test_channel_picker_selects_and_reorders():

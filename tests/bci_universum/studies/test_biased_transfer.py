@@ -57,17 +57,18 @@ def test_study_pipelines_are_the_registry_pipelines(features):
     from bci_universum.pipelines import CLASSIFIER, make_pipeline, with_prior
 
     plain = bt._plain_pipeline(features, 3.0)
-    registry = make_pipeline(f"{features}_svm", sfreq=bt.SFREQ, C=3.0)
+    cut = {"sfreq": bt.SFREQ, "tmin": bt.WINDOW[0], "window": bt.WINDOW}
+    registry = make_pipeline(f"{features}_svm", C=3.0, **cut)
     with config_context(print_changed_only=False):
         assert repr(plain) == repr(registry)
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(12, 4, 200)), np.array(["left", "right"] * 6)
+    X, y = rng.normal(size=(12, 4, 321)), np.array(["left", "right"] * 6)
     prior = plain.fit(X, y)
     biased = bt._biased_pipeline(features, prior, 0.5, 3.0, offset=False)
     clf = biased.named_steps[CLASSIFIER]
     assert isinstance(clf, BiasedSVC) and clf.prior == "last_column"
     assert (clf.prior_weight, clf.fit_intercept, clf.C, clf.C_universum) == (0.5, False, 3.0, 1.0)
-    usvm = make_pipeline(f"{features}_usvm", sfreq=bt.SFREQ, C=3.0, C_universum=1.0)
+    usvm = make_pipeline(f"{features}_usvm", C=3.0, C_universum=1.0, **cut)
     expected = with_prior(usvm, prior)
     with config_context(print_changed_only=False):
         assert repr(biased) == repr(
