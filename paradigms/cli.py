@@ -23,14 +23,24 @@ from . import commands
 
 class CommandLineParser(argparse.ArgumentParser):
     """An argument parser whose unrecognised arguments are reported by the subcommand they
-    were given to (argparse reports them as the root's)."""
+    were given to (argparse reports them as the root's), as are the errors of the
+    subcommand's ``usage_check(args)`` (a default set on its parser): options that are fine
+    alone but not together, or missing where one of several is needed, are usage errors."""
 
     def parse_args(self, args=None, namespace=None):
         args, extras = self.parse_known_args(args, namespace)
         if extras:
-            leaf = {p.prog: p for p in leaf_parsers(self)}.get(getattr(args, "prog", None), self)
-            leaf.error(f"unrecognized arguments: {' '.join(extras)}")
+            self._leaf(args).error(f"unrecognized arguments: {' '.join(extras)}")
+        usage_check = getattr(args, "usage_check", None)
+        if usage_check is not None:
+            try:
+                usage_check(args)
+            except ValueError as err:
+                self._leaf(args).error(str(err))
         return args
+
+    def _leaf(self, args) -> argparse.ArgumentParser:
+        return {p.prog: p for p in leaf_parsers(self)}.get(getattr(args, "prog", None), self)
 
 
 def build_parser() -> argparse.ArgumentParser:

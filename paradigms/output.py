@@ -16,10 +16,15 @@ DEFAULT_OUTPUT = "~/bci_universum_recordings"
 
 def output_path(text: str) -> Path:
     """argparse ``type`` of every option naming a file or folder that a command writes: ``~``
-    expanded, paths inside the shipped example recordings refused
+    expanded, an empty path (it would be the current folder, whatever the default says) and
+    paths inside the shipped example recordings refused
     (:func:`bci_universum.datasets.check_not_example`)."""
     from bci_universum.datasets import check_not_example
 
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected a path, got {text!r}; name the current folder as '.' to write there"
+        )
     try:
         return check_not_example(text)
     except ValueError as err:

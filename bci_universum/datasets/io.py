@@ -89,6 +89,8 @@ def read_recording(
     ------
     FileNotFoundError
         When ``fname`` does not exist.
+    IsADirectoryError
+        When ``fname`` is a folder.
     ValueError
         For an empty file, an unknown format, a file MNE cannot read (truncated or corrupt), an
         XDF file without a usable numeric stream, an empty stream, or a stream name that is not
@@ -104,6 +106,8 @@ def read_recording(
     if isinstance(fname, mne.io.BaseRaw):
         return fname
     path = Path(fname).expanduser()
+    if path.is_dir():
+        raise IsADirectoryError(f"{path} is a folder, not a recording file.")
     if not path.is_file():
         raise FileNotFoundError(f"Recording not found: {path}")
     if path.stat().st_size == 0:

@@ -53,6 +53,10 @@ CHANNEL_PRIORITY = (
     "FT8", "TP7", "TP8", "PO3", "PO4", "PO7", "PO8", "Fpz", "Iz",
 )  # fmt: skip
 
+#: The sampling rates the model covers, in Hz: from 80 (so that beta and the 1/f range fit) to
+#: 100 kHz (the fastest EEG amplifiers; its filters hold 20 s of impulse response).
+SFREQ_RANGE = (80.0, 100_000.0)
+
 _SOURCE_DEPTH = 0.75  # sources sit at this fraction of the head radius
 _SENSOR_NOISE = 1e-6  # V RMS, white
 _BACKGROUND_RMS = 10e-6  # V RMS per channel, 1/f
@@ -119,7 +123,7 @@ class SimulatedEEG:
         Number of electrodes, taken from :data:`CHANNEL_PRIORITY` (3 to 64). Ignored when
         ``ch_names`` is given.
     sfreq : float
-        Sampling frequency in Hz (at least 80, so that beta and the 1/f range fit).
+        Sampling frequency in Hz, in :data:`SFREQ_RANGE` (80 Hz to 100 kHz).
     ch_names : sequence of str | None
         Explicit 10-05 electrode names instead of ``n_channels``; must include C3 and C4.
     seed : int
@@ -154,8 +158,9 @@ class SimulatedEEG:
         blink_rate: float = 0.2,
         erd_tau: float = 0.25,
     ) -> None:
-        if not np.isfinite(sfreq) or sfreq < 80:
-            raise ValueError(f"sfreq must be at least 80 Hz, got {sfreq!r}.")
+        low, high = SFREQ_RANGE
+        if not low <= sfreq <= high:  # NaN fails too
+            raise ValueError(f"sfreq must be between {low:g} and {high:g} Hz, got {sfreq!r}.")
         lo, hi = erd_depth
         if not 0 <= lo <= hi <= 1:
             raise ValueError(f"erd_depth must satisfy 0 <= low <= high <= 1, got {erd_depth!r}.")

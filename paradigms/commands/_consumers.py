@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._types import positive_float
+
 # --wait-for -> the Player's (or SpikeCountSource's) wait_for_consumers
 WAIT_FOR = {"data": ("data",), "markers": ("markers",), "both": ("data", "markers"), "none": ()}
 
@@ -22,7 +24,7 @@ def add_wait_for(
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float,
         default=30.0,
         help=f"seconds to wait for {timeout_help} (default: 30)",
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from ..output import DEFAULT_OUTPUT, output_folder
 from ._files import file_of_kind
 from ._lsl_mode import add_lsl_mode
-from ._types import non_negative_int, simulated_channels
+from ._types import non_negative_int, simulated_channels, stream_name
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -50,6 +50,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     add_display_arguments(parser)
     parser.add_argument(
         "--stream",
+        type=stream_name,
         help="name of the LSL EEG stream to record (default: [stream] name)",
     )
     parser.add_argument(

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from ._bids_args import add_bids_arguments, resolve_one
 from ._consumers import WAIT_FOR, add_wait_for
 from ._files import file_of_kind
 from ._lsl_mode import add_lsl_mode
-from ._until_stopped import run_until_stopped
+from ._types import positive_float, positive_int, stream_name
+from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 MARKER_MAP_HELP = (
     "preset (eegmmidb, bci4als), a JSON file {description: marker}, or 'T1=cue/left,...'"
@@ -31,7 +33,7 @@ def add_parser(stream_subparsers) -> None:
         help="replay a recording (FIF, EDF/BDF, GDF, BrainVision, EEGLAB, XDF) as LSL streams",
         description="Push a recording's EEG as an LSL data stream and its annotations as a "
         "marker stream (<name>-markers), paced at --speed times real time or as fast as the "
-        "consumers drain (--no-pacing).",
+        f"consumers drain (--no-pacing). {STOPPED_HELP}",
     )
     p.add_argument(
         "file",
@@ -39,16 +41,23 @@ def add_parser(stream_subparsers) -> None:
         help="the recording, or a BIDS root (with --subject, --task, ...)",
     )
     p.add_argument(
-        "--speed", type=float, default=1.0, help="pacing factor, 1 is real time (default: 1)"
+        "--speed",
+        type=positive_float,
+        default=1.0,
+        help="pacing factor, 1 is real time (default: 1)",
     )
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
-    p.add_argument("--chunk-size", type=int, default=10, help="samples per chunk (default: 10)")
+    p.add_argument(
+        "--chunk-size", type=positive_int, default=10, help="samples per chunk (default: 10)"
+    )
     p.add_argument(
         "--no-pacing",
         action="store_true",
         help="push as fast as the consumer drains (waits for a consumer first)",
     )
-    p.add_argument("--name", help="data stream name (default: replay-<file stem>)")
+    p.add_argument(
+        "--name", type=stream_name, help="data stream name (default: replay-<file stem>)"
+    )
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     p.add_argument(
         "--marker-map",
@@ -72,6 +81,7 @@ def run_replay(args) -> int:
     from bci_universum.markers import resolve_marker_map
 
     args.file = resolve_one(args.file, args)
+    _check_not_partial(Path(args.file))
     marker_map = resolve_marker_map(args.marker_map)
     configure_lsl(args.lsl_mode)
     player = Player(
@@ -115,3 +125,14 @@ def run_replay(args) -> int:
                     file=sys.stderr,
                 )
     return 0
+
+
+def _check_not_partial(path: Path) -> None:
+    """Refuse the partial folder of a killed recording, naming what turns it into a file."""
+    from acquisition.recorder import PARTIAL_SUFFIX, recover_hint
+
+    if path.name.endswith(PARTIAL_SUFFIX) and path.is_dir():
+        raise IsADirectoryError(
+            f"{path} is the folder of a recording killed before its end, not a recording "
+            f"file; {recover_hint(path)} turns it into one."
+        )

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from . import _stream_replay
 from ._lsl_mode import add_lsl_mode
-from ._until_stopped import run_until_stopped
+from ._types import (
+    non_negative_int,
+    positive_float,
+    simulated_channels,
+    simulated_sfreq,
+    stream_name,
+)
+from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 
 def add_parser(stream_subparsers) -> None:
@@ -13,28 +20,45 @@ def add_parser(stream_subparsers) -> None:
         help="stream a simulated subject whose motor imagery follows a marker stream",
         description="Stream the EEG of a simulated subject like an amplifier; with "
         "--markers-from its mental state follows the paradigm's markers (cue/left, cue/right, "
-        "universum/rest, trial/end, ...).",
+        f"universum/rest, trial/end, ...). {STOPPED_HELP}",
     )
     p.add_argument(
-        "--channels", type=int, default=32, help="number of electrodes, 3-64 (default: 32)"
-    )
-    p.add_argument("--sfreq", type=float, default=250.0, help="sampling rate in Hz (default: 250)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulated subject")
-    p.add_argument(
-        "--name", default="bci-universum-sim", help="EEG stream name (default: bci-universum-sim)"
+        "--channels",
+        type=simulated_channels,
+        default=32,
+        help="number of electrodes, 3-64 (default: 32)",
     )
     p.add_argument(
-        "--markers-from", help="name of the marker stream to obey (cue/left, cue/right, ...)"
+        "--sfreq",
+        type=simulated_sfreq,
+        default=250.0,
+        help="sampling rate in Hz, 80 to 100000 (default: 250)",
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default: 1)")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the simulated subject"
+    )
+    p.add_argument(
+        "--name",
+        type=stream_name,
+        default="bci-universum-sim",
+        help="EEG stream name (default: bci-universum-sim)",
+    )
+    p.add_argument(
+        "--markers-from",
+        type=stream_name,
+        help="name of the marker stream to obey (cue/left, cue/right, ...)",
+    )
+    p.add_argument("--speed", type=positive_float, default=1.0, help="pacing factor (default: 1)")
     p.add_argument("--counter", action="store_true", help="append a sample-counter channel")
     _stream_replay.add_voltage_unit(p)
     p.add_argument(
-        "--duration", type=float, help="seconds to stream (default: until Ctrl-C / SIGTERM)"
+        "--duration",
+        type=positive_float,
+        help="seconds to stream (default: until Ctrl-C / SIGTERM)",
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=positive_float,
         default=10.0,
         help="seconds to wait for the marker stream (default: 10)",
     )
@@ -46,8 +70,6 @@ def run_simulate(args) -> int:
     from acquisition.lsl_config import configure_lsl
     from acquisition.simulator import SimulatedSource
 
-    if args.duration is not None and not args.duration > 0:
-        raise ValueError(f"--duration must be positive, got {args.duration}.")
     source = SimulatedSource(
         args.channels,
         args.sfreq,

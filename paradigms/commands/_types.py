@@ -1,5 +1,6 @@
-"""argparse ``type`` functions for numbers shared by several commands: a bad value is refused
-naming the option (``argument --folds: expected an integer ≥ 2, got 0``) before anything runs."""
+"""argparse ``type`` functions for numbers and names shared by several commands: a bad value is
+refused naming the option (``argument --folds: expected an integer ≥ 2, got 0``) before anything
+runs."""
 
 from __future__ import annotations
 
@@ -33,13 +34,22 @@ positive_int = int_range(1)
 non_negative_int = int_range(0)
 
 
-def _float_from_zero(strict: bool) -> Callable[[str], float]:
-    """An argparse ``type``: a finite number > 0 (``strict``) or ≥ 0."""
-    expected = "a positive number" if strict else "a non-negative number"
+def float_range(
+    low: float, high: float = math.inf, *, open_low: bool = False
+) -> Callable[[str], float]:
+    """An argparse ``type``: a finite number in ``[low, high]`` (``(low, high]`` with
+    ``open_low``)."""
+    if high != math.inf:
+        expected = f"a number between {low:g} and {high:g}"
+    elif low == 0:
+        expected = "a positive number" if open_low else "a non-negative number"
+    else:
+        expected = f"a number {'>' if open_low else '≥'} {low:g}"
 
     def check(text: str) -> float:
         value = float(text)
-        if not (value > 0 if strict else value >= 0) or value == math.inf:  # NaN fails too
+        above = value > low if open_low else value >= low
+        if not (above and value <= high) or value == math.inf:  # NaN fails too
             raise argparse.ArgumentTypeError(f"expected {expected}, got {text}")
         return value
 
@@ -48,9 +58,9 @@ def _float_from_zero(strict: bool) -> Callable[[str], float]:
 
 
 #: A finite number > 0 (frequencies, durations).
-positive_float = _float_from_zero(strict=True)
+positive_float = float_range(0, open_low=True)
 #: A finite number ≥ 0 (weights).
-non_negative_float = _float_from_zero(strict=False)
+non_negative_float = float_range(0)
 
 
 def simulated_channels(text: str) -> int:
@@ -62,6 +72,25 @@ def simulated_channels(text: str) -> int:
 
 
 simulated_channels.__name__ = "int"
+
+
+def simulated_sfreq(text: str) -> float:
+    """The sampling rate of a simulated subject, in the range the model covers
+    (:data:`bci_universum.simulation.eeg.SFREQ_RANGE`)."""
+    from bci_universum.simulation.eeg import SFREQ_RANGE
+
+    return float_range(*SFREQ_RANGE)(text)
+
+
+simulated_sfreq.__name__ = "float"
+
+
+def stream_name(text: str) -> str:
+    """The name of an LSL stream: not empty (liblsl creates no stream without a name, so none
+    has one to be found by)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected the name of an LSL stream, got {text!r}")
+    return text
 
 
 def n_jobs(text: str) -> int:

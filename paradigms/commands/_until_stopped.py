@@ -7,6 +7,14 @@ import threading
 import time
 from collections.abc import Callable
 
+#: What the help of a command that runs until stopped says of Ctrl-C and SIGTERM: once
+#: :func:`run_until_stopped` has begun they are how it ends (exit code 0), before they
+#: interrupt it (``KeyboardInterrupt``, exit code 130).
+STOPPED_HELP = (
+    "Ctrl-C or SIGTERM stop it cleanly (exit code 0) once it has said that it runs; before "
+    "that, while it starts or waits for a stream, they interrupt it (exit code 130)."
+)
+
 
 def run_until_stopped(
     done: Callable[[], bool] | None = None,

@@ -14,7 +14,8 @@ import queue
 
 from ._consumers import WAIT_FOR, add_wait_for
 from ._lsl_mode import add_lsl_mode
-from ._until_stopped import run_until_stopped
+from ._types import stream_name
+from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
 #: corrections differ by microseconds; bins stay ≥ 0.2 ms apart up to 400x speed).
@@ -39,7 +40,7 @@ def add_parser(subparsers) -> None:
         "stream",
         help="stream simulated V1 or recorded M1 spike counts",
         description="Push trials of spike counts as a SpikeCounts LSL stream with trial/start "
-        "and cue/<angle> markers on <name>-markers.",
+        f"and cue/<angle> markers on <name>-markers. {STOPPED_HELP}",
     )
     p.add_argument(
         "--source",
@@ -51,6 +52,7 @@ def add_parser(subparsers) -> None:
     p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
     p.add_argument(
         "--name",
+        type=stream_name,
         default="bci-universum-spikes",
         help="data stream name (default: bci-universum-spikes)",
     )
@@ -71,6 +73,7 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--stream",
+        type=stream_name,
         default="bci-universum-spikes",
         help="data stream name (default: bci-universum-spikes)",
     )

@@ -13,7 +13,8 @@ import time
 
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
-from ._until_stopped import run_until_stopped
+from ._types import positive_float, positive_int, stream_name
+from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 
 def add_parser(subparsers) -> None:
@@ -34,7 +35,9 @@ def add_parser(subparsers) -> None:
         description="Print name, type, channels, rate and source_id of every LSL stream that "
         "answers within --timeout.",
     )
-    p.add_argument("--timeout", type=float, default=1.0, help="seconds to listen (default: 1)")
+    p.add_argument(
+        "--timeout", type=positive_float, default=1.0, help="seconds to listen (default: 1)"
+    )
     add_lsl_mode(p)
     p.set_defaults(func=run_list)
 
@@ -44,14 +47,16 @@ def add_parser(subparsers) -> None:
         description="Record an LSL data stream (chosen by --stream, --source-id and/or --type) "
         "and optionally a marker stream into <output>/<BIDS name>_raw.fif with a JSON sidecar. "
         "Data reach the disk every 0.25 s; a killed recording is finalised by "
-        "'bci-universum stream recover'. Never overwrites.",
+        f"'bci-universum stream recover'. Never overwrites. {STOPPED_HELP}",
     )
-    p.add_argument("--stream", help="name of the data stream")
+    p.add_argument("--stream", type=stream_name, help="name of the data stream")
     p.add_argument("--source-id", help="source_id of the data stream")
     p.add_argument(
         "--type", dest="stype", metavar="TYPE", help="type of the data stream (e.g. EEG)"
     )
-    p.add_argument("--markers", help="name of the marker stream (none recorded if omitted)")
+    p.add_argument(
+        "--markers", type=stream_name, help="name of the marker stream (none recorded if omitted)"
+    )
     p.add_argument("--marker-source-id", help="source_id of the marker stream")
     p.add_argument(
         "--marker-map",
@@ -69,17 +74,27 @@ def add_parser(subparsers) -> None:
     p.add_argument("--subject", default="01", help="BIDS subject label (default: 01)")
     p.add_argument("--session", default="01", help="BIDS session label (default: 01)")
     p.add_argument("--task", default="calibration", help="BIDS task label (default: calibration)")
-    p.add_argument("--run", default="01", help="BIDS run number (default: 01)")
+    p.add_argument(
+        "--run",
+        type=positive_int,
+        default=1,
+        help="BIDS run number, written as two digits: run-01 (default: 1)",
+    )
     p.add_argument("--paradigm", help="paradigm name for the sidecar")
     p.add_argument(
-        "--duration", type=float, help="seconds to record (default: until Ctrl-C / SIGTERM)"
+        "--duration",
+        type=positive_float,
+        help="seconds to record (default: until Ctrl-C / SIGTERM)",
     )
     p.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to wait for the streams (default: 10)"
+        "--timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds to wait for the streams (default: 10)",
     )
     p.add_argument(
         "--silence-timeout",
-        type=float,
+        type=positive_float,
         default=5.0,
         help="seconds without data before a silence is reported (default: 5)",
     )
@@ -89,7 +104,7 @@ def add_parser(subparsers) -> None:
         help="stop and write the recording once the data stream falls silent (end of a replay)",
     )
     add_lsl_mode(p)
-    p.set_defaults(func=run_record)
+    p.set_defaults(func=run_record, usage_check=_check_record)
 
     p = sub.add_parser(
         "recover",
@@ -122,6 +137,13 @@ def run_list(args) -> int:
     return 0
 
 
+def _check_record(args) -> None:
+    if args.stream is None and args.source_id is None and args.stype is None:
+        raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
+    if args.marker_map is not None and args.markers is None and args.marker_source_id is None:
+        raise ValueError("--marker-map needs a marker stream (--markers or --marker-source-id).")
+
+
 def run_record(args) -> int:
     from acquisition.lsl_config import configure_lsl
     from acquisition.markers import MarkerReceiver
@@ -129,15 +151,7 @@ def run_record(args) -> int:
     from acquisition.recorder import Recorder, hold_interrupts
     from bci_universum.markers import resolve_marker_map
 
-    if args.stream is None and args.source_id is None and args.stype is None:
-        raise ValueError("Name the data stream with --stream, --source-id and/or --type.")
-    if args.duration is not None and not args.duration > 0:
-        raise ValueError(f"--duration must be positive, got {args.duration}.")
-    if not args.silence_timeout > 0:
-        raise ValueError(f"--silence-timeout must be positive, got {args.silence_timeout}.")
     marker_map = resolve_marker_map(args.marker_map)
-    if marker_map and args.markers is None and args.marker_source_id is None:
-        raise ValueError("--marker-map needs a marker stream (--markers or --marker-source-id).")
     configure_lsl(args.lsl_mode)
     receiver = StreamReceiver(
         args.stream,

@@ -114,6 +114,10 @@ def run(args) -> int:
         try:
             name = pick_stream(name, args.timeout).name
         except TimeoutError as err:
+            if name is not None and Path(name).expanduser().is_dir():
+                raise TimeoutError(
+                    f"{err}; and {name!r} is a folder, not a recording file."
+                ) from None
             if name is not None and Path(name).suffix:
                 raise TimeoutError(f"{err}; and there is no file {name!r}.") from None
             raise

@@ -135,8 +135,8 @@ def test_truncated_recordings_are_read_with_a_warning(good, tmp_path, source, na
 def test_missing_recording(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"nothere_raw\.fif"):
         read_recording(tmp_path / "nothere_raw.fif")
-    with pytest.raises(FileNotFoundError, match="Recording not found"):
-        read_recording(tmp_path)  # a folder is not a recording
+    with pytest.raises(IsADirectoryError, match=f"{tmp_path} is a folder, not a recording file"):
+        read_recording(tmp_path)  # not "not found": it is there
 
 
 @pytest.mark.parametrize(

@@ -89,10 +89,44 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["view", "--band", "-1", "40"], r"--band: expected a positive number, got -1"),
         (["view", "--duration", "-2"], r"--duration: expected a positive number, got -2"),
         (["view", "--timeout", "0"], r"--timeout: expected a positive number, got 0"),
+        (["calibrate", "--simulate", "-o", ""], r"--output/-o: expected a path, got ''"),
+        (["calibrate", "--stream", ""], r"--stream: expected the name of an LSL stream, got ''"),
+        (["stream", "list", "--timeout", "-1"], r"--timeout: expected a positive number, got -1"),
+        (["stream", "record", "-o", "out"], r"Name the data stream with --stream, --source-id"),
+        (["stream", "record", "--stream", "s", "-o", ""], r"--output/-o: expected a path"),
+        (["stream", "record", "--stream", "", "-o", "out"], r"--stream: expected the name"),
+        (["stream", "record", "--stream", "s", "-o", "out", "--markers", ""], r"--markers: "),
+        (["stream", "record", "--stream", "s", "-o", "out", "--run", "abc"], r"--run: invalid"),
+        (["stream", "record", "--stream", "s", "-o", "out", "--run", "0"], r"--run: expected a "),
+        (["stream", "record", "--stream", "s", "-o", "out", "--duration", "0"], r"--duration: "),
+        (["stream", "record", "--stream", "s", "-o", "out", "--timeout", "0"], r"--timeout: "),
+        (
+            ["stream", "record", "--stream", "s", "-o", "out", "--silence-timeout", "nan"],
+            r"--silence-timeout: expected a positive number, got nan",
+        ),
+        (
+            ["stream", "record", "--stream", "s", "-o", "out", "--marker-map", "eegmmidb"],
+            r"--marker-map needs a marker stream",
+        ),
+        (["stream", "simulate", "--seed", "-1"], r"--seed: expected a non-negative integer"),
+        (["stream", "simulate", "--channels", "2"], r"--channels: expected an integer between 3"),
+        (["stream", "simulate", "--sfreq", "1e9"], r"--sfreq: expected a number between 80 and"),
+        (["stream", "simulate", "--sfreq", "79"], r"--sfreq: expected a number between 80 and"),
+        (["stream", "simulate", "--name", ""], r"--name: expected the name of an LSL stream"),
+        (["stream", "simulate", "--markers-from", " "], r"--markers-from: expected the name"),
+        (["stream", "simulate", "--speed", "0"], r"--speed: expected a positive number, got 0"),
+        (["stream", "simulate", "--duration", "0"], r"--duration: expected a positive number"),
+        (["stream", "simulate", "--timeout", "inf"], r"--timeout: expected a positive number"),
+        (["stream", "replay", "REC", "--timeout", "0"], r"--timeout: expected a positive number"),
+        (["stream", "replay", "REC", "--chunk-size", "0"], r"--chunk-size: expected a positive"),
+        (["stream", "replay", "REC", "--speed", "-1"], r"--speed: expected a positive number"),
+        (["stream", "replay", "REC", "--name", ""], r"--name: expected the name of an LSL"),
+        (["spikes", "stream", "--name", ""], r"--name: expected the name of an LSL stream"),
     ],
 )
-def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
-    """argparse refuses them naming the option, before anything runs."""
+def test_bad_options_are_usage_errors(argv, message, tmp_path, monkeypatch, capsys):
+    """argparse refuses them naming the option, before anything runs (nothing written)."""
+    monkeypatch.chdir(tmp_path)
     notes = tmp_path / "notes.txt"
     notes.write_text("not a folder")
     model = tmp_path / "m.joblib"
@@ -105,6 +139,7 @@ def test_bad_options_are_usage_errors(argv, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert notes.read_text() == "not a folder"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.joblib", "notes.txt"]
 
 
 @pytest.mark.parametrize(

@@ -185,6 +185,43 @@ def test_sigterm_stops_a_recording_cleanly(tmp_path):
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_a_running_simulate_or_replay_with_0(tmp_path, capsys, signum):
+    """Once they say they run, Ctrl-C and SIGTERM are how ``stream simulate`` and ``stream
+    replay`` end (as ``stream record``, :func:`test_sigterm_stops_a_recording_cleanly`): exit
+    code 0 and what was pushed, as their help and command_line.rst say."""
+    for command in ("stream record", "stream replay", "stream simulate", "spikes stream"):
+        with pytest.raises(SystemExit):
+            main([*command.split(), "--help"])
+        helped = " ".join(capsys.readouterr().out.split())
+        assert "SIGTERM stop it cleanly (exit code 0) once it has said that it runs" in helped
+        assert "they interrupt it (exit code 130)" in helped
+    fname = tmp_path / "short_raw.fif"
+    info = mne.create_info(["C3", "C4", "Cz"], 100.0, "eeg")
+    mne.io.RawArray(np.zeros((3, 200)), info).save(fname)
+    name = f"stopped-{uuid4().hex}"
+    commands = {
+        "Streaming": ["simulate", "--channels", 3, "--name", name],
+        "Replaying": ["replay", fname, "--loop", "--wait-for", "none", "--name", f"{name}-r"],
+    }
+    # Ctrl-C comes from a terminal, where SIGINT has its default action (a child started
+    # from a shell's background job would inherit an ignored SIGINT)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        procs = {said: _cli(*argv) for said, argv in commands.items()}
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with reaped(procs["Streaming"]), reaped(procs["Replaying"]):
+        for said, proc in procs.items():
+            # a new Python process imports the packages first: a minute or more on a busy machine
+            ready, _, _ = select.select([proc.stdout], [], [], 180.0)
+            assert ready and proc.stdout.readline().startswith(said)
+            proc.send_signal(signum)
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            assert out.startswith("Pushed ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_while_waiting_for_the_streams_ends_record_with_130(tmp_path, signum):
     """Ctrl-C while `stream record` waits for its streams gave "Recorder ... is not running"
     (exit 1), SIGTERM was ignored until --timeout ran out. Both end the wait at once with 130
@@ -234,8 +271,6 @@ def test_recover_command_finalises_a_partial_recording(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "fragment"),
     [
-        (["stream", "record", "--output", "X"], "Name the data stream with --stream"),
-        (["stream", "record", "--stream", "s", "--output", "X", "--duration", "0"], "--duration"),
         (
             ["stream", "record", "--stream", "nobody-{uid}", "--output", "X", "--timeout", "0.3"],
             "No LSL stream name='nobody-{uid}' found within 0.3 s",
@@ -288,14 +323,31 @@ def test_record_refuses_an_output_that_is_a_file(tmp_path, capsys, inside):
     assert afile.read_text() == "keep"
 
 
-def test_record_refuses_to_overwrite(tmp_path, capsys):
+@pytest.mark.parametrize("run", [[], ["--run", "01"], ["--run", "1"]])
+def test_record_refuses_to_overwrite(tmp_path, capsys, run):
+    """``--run 1`` is run-01, as the session commands write it: not a second file
+    ``run-1`` beside it (MNE-BIDS reads both as run 1)."""
     info = counter_stream_info(1, 100.0)
     outlet = pylsl.StreamOutlet(info)
     (tmp_path / "sub-01_ses-01_task-calibration_run-01_raw.fif").write_bytes(b"keep")
     argv = ["stream", "record", "--source-id", info.source_id(), "--output", str(tmp_path)]
-    assert main([*argv, "--lsl-mode", "loopback", "--duration", "1"]) == 1
+    assert main([*argv, *run, "--lsl-mode", "loopback", "--duration", "1"]) == 1
     assert "refusing to overwrite" in capsys.readouterr().err
+    assert [p.name for p in tmp_path.iterdir()] == [
+        "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    ]
     del outlet
+
+
+def test_replay_names_a_folder_for_what_it_is(tmp_path, capsys):
+    """A folder is not "not found": it is named as a folder, and the partial folder of a
+    killed recording comes with the command that turns it into a file."""
+    partial = make_crashed_recording(tmp_path, n_eeg=1)
+    assert main(["stream", "replay", str(tmp_path)]) == 1
+    assert f"error: {tmp_path} is a folder, not a recording file." in capsys.readouterr().err
+    assert main(["stream", "replay", str(partial)]) == 1
+    err = capsys.readouterr().err
+    assert f"'bci-universum stream recover {partial}' turns it into one" in err, err
 
 
 def _cli(*argv):

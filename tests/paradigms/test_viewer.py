@@ -286,6 +286,11 @@ def test_view_names_a_missing_file(tmp_path, capsys):
     missing = tmp_path / "absent_raw.fif"
     assert main(["view", str(missing), "--timeout", "1", "--lsl-mode", "loopback"]) == 1
     assert f"and there is no file '{missing}'." in capsys.readouterr().err
+    # a folder is neither a stream name nor a recording file
+    assert (
+        main(["view", str(tmp_path), "--check", "--timeout", "1", "--lsl-mode", "loopback"]) == 1
+    )
+    assert f"and '{tmp_path}' is a folder, not a recording file." in capsys.readouterr().err
 
 
 def test_view_waits_up_to_timeout_for_a_stream(capsys):
