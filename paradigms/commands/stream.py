@@ -84,7 +84,8 @@ def add_parser(subparsers) -> None:
     p.add_argument(
         "--duration",
         type=positive_float,
-        help="seconds to record (default: until Ctrl-C / SIGTERM)",
+        help="seconds of stream to record, counted by its timestamps from the first sample "
+        "(round(duration x rate) samples; default: until Ctrl-C / SIGTERM)",
     )
     p.add_argument(
         "--timeout",

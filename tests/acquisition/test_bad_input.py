@@ -111,8 +111,15 @@ def test_session_folder_is_inside_the_output_folder(tmp_path):
 @pytest.mark.parametrize("flag", ["--subject", "--session", "--task", "--run"])
 def test_stream_record_refuses_path_components(tmp_path, capsys, flag):
     argv = ["stream", "record", "--stream", "x", "--output", str(tmp_path / "out")]
-    assert main([*argv, flag, "a/../../escape", "--lsl-mode", "loopback"]) == 1
-    assert "'a/../../escape' must be letters and digits" in capsys.readouterr().err
+    argv += [flag, "a/../../escape", "--lsl-mode", "loopback"]
+    if flag == "--run":  # a run is a number: a usage error
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+        assert "argument --run: invalid int value: 'a/../../escape'" in capsys.readouterr().err
+    else:
+        assert main(argv) == 1
+        assert "'a/../../escape' must be letters and digits" in capsys.readouterr().err
     assert list(tmp_path.rglob("*")) == []
 
 
