@@ -108,9 +108,7 @@ def run_replay(args) -> int:
             + (" without pacing" if args.no_pacing else f" at {args.speed:g}x")
             + (f", once {wait_for} consumer(s) connected" if wait_for != "none" else "")
         )
-        ended = run_until_stopped(
-            lambda: not player.running, begin=lambda: print(announce, flush=True)
-        )
+        ended = run_until_stopped(lambda: not player.running, announce=announce)
         player.wait(0)  # the replay's own error, e.g. no consumer in time
         pushed = f"{player.n_pushed} samples and {player.n_markers_pushed} markers"
         print(f"Pushed {pushed}.", flush=True)

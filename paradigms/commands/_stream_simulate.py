@@ -88,8 +88,6 @@ def run_simulate(args) -> int:
             f"{args.sfreq:g} Hz, seed {args.seed})"
             + (f", obeying markers of {args.markers_from!r}" if args.markers_from else "")
         )
-        run_until_stopped(
-            lambda: not source.running, args.duration, begin=lambda: print(announce, flush=True)
-        )
+        run_until_stopped(lambda: not source.running, args.duration, announce=announce)
     print(f"Pushed {source.n_pushed} samples; {len(source.switches)} state changes.")
     return 0

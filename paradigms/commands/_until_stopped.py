@@ -21,6 +21,7 @@ def run_until_stopped(
     duration: float | None = None,
     poll: float = 0.2,
     begin: Callable[[], None] | None = None,
+    announce: str | None = None,
 ) -> str:
     """Wait until ``done()`` is true, ``duration`` seconds have passed, SIGTERM or Ctrl-C.
 
@@ -33,10 +34,12 @@ def run_until_stopped(
     poll : float
         Seconds between checks.
     begin : callable | None
-        Called once SIGTERM is handled, before waiting: start the work and announce it there,
-        so that a signal sent as soon as the announcement appears is caught. Ctrl-C or SIGTERM
-        while it runs (waiting for streams) raise ``KeyboardInterrupt`` to the caller: there is
-        nothing begun to end.
+        Called once SIGTERM is handled, before waiting: start the work there. Ctrl-C or
+        SIGTERM while it runs (waiting for streams) raise ``KeyboardInterrupt`` to the caller:
+        there is nothing begun to end.
+    announce : str | None
+        Printed once ``begin`` has returned and from then on a signal stops the wait, so that
+        a signal sent as soon as the announcement appears stops it cleanly.
 
     Returns
     -------
@@ -59,6 +62,8 @@ def run_until_stopped(
         if begin is not None:
             begin()
         begun = True
+        if announce is not None:
+            print(announce, flush=True)
         deadline = None if duration is None else time.monotonic() + duration
         while not stop.is_set():
             if done is not None and done():

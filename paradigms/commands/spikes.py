@@ -124,9 +124,7 @@ def run_stream(args) -> int:
             f"{source.bin_width * 1000:g} ms ({args.source}) as {args.name!r} and "
             f"{args.name + '-markers'!r} at {args.speed:g}x"
         )
-        run_until_stopped(
-            lambda: not source.running, args.duration, begin=lambda: print(announce, flush=True)
-        )
+        run_until_stopped(lambda: not source.running, args.duration, announce=announce)
     print(f"Pushed {source.n_pushed} bins and {source.n_markers_pushed} markers.")
     return 0
 

@@ -189,11 +189,6 @@ def run_record(args) -> int:
         logging.getLogger(__name__).info("Waiting for %s (up to %g s)…", streams, args.timeout)
         recorder.start()
         started.append(time.monotonic())
-        print(
-            f"Recording {streams}{'' if markers else ' (no marker stream)'} "
-            f"into {recorder.partial}",
-            flush=True,
-        )
 
     def ended() -> bool:
         recorder.check()  # a write that failed (a full disk) ends the recording at once
@@ -205,7 +200,11 @@ def run_record(args) -> int:
         return on_silence and receiver.silent
 
     try:
-        reason = run_until_stopped(ended, begin=begin)
+        announce = (
+            f"Recording {streams}{'' if markers else ' (no marker stream)'} "
+            f"into {recorder.partial}"
+        )
+        reason = run_until_stopped(ended, begin=begin, announce=announce)
     except BaseException:
         if recorder.running:  # started, then failed while waiting: keep what was recorded
             recorder.stop()
