@@ -75,18 +75,38 @@ class RecordingInProgressError(RuntimeError):
 _LABEL = re.compile(r"^[A-Za-z0-9]+$")
 
 
-def bids_basename(subject: str, session: str, task: str, run: str | int) -> str:
-    """``sub-<subject>_ses-<session>_task-<task>_run-<run>`` (run numbers as two digits).
+def bids_basename(subject: str, session: str, task: str, run: int | str) -> str:
+    """``sub-<subject>_ses-<session>_task-<task>_run-<run>`` (the run as :func:`bids_run`).
 
     Raises
     ------
     ValueError
-        For a label that is not alphanumeric (BIDS labels are letters and digits).
+        For a label that is not alphanumeric (BIDS labels are letters and digits), or a run
+        that is not a positive integer.
     """
-    if isinstance(run, (int, np.integer)):
-        run = f"{int(run):02d}"
-    _check_labels(subject=subject, session=session, task=task, run=run)
+    run = bids_run(run)
+    _check_labels(subject=subject, session=session, task=task)
     return f"sub-{subject}_ses-{session}_task-{task}_run-{run}"
+
+
+def bids_run(run: int | str) -> str:
+    """The ``run-`` label of run number ``run``, two digits at least: ``1`` or ``"1"`` →
+    ``"01"``, so that one run has one name (BIDS runs are indexes: ``run-1`` and ``run-01``
+    are the same run to MNE-BIDS, and ``run-abc`` is refused).
+
+    Raises
+    ------
+    ValueError
+        For anything but a positive integer or its decimal digits.
+    """
+    digits = isinstance(run, str) and run.isascii() and run.isdigit()
+    integer = isinstance(run, (int, np.integer)) and not isinstance(run, bool)
+    if not (digits or integer) or int(run) < 1:
+        raise ValueError(
+            f"run must be a positive integer (a BIDS run is an index, written run-01), "
+            f"got {run!r}."
+        )
+    return f"{int(run):02d}"
 
 
 def session_folder(output, subject: str, session: str) -> Path:
@@ -197,8 +217,11 @@ class Recorder(Worker):
         the encoding and the map; annotations keep the markers' durations.
     folder : path-like
         Where the recording goes (created if needed).
-    subject, session, task, run : str
+    subject, session, task : str
         BIDS labels of the file name ``sub-01_ses-01_task-calibration_run-01_raw.fif``.
+    run : int | str
+        The run number (a positive integer, or its digits), written with two digits in the file
+        name and the sidecar (``"run": "01"``) as :func:`bids_run` formats it.
     paradigm : str | None
         Paradigm name for the sidecar.
     metadata : dict | None
@@ -230,7 +253,7 @@ class Recorder(Worker):
         subject: str = "01",
         session: str = "01",
         task: str = "calibration",
-        run: str | int = "01",
+        run: int | str = 1,
         paradigm: str | None = None,
         metadata: dict | None = None,
         flush_interval: float = 0.25,
@@ -251,7 +274,7 @@ class Recorder(Worker):
         self.markers = markers
         self.folder = check_not_example(folder, "Recorder folder")
         self.basename = bids_basename(subject, session, task, run)
-        self.labels = {"subject": subject, "session": session, "task": task, "run": str(run)}
+        self.labels = {"subject": subject, "session": session, "task": task, "run": bids_run(run)}
         self.paradigm = paradigm
         self.metadata = dict(metadata or {})
         json.dumps(self.metadata)  # fail now, not at the end of the session

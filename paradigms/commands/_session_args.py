@@ -9,7 +9,7 @@ from pathlib import Path
 from ..output import DEFAULT_OUTPUT, output_folder
 from ._files import file_of_kind
 from ._lsl_mode import add_lsl_mode
-from ._types import non_negative_int, simulated_channels, stream_name
+from ._types import non_negative_int, simulated_channels, source_id, stream_name
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +55,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--source-id",
+        type=source_id,
         help="source_id of the LSL EEG stream to record, with --stream or alone for any name; "
         "tells apart streams sharing a name (default: [stream] source_id)",
     )

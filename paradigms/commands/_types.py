@@ -85,12 +85,25 @@ def simulated_sfreq(text: str) -> float:
 simulated_sfreq.__name__ = "float"
 
 
-def stream_name(text: str) -> str:
-    """The name of an LSL stream: not empty (liblsl creates no stream without a name, so none
-    has one to be found by)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected the name of an LSL stream, got {text!r}")
-    return text
+def _not_blank(expected: str) -> Callable[[str], str]:
+    """An argparse ``type``: any text but an empty (or blank) one."""
+
+    def check(text: str) -> str:
+        if not text.strip():
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+        return text
+
+    return check
+
+
+#: The name of an LSL stream: not empty (liblsl creates no stream without a name, so none has
+#: one to be found by).
+stream_name = _not_blank("the name of an LSL stream")
+stream_name.__name__ = "stream_name"
+#: The source_id of an LSL stream: not empty (the source_id of the streams created without one,
+#: which it cannot tell apart: they are found by their name).
+source_id = _not_blank("the source_id of an LSL stream")
+source_id.__name__ = "source_id"
 
 
 def n_jobs(text: str) -> int:

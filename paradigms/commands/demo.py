@@ -18,7 +18,7 @@ from pathlib import Path
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
 from ._session_args import add_display_arguments, presenter_arguments
-from ._types import non_negative_int, simulated_channels
+from ._types import int_range, non_negative_int, positive_float, simulated_channels
 
 MODEL_NAME = "model.joblib"
 
@@ -41,13 +41,16 @@ def add_parser(subparsers) -> None:
         "run, e.g. recordings/sub-01_ses-01 (or a BIDS root holding one session)",
     )
     parser.add_argument(
-        "--speed", type=float, default=10.0, help="times faster than real time (default: 10)"
+        "--speed",
+        type=positive_float,
+        default=10.0,
+        help="times faster than real time (default: 10)",
     )
     parser.add_argument(
         "--trials",
-        type=int,
+        type=int_range(2),
         default=10,
-        help="calibration and online trials per class, universum trials (default: 10)",
+        help="calibration and online trials per class, universum trials: 2 or more (default: 10)",
     )
     parser.add_argument(
         "--channels",
@@ -72,10 +75,6 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not args.speed > 0:
-        raise ValueError(f"--speed must be positive, got {args.speed}.")
-    if args.trials < 2:
-        raise ValueError(f"--trials must be at least 2, got {args.trials}.")
     if args.replay is not None and not args.replay.is_dir():
         if args.replay.exists():
             raise ValueError(f"--replay: {args.replay} is a file, not a session folder.")

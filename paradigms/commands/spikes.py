@@ -14,7 +14,7 @@ import queue
 
 from ._consumers import WAIT_FOR, add_wait_for
 from ._lsl_mode import add_lsl_mode
-from ._types import stream_name
+from ._types import non_negative_int, positive_float, positive_int, stream_name
 from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
@@ -48,7 +48,9 @@ def add_parser(subparsers) -> None:
         default="sim",
         help="simulated V1 population or the recorded M1 reach windows (default: sim)",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of the simulator (default: 0)")
+    p.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of the simulator (default: 0)"
+    )
     p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
     p.add_argument(
         "--name",
@@ -56,10 +58,14 @@ def add_parser(subparsers) -> None:
         default="bci-universum-spikes",
         help="data stream name (default: bci-universum-spikes)",
     )
-    p.add_argument("--speed", type=float, default=1.0, help="pacing factor (default: 1)")
+    p.add_argument("--speed", type=positive_float, default=1.0, help="pacing factor (default: 1)")
     p.add_argument("--loop", action="store_true", help="start over at the end, until stopped")
-    p.add_argument("--chunk-size", type=int, default=1, help="bins per chunk (default: 1)")
-    p.add_argument("--duration", type=float, help="seconds to stream (default: to the end)")
+    p.add_argument(
+        "--chunk-size", type=positive_int, default=1, help="bins per chunk (default: 1)"
+    )
+    p.add_argument(
+        "--duration", type=positive_float, help="seconds to stream (default: to the end)"
+    )
     add_wait_for(p, "none", "none", "those consumers to connect")
     add_lsl_mode(p)
     p.set_defaults(func=run_stream)
@@ -85,14 +91,19 @@ def add_parser(subparsers) -> None:
     )
     p.add_argument(
         "--seed",
-        type=int,
+        type=non_negative_int,
         default=0,
         help="simulator seed of the streamed population (default: 0); the decoder trains on "
         "other trials of it",
     )
-    p.add_argument("--trials", type=int, default=24, help="trials to decode (default: 24)")
     p.add_argument(
-        "--timeout", type=float, default=10.0, help="seconds to wait for data (default: 10)"
+        "--trials", type=positive_int, default=24, help="trials to decode (default: 24)"
+    )
+    p.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds to wait for data (default: 10)",
     )
     add_lsl_mode(p)
     p.set_defaults(func=run_decode)
@@ -102,8 +113,6 @@ def run_stream(args) -> int:
     from acquisition.lsl_config import configure_lsl
     from acquisition.spike_source import SpikeCountSource
 
-    if args.duration is not None and not args.duration > 0:
-        raise ValueError(f"--duration must be positive, got {args.duration}.")
     options = {
         "name": args.name,
         "speed": args.speed,
@@ -160,8 +169,6 @@ def run_decode(args) -> int:
     from acquisition.receiver import StreamReceiver
     from acquisition.spike_source import SPIKE_STREAM_TYPE, trial_decoder
 
-    if args.trials < 1:
-        raise ValueError(f"--trials must be at least 1, got {args.trials}.")
     pipeline, orientations = _fit_decoder(args.kernel, args.seed)
     n_neurons, n_bins = pipeline[0].train_.shape[1:]
     configure_lsl(args.lsl_mode)

@@ -13,7 +13,7 @@ import time
 
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
-from ._types import positive_float, positive_int, stream_name
+from ._types import positive_float, positive_int, source_id, stream_name
 from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 
@@ -50,14 +50,14 @@ def add_parser(subparsers) -> None:
         f"'bci-universum stream recover'. Never overwrites. {STOPPED_HELP}",
     )
     p.add_argument("--stream", type=stream_name, help="name of the data stream")
-    p.add_argument("--source-id", help="source_id of the data stream")
+    p.add_argument("--source-id", type=source_id, help="source_id of the data stream")
     p.add_argument(
         "--type", dest="stype", metavar="TYPE", help="type of the data stream (e.g. EEG)"
     )
     p.add_argument(
         "--markers", type=stream_name, help="name of the marker stream (none recorded if omitted)"
     )
-    p.add_argument("--marker-source-id", help="source_id of the marker stream")
+    p.add_argument("--marker-source-id", type=source_id, help="source_id of the marker stream")
     p.add_argument(
         "--marker-map",
         help="rename the recorded markers (e.g. T0/T1/T2 to universum/rest, cue/left, "

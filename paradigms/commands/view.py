@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..output import output_file
 from ._lsl_mode import add_lsl_mode
-from ._types import positive_float
+from ._types import positive_float, source_id, stream_name
 
 
 def add_parser(subparsers) -> None:
@@ -30,10 +30,13 @@ def add_parser(subparsers) -> None:
     parser.add_argument(
         "stream",
         nargs="?",
+        type=stream_name,
         help="name of the LSL stream, or a recording file (FIF, EDF/BDF, GDF, BrainVision, "
         "EEGLAB, XDF) to replay into the scope (default: pick a stream)",
     )
-    parser.add_argument("--source-id", help="source_id of the stream (with or without a name)")
+    parser.add_argument(
+        "--source-id", type=source_id, help="source_id of the stream (with or without a name)"
+    )
     parser.add_argument(
         "--check", action="store_true", help="headless quality check instead of the scope"
     )
@@ -79,7 +82,7 @@ def add_parser(subparsers) -> None:
         help="seconds to find the stream (default: 5)",
     )
     add_lsl_mode(parser)
-    parser.set_defaults(func=run)
+    parser.set_defaults(func=run, usage_check=_check)
 
 
 def _check(args: argparse.Namespace) -> None:
@@ -105,7 +108,6 @@ def run(args) -> int:
     from bci_universum.quality import QualityThresholds
     from paradigms.viewer import Scope, pick_stream, stream_quality
 
-    _check(args)
     thresholds = QualityThresholds(line_freq=args.line_freq)
     configure_lsl(args.lsl_mode)
     player = _replay(args)

@@ -92,11 +92,19 @@ def test_player_mismatched_options_are_refused(tmp_path, good_fif, capsys):
 ESCAPES = ["a/../../escape", "../up", "x/y", "..", "/abs", "a b", ""]
 
 
-@pytest.mark.parametrize("label", ["subject", "session", "task", "run"])
-def test_recorder_refuses_path_components_before_creating_anything(tmp_path, label):
+@pytest.mark.parametrize(
+    ("label", "message"),
+    [
+        ("subject", "subject label"),
+        ("session", "session label"),
+        ("task", "task label"),
+        ("run", "run must be a positive integer"),  # a number, not a label
+    ],
+)
+def test_recorder_refuses_path_components_before_creating_anything(tmp_path, label, message):
     receiver = StreamReceiver("never-started", timeout=1.0)
     for value in ESCAPES:
-        with pytest.raises(ValueError, match=f"{label} label"):
+        with pytest.raises(ValueError, match=message):
             Recorder(receiver, None, tmp_path / "out", **{label: value})
     assert list(tmp_path.rglob("*")) == []
 

@@ -106,7 +106,8 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     assert sidecar["n_samples"] == n_total and sidecar["n_markers"] == 3
     assert sidecar["lost_samples"] == 0 and sidecar["recovered"] is False
     assert sidecar["interrupted"] is False
-    assert sidecar["subject"] == "07" and sidecar["run"] == "2" and sidecar["paradigm"] == "test"
+    assert sidecar["subject"] == "07" and sidecar["paradigm"] == "test"
+    assert sidecar["run"] == "02"  # the file name's label, as for every run
     assert sidecar["sfreq"] == sfreq and sidecar["ch_names"] == raw.ch_names
     assert sidecar["stream"]["source_id"] == info.source_id()
     assert sidecar["software"] == {
@@ -263,6 +264,11 @@ def test_recording_never_overwrites(tmp_path):
         ({"metadata": {"x": object()}}, TypeError, "not JSON serializable"),
         ({"duration": 0}, ValueError, "duration must be positive seconds or None, got 0"),
         ({"duration": float("inf")}, ValueError, "duration must be positive .* got inf"),
+        ({"run": "abc"}, ValueError, r"run must be a positive integer .* got 'abc'"),
+        ({"run": 0}, ValueError, r"run must be a positive integer .* got 0"),
+        ({"run": "-1"}, ValueError, r"run must be a positive integer .* got '-1'"),
+        ({"run": 1.0}, ValueError, r"run must be a positive integer .* got 1.0"),
+        ({"run": True}, ValueError, r"run must be a positive integer .* got True"),
     ],
 )
 def test_bad_recorder_parameters(tmp_path, kwargs, error, fragment):
@@ -272,9 +278,14 @@ def test_bad_recorder_parameters(tmp_path, kwargs, error, fragment):
 
 
 def test_recorder_parameters_at_their_bounds(tmp_path):
-    """0.5 s is the longest flush interval allowed; the labels are keyword-only."""
+    """0.5 s is the longest flush interval allowed; the labels are keyword-only; a run is
+    written with two digits however it is given, so that one run has one name."""
     receiver = StreamReceiver("whatever", timeout=1.0)
     assert Recorder(receiver, None, tmp_path, flush_interval=0.5).flush_interval == 0.5
+    for run, label in [(1, "01"), ("1", "01"), ("001", "01"), (np.int64(12), "12"), (123, "123")]:
+        recorder = Recorder(receiver, None, tmp_path, run=run)
+        assert recorder.fname.name == f"sub-01_ses-01_task-calibration_run-{label}_raw.fif"
+        assert recorder.labels["run"] == label
     with pytest.raises(TypeError, match="positional"):
         Recorder(receiver, None, tmp_path, "07")
     assert list(tmp_path.iterdir()) == []

@@ -38,6 +38,7 @@ def _check_trial_markers(results, extra=()):
     descriptions, raw = _annotations(results["fname"])
     sidecar = json.loads(Path(results["fname"].replace("_raw.fif", "_raw.json")).read_text())
     assert sidecar["annotations_outside_data"] == []
+    assert sidecar["run"] == f"{results['run']:02d}"  # as the file name and stream record
     assert descriptions.count("trial/start") == len(results["trials"])
     assert descriptions.count("trial/end") == len(results["trials"])
     for marker in ("run/start", "run/end", *extra):

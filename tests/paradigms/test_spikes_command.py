@@ -33,13 +33,6 @@ def test_stream_pushes_every_trial_and_its_markers(capsys):
     assert "Pushed 2400 bins and 480 markers." in out
 
 
-def test_bad_arguments_are_reported(capsys):
-    assert main(["spikes", "stream", "--duration", "0"]) == 1
-    assert "--duration must be positive" in capsys.readouterr().err
-    assert main(["spikes", "decode", "--trials", "0"]) == 1
-    assert "--trials must be at least 1" in capsys.readouterr().err
-
-
 def test_decode_follows_a_stream_trial_by_trial(capsys):
     name = "spikes-cli-decode"
     result = {}

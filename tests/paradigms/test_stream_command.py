@@ -84,7 +84,8 @@ def test_record_for_a_duration_writes_fif_and_sidecar(tmp_path, capsys):
     raw = mne.io.read_raw_fif(fname)
     assert raw.n_times == 300 and list(raw.annotations.description) == ["trial/start"]
     assert raw.annotations.onset[0] == pytest.approx(99 / 200, abs=1e-3)
-    assert json.loads(fname.with_suffix(".json").read_text())["task"] == "universum"
+    sidecar = json.loads(fname.with_suffix(".json").read_text())
+    assert sidecar["task"] == "universum" and sidecar["run"] == "01"  # as the file name
     marker_outlet.close()
 
 

@@ -256,20 +256,19 @@ def test_view_shows_a_recording(recording, tmp_path, capsys):
 
 
 def test_a_screenshot_that_cannot_be_saved_is_an_error(recording, tmp_path, capsys):
-    """Refused before connecting when it cannot work; an error, not a silent exit 0, when
-    the image cannot be written at the end (here a suffix Qt has no writer for)."""
+    """Refused before connecting when it cannot work (a usage error); an error, not a silent
+    exit 0, when the image cannot be written at the end (here a suffix Qt has no writer for)."""
     absent = f"absent-{uuid4().hex}"
     argv = ["view", absent, "--timeout", "1", "--lsl-mode", "loopback"]
-    assert main([*argv, "--screenshot", str(tmp_path / "s.png")]) == 1
-    assert "--screenshot needs --duration" in capsys.readouterr().err
     missing, folder = tmp_path / "no" / "s.png", tmp_path / "taken.png"
     folder.mkdir()
-    for shot, message in [
-        (missing, f"the folder {missing.parent} of {missing} does not exist"),
-        (folder, f"{folder} is a folder; name a file in it."),
+    for duration, shot, message in [
+        ([], tmp_path / "s.png", "--screenshot needs --duration (the window is saved as it"),
+        (["--duration", "1"], missing, f"the folder {missing.parent} of {missing} does not"),
+        (["--duration", "1"], folder, f"{folder} is a folder; name a file in it."),
     ]:
         with pytest.raises(SystemExit) as exit_:
-            main([*argv, "--duration", "1", "--screenshot", str(shot)])
+            main([*argv, *duration, "--screenshot", str(shot)])
         assert exit_.value.code == 2 and message in capsys.readouterr().err
     unknown = tmp_path / "s.unknown-format"
     argv = ["view", str(recording), "--duration", "1", "--screenshot", str(unknown)]
