@@ -115,7 +115,6 @@ def test_record_command_maps_event_codes(tmp_path):
     [
         (["--markers", "m", "--marker-map", "nonsense"], "Unknown marker map 'nonsense'"),
         (["--markers", "m", "--marker-map", "X/none.json"], "Marker map file not found"),
-        (["--marker-map", "eegmmidb"], "--marker-map needs a marker stream"),
         (
             ["--markers", "m", "--marker-map", "T1=cue/left;T2=cue/right"],
             "entry 'T1=cue/left;T2=cue/right': Marker 'cue/left;T2=cue/right' has an invalid",

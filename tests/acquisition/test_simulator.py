@@ -160,10 +160,3 @@ def test_cli_simulate(capsys):
     assert f"as {name!r} (8 ch, 100 Hz, seed 0)" in out
     pushed = int(out.split("Pushed ")[1].split(" samples")[0])
     assert 0.5 * 300 <= pushed <= 1.2 * 300  # 0.3 s at 100 Hz x 10
-
-
-def test_cli_simulate_bad_input():
-    with pytest.raises(ValueError, match="duration"):
-        _simulate_cli(["--duration", "-1", "--lsl-mode", "loopback"])
-    with pytest.raises(ValueError, match="n_channels"):
-        _simulate_cli(["--channels", "2", "--lsl-mode", "loopback"])
