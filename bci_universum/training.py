@@ -16,6 +16,7 @@ recordings used.
 from __future__ import annotations
 
 import json
+import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ from .model_selection import UniversumStratifiedKFold, universum_scorer
 from .online import FILTER_ORDER, filter_raw
 from .pipelines import get_pipeline, make_pipeline, pipeline_params, with_prior
 from .universa import WithUniversum
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "DEFAULT_GRID",
@@ -495,6 +498,23 @@ def check_class_count(pipeline: str, classes: Sequence) -> None:
         )
 
 
+def _fold_count(n_splits: int, n_trials: Mapping[str, int]) -> int:
+    """``n_splits``, or the trials of the smallest class when it has fewer (every outer fold
+    tests one trial of each class at least), with a warning saying so."""
+    smallest = min(n_trials, key=n_trials.get)
+    if n_trials[smallest] >= n_splits:
+        return n_splits
+    logger.warning(
+        "Cross-validating with %d folds instead of %d: class %r has only %d trials (every "
+        "fold tests one trial of each class at least).",
+        n_trials[smallest],
+        n_splits,
+        smallest,
+        n_trials[smallest],
+    )
+    return n_trials[smallest]
+
+
 def train(
     recordings: Sequence,
     classes: Sequence[str],
@@ -539,7 +559,9 @@ def train(
         (``universum_aware=False`` in its registry entry): then they are not used, the CV
         table reports without only and the metadata records no universum.
     n_splits : int
-        Outer (and at most inner) cross-validation folds; fewer when a class has fewer trials.
+        Outer (and at most inner) cross-validation folds; lowered, with a logged warning, to
+        the trials of the smallest class when it has fewer (every fold tests one trial of
+        each class at least).
     random_state : int
         Seed of the fold shuffling (the pipeline's own seed is 0).
     n_jobs : int
@@ -596,7 +618,7 @@ def train(
             grid_names["prior_weight"] = PRIOR_WEIGHTS
     grid_with = resolve_grid(base, grid_names, has_universum=True)
     grid_without = resolve_grid(base, grid_names, has_universum=False)
-    folds = min(n_splits, *n_trials.values())
+    folds = _fold_count(n_splits, n_trials)
     # a pipeline whose classifier drops universum trials would fit the same model twice
     learns_universum = bool(n_universum) and get_pipeline(pipeline).universum_aware
     with_universum = learns_universum and use_universum

@@ -12,6 +12,8 @@ By default only calibration and universum runs are used: the recorder's sidecar
 (``include_online``, ``include_interrupted``).
 Files without a sidecar are used. A session folder's unrecovered recordings (``.partial``
 folders a killed session left) are listed as skipped, with the command that recovers them.
+A run given twice (a file listed twice, a file beside its session folder, a session folder
+beside the BIDS root holding its copies) is refused: its trials would be counted twice.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from pathlib import Path
 
 import mne
 
-from acquisition.recorder import recover_hint, unrecovered
+from acquisition.recorder import bids_basename, recover_hint, session_folder, unrecovered
 from bci_universum.datasets import bids_recordings, read_sidecar
-from bci_universum.datasets.bids import is_bids_root
+from bci_universum.datasets.bids import bids_path_of, is_bids_root
+from bci_universum.datasets.epochs import _check_listed_once
 from bci_universum.training import TrainingResult, train
 
 from .config import SessionConfig
@@ -70,7 +73,8 @@ def select_recordings(
         Files, session folders (every ``*_raw.fif`` directly inside, sorted; their unrecovered
         ``*_raw.fif.partial`` recordings are skipped, saying how to recover them), BIDS roots
         (their EEG recordings, :func:`~bci_universum.datasets.bids_recordings`) or Raw
-        objects.
+        objects. Each run once: a file named twice (also inside a folder given beside it) or
+        the BIDS copy of a recorder's file also given is refused, naming both.
     include_online : bool
         Also use online runs (sidecar task ``online``).
     include_interrupted : bool
@@ -87,20 +91,23 @@ def select_recordings(
         recordings = [recordings]
     if not recordings:
         raise ValueError("No recordings given.")
-    found, missing, skipped = [], [], []
+    found, listed, missing, skipped = [], [], [], []
     for item in recordings:
         if isinstance(item, mne.io.BaseRaw):
             found.append(item)
             continue
         path = Path(item)
         if is_bids_root(path):
-            found.extend(bids_recordings(path, **(bids or {})))
+            files = bids_recordings(path, **(bids or {}))
+            found.extend(files)
+            listed += [f"{f} (in BIDS root {path})" for f in files]
         elif path.is_dir():
             files = sorted(path.glob("*_raw.fif"))
             partials = unrecovered(path)
             if not files and not partials:
                 raise FileNotFoundError(f"No recordings (*_raw.fif) in folder {path}.")
             found.extend(files)
+            listed += [f"{f} (in folder {path})" for f in files]
             skipped += [
                 (
                     str(p),
@@ -111,10 +118,14 @@ def select_recordings(
             ]
         elif path.is_file():
             found.append(path)
+            listed.append(str(path))
         else:
             missing.append(str(path))
     if missing:
         raise FileNotFoundError(f"Recording(s) not found: {missing}.")
+    paths = [item for item in found if isinstance(item, Path)]
+    run_of = dict(zip(listed, map(_run_file, paths), strict=True))
+    _check_listed_once(listed, "Recording", key=run_of.__getitem__)
     used, runs = [], []
     for item in found:
         sidecar = {} if isinstance(item, mne.io.BaseRaw) else read_sidecar(item)
@@ -134,6 +145,22 @@ def select_recordings(
             + "."
         )
     return Recordings(used, runs, skipped)
+
+
+def _run_file(path: Path) -> Path:
+    """The file holding ``path``'s run, resolved: for the BIDS copy a session writes, the
+    recorder's ``<root>/sub-<subject>_ses-<session>/<name>_raw.fif`` it was copied from (when
+    that file is there), so that the run read from both counts as one."""
+    bids_path = bids_path_of(path)
+    if bids_path is None:
+        return path.resolve()
+    entities = (bids_path.subject, bids_path.session, bids_path.task, bids_path.run)
+    try:  # labels the recorder cannot write name none of its files
+        folder = session_folder(bids_path.root, *entities[:2])
+        recorded = folder / f"{bids_basename(*entities)}_raw.fif"
+    except ValueError:
+        return path.resolve()
+    return recorded.resolve() if None not in entities and recorded.is_file() else path.resolve()
 
 
 def _cut_short(sidecar: Mapping) -> str | None:
@@ -186,7 +213,8 @@ def train_model(
     marker_map : str | mapping | None
         Overrides ``[paradigm] marker_map`` (see :func:`bci_universum.training.train`).
     output, use_universum, param_grid, n_splits, random_state, n_jobs, overwrite, prior, verbose
-        As :func:`bci_universum.training.train` takes them.
+        As :func:`bci_universum.training.train` takes them (``n_splits`` is lowered, with a
+        warning, to the trials of the smallest class when it has fewer).
 
     Returns
     -------

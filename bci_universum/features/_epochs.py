@@ -24,7 +24,7 @@ def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray
     estimator : BaseEstimator
         The transformer; ``n_features_in_`` (the number of channels) is set when ``reset``.
     X : array-like
-        The epochs.
+        The epochs: an array, or nested lists (not an ``mne.Epochs``: its ``get_data()``).
     reset : bool
         True in ``fit``; False in ``transform`` (the channel count must match the fit).
     min_times : int
@@ -33,8 +33,19 @@ def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray
     Returns
     -------
     X : ndarray of shape (n_trials, n_channels, n_times), float64, finite
+
+    Raises
+    ------
+    TypeError
+        For an object that is neither an array nor a list, such as an ``mne.Epochs``.
     """
     name = type(estimator).__name__
+    # an mne.Epochs iterates as Epochs of one trial: scikit-learn would count one channel
+    if not isinstance(X, list | tuple) and not hasattr(X, "__array__"):
+        raise TypeError(
+            f"{name} expects epochs as an array of shape (n_trials, n_channels, n_times), got "
+            f"{type(X).__name__}: for MNE epochs, pass epochs.get_data()."
+        )
     if np.ndim(X) != 3:
         raise ValueError(
             f"{name} expects epochs of shape (n_trials, n_channels, n_times), "

@@ -79,7 +79,11 @@ def add_parser(subparsers) -> None:
         help="a previous session's model to regularise toward (biased SVM; weight chosen by CV)",
     )
     parser.add_argument(
-        "--folds", type=int_range(2), default=5, help="cross-validation folds (default: 5)"
+        "--folds",
+        type=int_range(2),
+        default=5,
+        help="cross-validation folds (default: 5); lowered, with a warning, to the trials of "
+        "the smallest class when it has fewer",
     )
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of the folds (default: 0)"

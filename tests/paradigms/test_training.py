@@ -1,6 +1,7 @@
 """Training a decoder on recorded sessions, saving it, and decoding online with it."""
 
 import json
+import re
 
 import matplotlib.image
 import mne
@@ -8,6 +9,7 @@ import numpy as np
 import pytest
 
 from bci_universum.datasets import epochs_from_raw
+from bci_universum.datasets.bids import write_bids
 from bci_universum.model_io import ModelExistsError, ModelMetadata, load_model
 from bci_universum.online import OnlineDecoder, filter_raw
 from bci_universum.simulation.eeg import simulate_raw
@@ -165,6 +167,31 @@ def test_csp_pipeline_through_the_cli(session, tmp_path, capsys):
     # the model exists now: refused before any training
     assert main(argv) == 1
     assert "already exist" in capsys.readouterr().err
+
+
+def test_folds_lowered_to_the_smallest_class_are_said(tmp_path, capsys):
+    """``--folds 10`` on 5 trials per class cross-validates with 5 folds: said (and why) before
+    the cross-validation, not only by the table's "Nested 5-fold" line."""
+    raw = simulate_raw(
+        5, universum_tasks=(), n_channels=N_CH, sfreq=SFREQ, seed=5, verbose="error"
+    )
+    fname = tmp_path / "few_raw.fif"
+    raw.save(fname, verbose="error")
+    output = tmp_path / "few.joblib"
+    argv = ["train", str(fname), "-o", str(output), "--pipeline", "csp_lda", "--folds", "10"]
+    assert main(argv) == 0
+    captured = capsys.readouterr()
+    assert (
+        "Cross-validating with 5 folds instead of 10: class 'left' has only 5 trials"
+    ) in captured.err
+    assert "Nested 5-fold CV accuracy" in captured.out
+    assert main(["train", str(fname), "-o", str(tmp_path / "five.joblib"), "--folds", "5"]) == 0
+    assert "Cross-validating" not in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["train", "--help"])
+    assert "lowered, with a warning, to the trials of the smallest class" in " ".join(
+        capsys.readouterr().out.split()
+    )
 
 
 def test_training_without_universum_trials(session):
@@ -357,6 +384,39 @@ def test_online_interrupted_and_unrecovered_runs_only_when_asked(session, tmp_pa
     assert meta.params["provenance"]["runs"] == [
         {"recording": str(calibration), "task": "calibration", "run": "1"}
     ]
+
+
+def test_a_run_given_twice_is_refused_before_training(session, tmp_path, capsys):
+    """A file listed twice (or spelled two ways), a file beside its session folder, and a
+    session folder beside the output root holding its BIDS copies all read one run twice: its
+    trials would land in both the training and the test folds (the CV accuracy went from 77 %
+    to 100 %). Refused naming both, before any trial is read or any file written."""
+    _, raw = session
+    root = tmp_path / "out"
+    folder = root / "sub-01_ses-01"  # a session's output root, as the session commands write it
+    folder.mkdir(parents=True)
+    calibration = folder / "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    universum = folder / "sub-01_ses-01_task-universum_run-01_raw.fif"
+    for fname in (calibration, universum):  # EEG only: BrainVision has no unit for a counter
+        raw.copy().pick("eeg").save(fname, verbose="error")
+    copy = write_bids(calibration, root, subject="01", session="01", task="calibration", run=1)
+    twice = "its trials would be counted twice"
+    output = tmp_path / "m.joblib"
+    argv = [str(calibration), str(universum), str(calibration)]
+    assert main(["train", *argv, "-o", str(output), "--folds", "3"]) == 1
+    assert f"Recording {calibration} is listed more than once: {twice}" in capsys.readouterr().err
+    assert not output.exists()
+    same = f"names the same run as {calibration}"
+    for recordings, message in [
+        ([calibration, folder / ".." / folder.name / calibration.name], f"{same}:"),
+        ([folder, calibration], f"{calibration} {same} (in folder {folder}):"),
+        ([folder, root], f"{copy.fpath} (in BIDS root {root}) {same} (in folder {folder}):"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            select_recordings(recordings)
+    # each alone reads each run once
+    assert select_recordings([folder]).used == [calibration, universum]
+    assert select_recordings([root]).used == [copy.fpath]
 
 
 @pytest.mark.parametrize("name", ["ts_lr", "csp_lda"])

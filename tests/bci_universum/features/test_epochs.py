@@ -1,5 +1,6 @@
 """The base of the epochs transformers: tags and the checks every ``transform`` starts with."""
 
+import mne
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, clone
@@ -64,6 +65,26 @@ def test_epochs_tags_and_transform_checks(est):
             est.transform(X[..., :80])
     else:
         assert est.transform(X[..., :80]).shape[0] == len(X)
+
+
+@pytest.mark.parametrize("est", TRANSFORMERS, ids=lambda e: type(e).__name__)
+def test_mne_epochs_are_refused_naming_get_data(est):
+    """An ``mne.Epochs`` is not an epochs array: scikit-learn counted it as one channel, so
+    fit "worked" and transform then refused the epochs' own channels."""
+    X, y = _epochs()
+    epochs = mne.EpochsArray(X, mne.create_info(X.shape[1], 100.0, "eeg"), verbose="error")
+    name = "WelchPSD" if isinstance(est, BandPower) else type(est).__name__  # its inner PSD
+    match = rf"{name} expects epochs as an array .* got EpochsArray: .* epochs\.get_data\(\)"
+    with pytest.raises(TypeError, match=match):
+        clone(est).fit(epochs, y)
+    fitted = clone(est).fit(X, y)
+    if isinstance(est, ChannelPicker):  # transform only checks the shape (it runs every update)
+        np.testing.assert_array_equal(fitted.transform(epochs), fitted.transform(X))
+    else:
+        with pytest.raises(TypeError, match=match):
+            fitted.transform(epochs)
+    # nested lists are array-like
+    np.testing.assert_allclose(fitted.transform(X.tolist()), fitted.transform(X))
 
 
 @pytest.mark.parametrize("est", TRANSFORMERS, ids=lambda e: type(e).__name__)
