@@ -270,11 +270,22 @@ def test_mixed_trials_are_balanced_and_shuffled():
 
 
 def test_next_run_never_reuses_a_number(tmp_path):
+    """Any file of a run counts, in the session folder or in the session's BIDS copy (its
+    files deleted from the session folder, a run's number stays taken there)."""
+    folder = tmp_path / "sub-01_ses-01"
+    bids = tmp_path / "sub-01" / "ses-01" / "eeg"
     assert next_run(tmp_path, "01", "01", "online") == 1
-    (tmp_path / (bids_basename("01", "01", "online", 1) + "_raw.fif")).touch()
-    (tmp_path / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
-    (tmp_path / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
+    folder.mkdir()
+    bids.mkdir(parents=True)
+    (folder / (bids_basename("01", "01", "online", 1) + "_raw.fif")).touch()
+    (folder / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
+    (folder / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
+    (bids / (bids_basename("02", "01", "online", 9) + "_events.tsv")).touch()
     assert next_run(tmp_path, "01", "01", "online") == 4
+    (folder / (bids_basename("01", "01", "online", 4) + "_decisions.tsv")).touch()
+    assert next_run(tmp_path, "01", "01", "online") == 5
+    (bids / (bids_basename("01", "01", "online", 6) + "_events.tsv")).touch()
+    assert next_run(tmp_path, "01", "01", "online") == 7
 
 
 def test_a_session_output_that_cannot_be_written_is_refused_before_any_stream(
@@ -299,7 +310,7 @@ def test_a_session_names_the_unrecovered_recording_a_killed_one_left(tmp_path, c
         Session(config, simulate=SIM)
     assert f"holds an unrecovered recording, {partial.name}" in caplog.text
     assert f"'bci-universum stream recover {partial}'" in caplog.text
-    assert next_run(folder, "01", "01", "calibration") == 2
+    assert next_run(tmp_path, "01", "01", "calibration") == 2
 
 
 @pytest.mark.lsl
@@ -392,6 +403,32 @@ def test_quit_key_finalises_the_run_marked_interrupted(tmp_path):
     # the completed trial's cue, then at most that of the trial the quit key interrupted
     assert cues[0] == results["trials"][0]["condition"] and len(cues) <= 2
     assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+def test_a_failed_bids_copy_loses_nothing_of_the_run(tmp_path, caplog):
+    """The copy fails for real: the session's BIDS copy holds an ``electrodes.tsv`` of other
+    electrodes, which mne-bids refuses to overwrite. The run's recording and results are kept,
+    and the warning says where they are and why the copy failed."""
+    eeg = tmp_path / "sub-01" / "ses-01" / "eeg"
+    eeg.mkdir(parents=True)
+    (eeg / "sub-01_ses-01_space-CapTrak_electrodes.tsv").write_text("name\tx\ty\tz\nX\t0\t0\t0\n")
+    config = fast_config(tmp_path, speed=10.0, **{"paradigm.trials_per_class": 1})
+    plan = RunPlan(instructions=0.0, start=0.0)
+    with (
+        caplog.at_level("WARNING", logger="paradigms"),
+        Session(config, simulate=SIM, plan=plan) as session,
+    ):
+        results = session.calibration()
+    assert results["bids"] is None and results["ended"] == "completed"
+    saved = json.loads(Path(results["results_file"]).read_text())
+    assert saved["bids"] is None and len(saved["trials"]) == 2
+    assert (
+        f"calibration run 01 is recorded in {results['fname']} (its results beside it), but "
+        f"its copy into the BIDS dataset at {tmp_path} failed: "
+    ) in caplog.text
+    assert "electrodes.tsv" in caplog.text
+    assert len(_annotations(results["fname"])[0]) > 0
 
 
 def _read_until(stream, pattern, timeout):
