@@ -24,7 +24,7 @@ from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
 from tests.acquisition.lsl_helpers import counter_stream_info, reaped
 
-from .session_helpers import fast_config
+from .session_helpers import fast_config, read_until
 
 SIM = {"n_channels": 8, "seed": 3}
 
@@ -328,7 +328,7 @@ def test_a_recording_still_running_in_the_folder_is_not_offered_for_recovery(tmp
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     with reaped(proc):
-        _read_until(proc.stdout, r"Recording .* into ", 180.0)  # its partial folder locked
+        read_until(proc.stdout, r"Recording .* into ", 180.0)  # its partial folder locked
         with caplog.at_level("WARNING", logger="paradigms"):
             Session(config, simulate=SIM)
         assert "unrecovered" not in caplog.text
@@ -431,24 +431,6 @@ def test_a_failed_bids_copy_loses_nothing_of_the_run(tmp_path, caplog):
     assert len(_annotations(results["fname"])[0]) > 0
 
 
-def _read_until(stream, pattern, timeout):
-    """Read a subprocess pipe in a thread until ``pattern`` appears; return what was read."""
-    seen = []
-    found = threading.Event()
-
-    def reader():
-        for chunk in iter(lambda: stream.read(1), ""):
-            seen.append(chunk)
-            if re.search(pattern, "".join(seen[-400:])):
-                found.set()
-        found.set()
-
-    threading.Thread(target=reader, daemon=True).start()
-    if not found.wait(timeout):
-        raise AssertionError(f"{pattern!r} not seen within {timeout} s: {''.join(seen)}")
-    return seen
-
-
 def _calibrate(output, channels=4, speed=5, trials_per_class=4):
     """Start ``bci-universum calibrate --simulate`` recording into ``output``, in a process of
     its own whose SIGINT has its default action."""
@@ -477,7 +459,7 @@ def _calibrate(output, channels=4, speed=5, trials_per_class=4):
 def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     proc = _calibrate(tmp_path)
     try:
-        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        seen = read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signum)
         proc.wait(60)
     finally:
@@ -510,7 +492,7 @@ def test_ctrl_c_pressed_again_and_again_while_a_run_finishes_loses_nothing(
     folder = tmp_path / "sub-01_ses-01"
     n_held = 0
     try:
-        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        seen = read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 60
         if barrage_after == "the FIF":
