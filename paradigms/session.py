@@ -7,9 +7,11 @@ the EEG and marker streams, the presenter (window or headless) and, for a simula
 timeline asks for one, and the phase's marker goes out stamped with the LSL time the presenter
 returned (for the cue, the time of the frame that showed it). Each run is recorded by its own
 :class:`~acquisition.Recorder` into ``<output>/sub-<subject>_ses-<session>/`` with BIDS-style
-names and a ``*_results.json`` sidecar; run numbers never overwrite an earlier run. Once the
-crash-safe recording is closed, it is copied into the BIDS dataset rooted at ``<output>``
-(:func:`bci_universum.datasets.bids.write_bids`; ``results["bids"]`` is its path).
+names and a ``*_results.json`` sidecar; a run number is never reused (:func:`next_run`), and a
+stream whose channels are not those of the session's earlier runs is refused before anything is
+recorded. Once the crash-safe recording is closed, it is copied into the BIDS dataset rooted at
+``<output>`` (:func:`bci_universum.datasets.bids.write_bids`; ``results["bids"]`` is its path,
+None when the copy failed: the run's recording and results are kept all the same).
 
 A run opens with the instructions and start screens of its :class:`~paradigms.timeline.RunPlan`
 and may hold breaks; the operator's ``P`` key pauses it at the end of the current trial
@@ -54,9 +56,14 @@ from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename, hold_interrupts, recover_hint, unrecovered
 from acquisition.recorder import session_folder as _session_folder
-from acquisition.streams import describe_streams
+from acquisition.streams import describe_streams, unique_channel_names
 from bci_universum.datasets import read_recording
-from bci_universum.datasets.bids import read_sidecar, write_bids
+from bci_universum.datasets.bids import (
+    bids_channels,
+    bids_session_folder,
+    read_sidecar,
+    write_bids,
+)
 from bci_universum.model_io import ModelMetadata, check_classes, load_model
 from bci_universum.online import OnlineDecoder
 
@@ -108,11 +115,21 @@ def session_folder(config: SessionConfig) -> Path:
     return _session_folder(s.output, s.subject, s.session)
 
 
-def next_run(folder: Path, subject: str, session: str, task: str) -> int:
-    """The first run number whose recording does not exist yet in ``folder``."""
-    prefix = bids_basename(subject, session, task, 1).rsplit("_run-", 1)[0]
-    taken = [int(p.name[len(prefix) + 5 :][:2]) for p in folder.glob(f"{prefix}_run-*_raw.fif*")]
-    return max(taken, default=0) + 1
+def next_run(output: str | Path, subject: str, session: str, task: str) -> int:
+    """The run number after every run of ``task`` the session at ``output`` holds.
+
+    Every file of a run counts, wherever it is: the session folder (recordings, partial
+    recordings, results, decisions) and the run's copy in the BIDS dataset at ``output``. A
+    number is thus never reused, even after a run's files were deleted from one of them (its
+    BIDS copy would refuse the new run's).
+    """
+    prefix = bids_basename(subject, session, task, 1).rsplit("_run-", 1)[0] + "_run-"
+    folders = (
+        _session_folder(output, subject, session),
+        bids_session_folder(output, subject, session),
+    )
+    runs = [p.name[len(prefix) :].split("_", 1)[0] for f in folders for p in f.glob(prefix + "*")]
+    return max((int(r) for r in runs if r.isdigit()), default=0) + 1
 
 
 def mixed_trials(
@@ -242,10 +259,39 @@ class Session:
                 raise TimeoutError(
                     f"The simulated subject did not connect to marker stream {cfg.markers!r}."
                 )
+            self._check_channels()
         except BaseException:
             self.close()
             raise
         return self
+
+    def _check_channels(self) -> None:
+        """Refuse a stream whose channels are not those of the runs the session holds, before
+        anything is recorded: a session's BIDS copy keeps one ``electrodes.tsv``, and ``train``
+        needs the same channels in every run."""
+        s = self.config.session
+        stream = unique_channel_names(self.receiver.ch_names_)  # as the recorder names them
+        earlier = {
+            fname.name: read_sidecar(fname).get("ch_names")
+            for fname in sorted(self.folder.glob("*_raw.fif"))
+        } | bids_channels(s.output, s.subject, s.session)
+        for name, channels in earlier.items():
+            if channels is None or channels == stream:
+                continue
+            missing = [ch for ch in channels if ch not in stream]
+            extra = [ch for ch in stream if ch not in channels]
+            differ = "; ".join(
+                f"{what}: {', '.join(chs)}"
+                for what, chs in (("not in the stream", missing), ("not in that run", extra))
+                if chs
+            )
+            raise ValueError(
+                f"The stream's {len(stream)} channels are not those of the runs subject "
+                f"{s.subject} session {s.session} already holds in {s.output} ({name}: "
+                f"{len(channels)} channels; {differ or 'the same channels in another order'}). "
+                "The runs of a session share one channel set: record into another session "
+                "(--session or [session] session) or subject (--subject or [session] subject)."
+            )
 
     def __exit__(self, *exc) -> None:
         self.close()
@@ -388,7 +434,8 @@ class Session:
         results : dict
             ``fname`` (the FIF), ``ended`` (``"completed"`` or why the run stopped),
             ``trials`` (condition and LSL onset of each phase of every completed trial),
-            ``bids`` (the run's copy in the BIDS dataset at ``[session] output``).
+            ``bids`` (the run's copy in the BIDS dataset at ``[session] output``; None, with a
+            warning, when the copy failed).
 
         Notes
         -----
@@ -409,7 +456,7 @@ class Session:
         s = self.config.session
         self.folder.mkdir(parents=True, exist_ok=True)
         if run is None:
-            run = next_run(self.folder, s.subject, s.session, task)
+            run = next_run(s.output, s.subject, s.session, task)
         meta = {
             "speed": self.speed,
             "classes": list(self.config.paradigm.classes),
@@ -474,20 +521,39 @@ class Session:
             bar.close()
             self._drain_markers()
             fname = recorder.stop(interrupted=interrupted)
-        bids = write_bids(
-            fname,
-            s.output,
-            subject=s.subject,
-            session=s.session,
-            task=task,
-            run=run,
-            interrupted=interrupted,
-        )
         results = {"task": task, "run": run, "fname": str(fname), "ended": ended, "trials": trials}
-        results["bids"] = str(bids.fpath)
+        results["bids"] = self._copy_to_bids(fname, task, run, interrupted)
         if interrupted:
             raise RunInterrupted(results)
         return results
+
+    def _copy_to_bids(self, fname: Path, task: str, run: int, interrupted: bool) -> str | None:
+        """Copy a finalised run into the BIDS dataset at ``[session] output``; return the copy's
+        path, or None with a warning when the copy fails: the run's recording and results are
+        kept whatever befalls its copy."""
+        s = self.config.session
+        try:
+            bids = write_bids(
+                fname,
+                s.output,
+                subject=s.subject,
+                session=s.session,
+                task=task,
+                run=run,
+                interrupted=interrupted,
+            )
+        except Exception as err:  # mne-bids refusing a file the dataset holds, a full disk, ...
+            logger.warning(
+                "%s run %02d is recorded in %s (its results beside it), but its copy into the "
+                "BIDS dataset at %s failed: %s",
+                task,
+                run,
+                fname,
+                s.output,
+                err,
+            )
+            return None
+        return str(bids.fpath)
 
     def _save_results(self, results: dict) -> dict:
         """Write a run's results beside its recording (:func:`_save`), then stop holding Ctrl-C
@@ -605,7 +671,7 @@ class Session:
 
         online = _OnlineState(self, stream, classes, feed, adapt=o.adapt_to_rest)
         s = self.config.session
-        run = next_run(self.folder, s.subject, s.session, "online")
+        run = next_run(s.output, s.subject, s.session, "online")
         decisions_path = self.folder / (
             bids_basename(s.subject, s.session, "online", run) + "_decisions.tsv"
         )

@@ -17,6 +17,7 @@ folders are listed in ``.bidsignore``, so the root stays a valid BIDS dataset.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 from collections.abc import Sequence
@@ -36,8 +37,10 @@ from mne_bids import (
 __all__ = [
     "BIDS_EXTENSIONS",
     "INTERRUPTED_KEY",
+    "bids_channels",
     "bids_path_of",
     "bids_recordings",
+    "bids_session_folder",
     "is_bids_root",
     "read_bids",
     "read_sidecar",
@@ -87,6 +90,31 @@ def bids_path_of(fname: str | os.PathLike):
     bids_path = get_bids_path_from_fname(path, check=False)
     bids_path.root = root
     return bids_path
+
+
+def bids_session_folder(root: str | os.PathLike, subject: str, session: str | None) -> Path:
+    """The folder where :func:`write_bids` puts the EEG files of ``subject``'s ``session``
+    (``<root>/sub-<subject>/ses-<session>/eeg``), whether it exists or not."""
+    return BIDSPath(subject=str(subject), session=session, datatype="eeg", root=root).directory
+
+
+def bids_channels(
+    root: str | os.PathLike, subject: str, session: str | None
+) -> dict[str, list[str]]:
+    """The channel names of each recording of ``subject``'s ``session`` in the BIDS dataset at
+    ``root``, from their ``*_channels.tsv``.
+
+    Returns
+    -------
+    channels : dict
+        Channel names by file name of the ``*_channels.tsv``; empty when the session holds
+        none.
+    """
+    channels = {}
+    for path in sorted(bids_session_folder(root, subject, session).glob("*_channels.tsv")):
+        with open(path, newline="", encoding="utf-8") as f:
+            channels[path.name] = [row["name"] for row in csv.DictReader(f, delimiter="\t")]
+    return channels
 
 
 def read_sidecar(fname: str | os.PathLike) -> dict:

@@ -11,6 +11,7 @@ online decoder instead. (The OCR digits study that used to be the demo is ``bci-
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -84,7 +85,16 @@ def run(args: argparse.Namespace) -> int:
         _run(args, args.output, args.output / MODEL_NAME)
     else:
         with tempfile.TemporaryDirectory(prefix="bci-universum-demo-") as folder:
-            _run(args, Path(folder), None)
+            try:
+                _run(args, Path(folder), None)
+            except KeyboardInterrupt:
+                # not the interrupted run's file, which goes with the folder
+                print(
+                    "The demo's recordings were temporary and are discarded "
+                    "(--output DIR keeps them).",
+                    file=sys.stderr,
+                )
+                raise KeyboardInterrupt from None
     print(f"\nDemo finished in {time.monotonic() - start:.0f} s.")
     return 0
 
@@ -178,9 +188,10 @@ def _check_no_earlier_demo(config, model_path: Path, recording: bool) -> None:
 
 
 def _replay(args, config, model_path: Path | None) -> None:
+    from bci_universum.datasets.bids import read_sidecar
     from paradigms.commands.online import format_summary
     from paradigms.replay import replay_feedback
-    from paradigms.training import train_model
+    from paradigms.training import _cut_short, train_model
 
     folder = args.replay
     runs = {task: _task_runs(folder, task) for task in ("calibration", "universum", "online")}
@@ -197,7 +208,9 @@ def _replay(args, config, model_path: Path | None) -> None:
     )
     print(trained.summary())
     for fname in runs["online"]:
-        print(f"\nReplaying {fname.name} at x{args.speed:g} through the online decoder ...")
+        why = _cut_short(read_sidecar(fname))
+        note = f" ({why}: its recorded trials only)" if why else ""
+        print(f"\nReplaying {fname.name}{note} at x{args.speed:g} through the online decoder ...")
         o = config.online
         replayed = replay_feedback(
             fname,

@@ -1,5 +1,7 @@
-"""Small, fast session settings shared by the session tests."""
+"""Small, fast session settings and subprocess helpers shared by the session tests."""
 
+import re
+import threading
 from uuid import uuid4
 
 from paradigms.config import load_session_config
@@ -20,3 +22,21 @@ def fast_config(output, speed=5.0, **overrides):
         **overrides,
     }
     return load_session_config(None, [f"{k}={v!r}" for k, v in settings.items()])
+
+
+def read_until(stream, pattern, timeout):
+    """Read a subprocess pipe in a thread until ``pattern`` appears; return what was read."""
+    seen = []
+    found = threading.Event()
+
+    def reader():
+        for chunk in iter(lambda: stream.read(1), ""):
+            seen.append(chunk)
+            if re.search(pattern, "".join(seen[-400:])):
+                found.set()
+        found.set()
+
+    threading.Thread(target=reader, daemon=True).start()
+    if not found.wait(timeout):
+        raise AssertionError(f"{pattern!r} not seen within {timeout} s: {''.join(seen)}")
+    return seen

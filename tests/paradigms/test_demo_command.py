@@ -2,13 +2,25 @@
 
 import json
 import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import matplotlib.image
+import mne
 import numpy as np
 import pytest
 
 from paradigms.cli import main
+from paradigms.replay import feedback_periods
+from tests.acquisition.lsl_helpers import reaped
+
+from .session_helpers import read_until
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "recordings" / "sub-01_ses-01"
 
 
 def _table_rows(text: str, universum: str) -> list[str]:
@@ -116,6 +128,53 @@ def test_demo_replays_the_example_session(capsys):
     assert "universum: rest 10" in out
     assert _figure(r"hit rate: \d+/20 = (\d+)%", out) >= 80
     _assert_latencies_ordered_and_bounded(out)
+
+
+@pytest.mark.lsl
+@pytest.mark.slow
+def test_demo_says_when_it_replays_an_interrupted_run(tmp_path, capsys):
+    """The example's online run cut short after its fourth feedback trial (real MNE I/O), its
+    sidecar marked interrupted as a Ctrl-C leaves it: the replay says so and scores the four."""
+    for path in EXAMPLE.glob("*_task-[cu]*_raw.*"):
+        shutil.copy(path, tmp_path)
+    online = "sub-01_ses-01_task-online_run-01_raw"
+    raw = mne.io.read_raw_fif(EXAMPLE / f"{online}.fif", preload=True, verbose="error")
+    end = feedback_periods(raw)[3][2]
+    raw.crop(tmax=raw.times[end + 100]).save(tmp_path / f"{online}.fif", verbose="error")
+    sidecar = json.loads((EXAMPLE / f"{online}.json").read_text())
+    (tmp_path / f"{online}.json").write_text(json.dumps(sidecar | {"interrupted": True}))
+    assert main(["demo", "--replay", str(tmp_path), "--speed", "40"]) == 0
+    out = capsys.readouterr().out
+    assert f"Replaying {online}.fif (interrupted run: its recorded trials only) at x40" in out
+    assert re.search(r"hit rate: \d/4 = ", out), out
+
+
+@pytest.mark.lsl
+def test_an_interrupted_demo_says_its_recordings_are_discarded(tmp_path):
+    """Without ``--output`` the recordings lived in a temporary folder, gone once the demo
+    ends: the message names no file of it (a real process and SIGINT)."""
+    argv = [sys.executable, "-m", "paradigms", "demo", "--trials", "2", "--channels", "4"]
+    # SIGINT with its default action, as from a terminal (a shell's background job ignores it)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with reaped(proc):
+        seen = read_until(proc.stderr, r"calibration run 01: 4 trials -> \S+\n", 120)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(60) == 130
+    deadline = time.monotonic() + 10  # the pipe's reader reaches the last line
+    while "demo: interrupted" not in "".join(seen) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    err = "".join(seen)
+    recorded = re.search(r"calibration run 01: 4 trials -> (\S+)\n", err)
+    assert not Path(recorded[1]).parents[1].exists()  # the temporary folder
+    assert (
+        "The demo's recordings were temporary and are discarded (--output DIR keeps them).\n"
+        "bci-universum demo: interrupted.\n"
+    ) in err, err
+    assert "recorded in" not in err and "Traceback" not in err
 
 
 def test_demo_bad_input(tmp_path, capsys):

@@ -24,7 +24,7 @@ from paradigms.timeline import RunPlan, imagery_timeline
 from paradigms.training import train_model
 from tests.acquisition.lsl_helpers import counter_stream_info, reaped
 
-from .session_helpers import fast_config
+from .session_helpers import fast_config, read_until
 
 SIM = {"n_channels": 8, "seed": 3}
 
@@ -271,11 +271,22 @@ def test_mixed_trials_are_balanced_and_shuffled():
 
 
 def test_next_run_never_reuses_a_number(tmp_path):
+    """Any file of a run counts, in the session folder or in the session's BIDS copy (its
+    files deleted from the session folder, a run's number stays taken there)."""
+    folder = tmp_path / "sub-01_ses-01"
+    bids = tmp_path / "sub-01" / "ses-01" / "eeg"
     assert next_run(tmp_path, "01", "01", "online") == 1
-    (tmp_path / (bids_basename("01", "01", "online", 1) + "_raw.fif")).touch()
-    (tmp_path / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
-    (tmp_path / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
+    folder.mkdir()
+    bids.mkdir(parents=True)
+    (folder / (bids_basename("01", "01", "online", 1) + "_raw.fif")).touch()
+    (folder / (bids_basename("01", "01", "online", 3) + "_raw.fif.partial")).mkdir()
+    (folder / (bids_basename("01", "01", "calibration", 7) + "_raw.fif")).touch()
+    (bids / (bids_basename("02", "01", "online", 9) + "_events.tsv")).touch()
     assert next_run(tmp_path, "01", "01", "online") == 4
+    (folder / (bids_basename("01", "01", "online", 4) + "_decisions.tsv")).touch()
+    assert next_run(tmp_path, "01", "01", "online") == 5
+    (bids / (bids_basename("01", "01", "online", 6) + "_events.tsv")).touch()
+    assert next_run(tmp_path, "01", "01", "online") == 7
 
 
 def test_a_session_output_that_cannot_be_written_is_refused_before_any_stream(
@@ -300,7 +311,7 @@ def test_a_session_names_the_unrecovered_recording_a_killed_one_left(tmp_path, c
         Session(config, simulate=SIM)
     assert f"holds an unrecovered recording, {partial.name}" in caplog.text
     assert f"'bci-universum stream recover {partial}'" in caplog.text
-    assert next_run(folder, "01", "01", "calibration") == 2
+    assert next_run(tmp_path, "01", "01", "calibration") == 2
 
 
 @pytest.mark.lsl
@@ -318,7 +329,7 @@ def test_a_recording_still_running_in_the_folder_is_not_offered_for_recovery(tmp
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     with reaped(proc):
-        _read_until(proc.stdout, r"Recording .* into ", 180.0)  # its partial folder locked
+        read_until(proc.stdout, r"Recording .* into ", 180.0)  # its partial folder locked
         with caplog.at_level("WARNING", logger="paradigms"):
             Session(config, simulate=SIM)
         assert "unrecovered" not in caplog.text
@@ -395,22 +406,30 @@ def test_quit_key_finalises_the_run_marked_interrupted(tmp_path):
     assert not list(tmp_path.rglob("*.partial"))
 
 
-def _read_until(stream, pattern, timeout):
-    """Read a subprocess pipe in a thread until ``pattern`` appears; return what was read."""
-    seen = []
-    found = threading.Event()
-
-    def reader():
-        for chunk in iter(lambda: stream.read(1), ""):
-            seen.append(chunk)
-            if re.search(pattern, "".join(seen[-400:])):
-                found.set()
-        found.set()
-
-    threading.Thread(target=reader, daemon=True).start()
-    if not found.wait(timeout):
-        raise AssertionError(f"{pattern!r} not seen within {timeout} s: {''.join(seen)}")
-    return seen
+@pytest.mark.lsl
+def test_a_failed_bids_copy_loses_nothing_of_the_run(tmp_path, caplog):
+    """The copy fails for real: the session's BIDS copy holds an ``electrodes.tsv`` of other
+    electrodes, which mne-bids refuses to overwrite. The run's recording and results are kept,
+    and the warning says where they are and why the copy failed."""
+    eeg = tmp_path / "sub-01" / "ses-01" / "eeg"
+    eeg.mkdir(parents=True)
+    (eeg / "sub-01_ses-01_space-CapTrak_electrodes.tsv").write_text("name\tx\ty\tz\nX\t0\t0\t0\n")
+    config = fast_config(tmp_path, speed=10.0, **{"paradigm.trials_per_class": 1})
+    plan = RunPlan(instructions=0.0, start=0.0)
+    with (
+        caplog.at_level("WARNING", logger="paradigms"),
+        Session(config, simulate=SIM, plan=plan) as session,
+    ):
+        results = session.calibration()
+    assert results["bids"] is None and results["ended"] == "completed"
+    saved = json.loads(Path(results["results_file"]).read_text())
+    assert saved["bids"] is None and len(saved["trials"]) == 2
+    assert (
+        f"calibration run 01 is recorded in {results['fname']} (its results beside it), but "
+        f"its copy into the BIDS dataset at {tmp_path} failed: "
+    ) in caplog.text
+    assert "electrodes.tsv" in caplog.text
+    assert len(_annotations(results["fname"])[0]) > 0
 
 
 def _calibrate(output, channels=4, speed=5, trials_per_class=4):
@@ -441,7 +460,7 @@ def _calibrate(output, channels=4, speed=5, trials_per_class=4):
 def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     proc = _calibrate(tmp_path)
     try:
-        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        seen = read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signum)
         proc.wait(60)
     finally:
@@ -474,7 +493,7 @@ def test_ctrl_c_pressed_again_and_again_while_a_run_finishes_loses_nothing(
     folder = tmp_path / "sub-01_ses-01"
     n_held = 0
     try:
-        seen = _read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
+        seen = read_until(proc.stderr, r"calibration run-01: .*\b1/8\b", timeout=120)
         proc.send_signal(signal.SIGINT)
         deadline = time.monotonic() + 60
         if barrage_after == "the FIF":

@@ -201,6 +201,42 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     ]
 
 
+@pytest.mark.lsl
+def test_a_session_keeps_one_channel_set_and_its_run_numbers(tmp_path, capsys):
+    """A stream of other channels than the session's runs, in its folder or in its BIDS copy,
+    is refused once connected, before anything is recorded, naming both and the way out. A run
+    whose files were deleted from the session folder keeps its number (its BIDS copy holds
+    it): the next run is numbered after it and copied into the BIDS dataset."""
+    config = fast_config(tmp_path)
+    argv = ["calibrate", "--simulate", "--speed", "10", "--quality-seconds", "0"]
+    argv += ["--output", str(tmp_path), "--set", "paradigm.trials_per_class=1"]
+    argv += ["--set", f"stream.markers={config.stream.markers!r}"]
+    folder = tmp_path / "sub-01_ses-01"
+    assert main([*argv, "--sim-channels", "4"]) == 0
+    capsys.readouterr()
+    for holder in ("_raw.fif", "_channels.tsv"):
+        if holder == "_channels.tsv":
+            for path in folder.glob("*_run-01_*"):
+                path.unlink()
+        before = sorted(tmp_path.rglob("*"))
+        assert main([*argv, "--sim-channels", "5"]) == 1
+        err = capsys.readouterr().err
+        assert (
+            "calibrate: error: The stream's 5 channels are not those of the runs subject 01 "
+            f"session 01 already holds in {tmp_path} (sub-01_ses-01_task-calibration_run-01"
+            f"{holder}: 4 channels; not in that run: "
+        ) in err, err
+        assert "record into another session (--session or [session] session) or subject" in err
+        assert "calibration run" not in err and "Traceback" not in err
+        assert sorted(tmp_path.rglob("*")) == before
+    assert main([*argv, "--sim-channels", "4"]) == 0
+    assert [p.name for p in folder.glob("*_results.json")] == [
+        "sub-01_ses-01_task-calibration_run-02_results.json"
+    ]
+    eeg = tmp_path / "sub-01" / "ses-01" / "eeg"
+    assert (eeg / "sub-01_ses-01_task-calibration_run-02_eeg.vhdr").is_file()
+
+
 @pytest.fixture
 def twin_streams():
     """Two EEG streams of one name, paced at 10x: 4 channels, then 5 (real LSL outlets)."""

@@ -13,7 +13,12 @@ from bids_validator import BIDSValidator
 from mne_bids import BIDSPath, get_bids_path_from_fname, read_raw_bids
 
 from bci_universum.datasets import load_recordings, read_recording
-from bci_universum.datasets.bids import bids_recordings, write_bids
+from bci_universum.datasets.bids import (
+    bids_channels,
+    bids_recordings,
+    bids_session_folder,
+    write_bids,
+)
 
 BUNDLED = Path(__file__).parents[3] / "recordings" / "sub-01_ses-01"
 
@@ -140,6 +145,13 @@ def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
     assert [Path(r).name for r in chosen.used] == [found.name]
     assert "interrupted run" in chosen.skipped[0][1] and "run-02" in chosen.skipped[0][0]
     assert len(select_recordings([tmp_path], include_interrupted=True).used) == 2
+    # the channels of each run of the session, where next_run and Session look for them
+    assert bids_session_folder(tmp_path, "01", "01") == found.parent
+    names = mne.io.read_info(recorded, verbose="error").ch_names
+    assert bids_channels(tmp_path, "01", "01") == {
+        f"sub-01_ses-01_task-calibration_run-0{run}_channels.tsv": names for run in (1, 2)
+    }
+    assert bids_channels(tmp_path, "01", "02") == {}
 
 
 def test_a_marker_in_the_last_half_sample_moves_onto_the_last_sample(tmp_path):
