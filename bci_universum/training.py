@@ -78,8 +78,9 @@ SELECTION_SCORING = "balanced_accuracy"
 the classes better (plain accuracy rewarded it with the majority fraction: a flat learning
 curve at 58.3 % on S001)."""
 
-# Two outer folds whose training parts still split into two inner folds.
-_MIN_TRIALS = 4
+#: Trials per class ``train`` needs: two outer folds whose training parts still split into
+#: two inner folds.
+MIN_TRIALS_PER_CLASS = 4
 
 
 def resolve_grid(estimator, param_grid: Mapping, has_universum: bool) -> dict[str, list]:
@@ -426,9 +427,9 @@ def _load_trials(recordings, classes, universum, band, window, marker_map, verbo
     missing = [c for c in classes if counts[c] == 0]
     if missing:
         raise ValueError(f"No usable trials of class(es) {missing} (cue/<class> markers).")
-    if min(counts.values()) < _MIN_TRIALS:
+    if min(counts.values()) < MIN_TRIALS_PER_CLASS:
         raise ValueError(
-            f"Nested cross-validation needs at least {_MIN_TRIALS} trials per class, got "
+            f"Nested cross-validation needs at least {MIN_TRIALS_PER_CLASS} trials per class, got "
             f"{dict(counts)}."
         )
     code_to_marker = {code: marker for marker, code in epochs.event_id.items()}

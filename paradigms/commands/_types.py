@@ -74,6 +74,17 @@ def simulated_channels(text: str) -> int:
 simulated_channels.__name__ = "int"
 
 
+def trials_per_class(text: str) -> int:
+    """Trials per class of a session ``train`` can cross-validate
+    (:data:`bci_universum.training.MIN_TRIALS_PER_CLASS` or more)."""
+    from bci_universum.training import MIN_TRIALS_PER_CLASS
+
+    return int_range(MIN_TRIALS_PER_CLASS)(text)
+
+
+trials_per_class.__name__ = "int"
+
+
 def simulated_sfreq(text: str) -> float:
     """The sampling rate of a simulated subject, in the range the model covers
     (:data:`bci_universum.simulation.eeg.SFREQ_RANGE`)."""

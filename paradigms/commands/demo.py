@@ -19,7 +19,12 @@ from pathlib import Path
 from ..output import output_folder
 from ._lsl_mode import add_lsl_mode
 from ._session_args import add_display_arguments, presenter_arguments
-from ._types import int_range, non_negative_int, positive_float, simulated_channels
+from ._types import (
+    non_negative_int,
+    positive_float,
+    simulated_channels,
+    trials_per_class,
+)
 
 MODEL_NAME = "model.joblib"
 
@@ -49,9 +54,10 @@ def add_parser(subparsers) -> None:
     )
     parser.add_argument(
         "--trials",
-        type=int_range(2),
+        type=trials_per_class,
         default=10,
-        help="calibration and online trials per class, universum trials: 2 or more (default: 10)",
+        help="calibration and online trials per class, universum trials: 4 or more, as train's "
+        "nested cross-validation needs (default: 10)",
     )
     parser.add_argument(
         "--channels",

@@ -153,7 +153,7 @@ def test_demo_says_when_it_replays_an_interrupted_run(tmp_path, capsys):
 def test_an_interrupted_demo_says_its_recordings_are_discarded(tmp_path):
     """Without ``--output`` the recordings lived in a temporary folder, gone once the demo
     ends: the message names no file of it (a real process and SIGINT)."""
-    argv = [sys.executable, "-m", "paradigms", "demo", "--trials", "2", "--channels", "4"]
+    argv = [sys.executable, "-m", "paradigms", "demo", "--trials", "4", "--channels", "4"]
     # SIGINT with its default action, as from a terminal (a shell's background job ignores it)
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
@@ -161,14 +161,14 @@ def test_an_interrupted_demo_says_its_recordings_are_discarded(tmp_path):
     finally:
         signal.signal(signal.SIGINT, previous)
     with reaped(proc):
-        seen = read_until(proc.stderr, r"calibration run 01: 4 trials -> \S+\n", 120)
+        seen = read_until(proc.stderr, r"calibration run 01: 8 trials -> \S+\n", 120)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(60) == 130
     deadline = time.monotonic() + 10  # the pipe's reader reaches the last line
     while "demo: interrupted" not in "".join(seen) and time.monotonic() < deadline:
         time.sleep(0.01)
     err = "".join(seen)
-    recorded = re.search(r"calibration run 01: 4 trials -> (\S+)\n", err)
+    recorded = re.search(r"calibration run 01: 8 trials -> (\S+)\n", err)
     assert not Path(recorded[1]).parents[1].exists()  # the temporary folder
     assert (
         "The demo's recordings were temporary and are discarded (--output DIR keeps them).\n"

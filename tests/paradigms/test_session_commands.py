@@ -139,7 +139,7 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["spikes", "decode", "--seed", "-1"], r"--seed: expected a non-negative integer"),
         (["spikes", "decode", "--timeout", "0"], r"--timeout: expected a positive number"),
         (["demo", "--speed", "0"], r"--speed: expected a positive number, got 0"),
-        (["demo", "--trials", "1"], r"--trials: expected an integer ≥ 2, got 1"),
+        (["demo", "--trials", "3"], r"--trials: expected an integer ≥ 4, got 3"),
     ],
 )
 def test_bad_options_are_usage_errors(argv, message, tmp_path, monkeypatch, capsys):
