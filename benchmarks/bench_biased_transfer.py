@@ -133,7 +133,7 @@ def main() -> None:
     lines += [
         "## Fit time on larger problems",
         "",
-        "The study's problems (2–12 trials) take well under a millisecond either way. Median "
+        "The study's problems have 2–12 trials (step times above). Median "
         "of 3 fits on synthetic data (two overlapping Gaussian classes, linear kernel, C = 1), "
         "`SVC` = `sklearn.svm.SVC(kernel='linear')` (libsvm), `BiasedSVC` with a fitted prior "
         "estimator (its `decision_function` on the training trials is included).",

@@ -131,3 +131,32 @@ def test_quoted_figure_is_the_results_files(page, quoted, results, measured):
         assert f"{float(in_results):.{digits}f}" == in_docs, (in_docs, in_results)
     else:
         assert in_docs == in_results
+
+
+CLASSIFIERS = ROOT / "docs" / "user_guide" / "classifiers.rst"
+
+
+def _transfer_rows(section: str) -> dict[int, list[str]]:
+    """The accuracy rows of ``biased_transfer.md``'s ``section``, rounded as the guide prints."""
+    text = (RESULTS / "biased_transfer.md").read_text().split(section, 1)[1]
+    rows = {}
+    for line in text.splitlines():
+        first = re.match(r"\| (\d+) \| \d\.\d+ ± ", line)
+        if first and int(first[1]) in rows:
+            break  # the fit-time table's rows follow
+        if first:
+            cells = re.findall(r"(\d\.\d+) ± (\d\.\d+)", line)
+            rows[int(first[1])] = [f"{float(m):.2f} ± {float(s):.2f}" for m, s in cells]
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("label", "section"), [("tangent space", "## Tangent space"), ("CSP (4)", "## CSP")]
+)
+def test_the_biased_transfer_table_is_the_results_file(label, section):
+    """classifiers.rst's study table: every cell is its results file's, to two decimals."""
+    rows = _transfer_rows(section)
+    quoted = re.findall(rf"^{re.escape(label)} +(\d+) +(.+)$", CLASSIFIERS.read_text(), re.M)
+    assert len(quoted) == 3
+    for n, cells in quoted:
+        assert re.findall(r"\d\.\d\d ± \d\.\d\d", cells) == rows[int(n)], n
