@@ -136,7 +136,10 @@ def test_sklearn_contract_and_pipeline(est):
         (TrialPreprocessing(100.0, window=(0.5, 0.2)), "start must be before"),
         (TrialPreprocessing(100.0, window=(0.5, 0.5)), "start must be before"),
         (TrialPreprocessing(100.0, tmin=np.inf), r"'tmin' parameter .* range \(-inf, inf\)"),
-        (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
+        (
+            TrialPreprocessing(100.0, window=(0.5, 1.5)),
+            r"not inside the epochs, which span \[0, 1\) s relative to the cue offset",
+        ),
         (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
         # one sample before the epochs start
         (
