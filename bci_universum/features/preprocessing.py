@@ -184,7 +184,8 @@ class TrialPreprocessing(EpochsTransformer):
         may be set to another length than the training window).
     window : tuple of float
         ``(start, stop)`` of the kept window relative to the cue offset (s), stop excluded;
-        its edges must fall on the input's samples (counted from the epochs' start).
+        its edges must fall on the input's samples (counted from the epochs' start), and it
+        must last at least one output sample.
     h_freq : float or None
         Low-pass edge (Hz); ``None`` skips the low-pass.
     h_trans_bandwidth : float
@@ -274,7 +275,12 @@ class TrialPreprocessing(EpochsTransformer):
         n_resampled = round(X.shape[2] * out / sfreq)
         first = round((start - tmin) * out)
         n_out = round((stop - start) * out)
-        if n_out < 1 or first < 0 or first + n_out > n_resampled:
+        if n_out < 1:
+            raise ValueError(
+                f"window {self.window!r} s is shorter than one sample at the output rate "
+                f"resample_sfreq={out:g} Hz; lengthen the window or raise resample_sfreq."
+            )
+        if first < 0 or first + n_out > n_resampled:
             raise ValueError(
                 f"window {self.window!r} s is not inside the epochs, which span "
                 f"[{tmin:g}, {tmin + duration:g}) s relative to the cue offset."
@@ -287,6 +293,10 @@ class TrialPreprocessing(EpochsTransformer):
         self._n_times_in = None if self.tmin is None else X.shape[2]
         self.times_ = start + np.arange(n_out) / out
         return self
+
+    def _low_pass_runs(self) -> bool:
+        """Whether the low-pass runs: it is skipped at or above the input Nyquist frequency."""
+        return self.h_freq is not None and self.h_freq < float(self.sfreq) / 2
 
     def transform(self, X):
         """Preprocess every trial.
@@ -302,7 +312,7 @@ class TrialPreprocessing(EpochsTransformer):
         """
         X = self._check_transform_input(X)  # the window is relative to the epoch start
         sfreq = float(self.sfreq)
-        if self.h_freq is not None and self.h_freq < sfreq / 2:
+        if self._low_pass_runs():
             X = mne.filter.filter_data(
                 X,
                 sfreq,
@@ -339,11 +349,7 @@ class TrialPreprocessing(EpochsTransformer):
         """
         check_is_fitted(self, self._fitted_attribute)
         sfreq = float(self.sfreq)
-        cut_only = (
-            (self.h_freq is None or self.h_freq >= sfreq / 2)
-            and self.sfreq_out_ == sfreq
-            and not self.detrend
-        )
+        cut_only = not self._low_pass_runs() and self.sfreq_out_ == sfreq and not self.detrend
         shape = np.shape(x)
         if (
             not cut_only

@@ -373,6 +373,18 @@ def test_plain_base_with_zero_coded_classes_names_them_and_both_remedies():
     )
 
 
+def test_plain_base_with_recorded_universum_names_only_them():
+    """With zero_as_universum=False the zero-coded classes are left out: the error names the
+    universum trials of y alone, and their remedy alone."""
+    X, y, _, _ = _data(5)
+    with pytest.raises(
+        ValueError,
+        match=r"Column 0 passes the universum trials of y to SVC, which has no universum_label "
+        r"parameter to take them\. Use no universum trials in y, or wrap",
+    ):
+        ECOCUniversumClassifier(SVC(kernel="linear"), zero_as_universum=False).fit(X, y)
+
+
 def test_precomputed_kernel_equals_builtin():
     X, y, X_test, _ = _data(10)
     base = {"C": 1.0, "C_universum": 0.5, "epsilon": 0.1, "tol": 1e-8}

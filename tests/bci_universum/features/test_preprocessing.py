@@ -12,6 +12,7 @@ from sklearn.pipeline import make_pipeline
 
 from bci_universum import UNIVERSUM
 from bci_universum.features import BandPass, ChannelPicker, LogVariance, TrialPreprocessing
+from bci_universum.features.preprocessing import check_on_grid
 
 
 def _sines(sfreq, n_times, freqs, n_trials=3, n_channels=2):
@@ -135,7 +136,10 @@ def test_sklearn_contract_and_pipeline(est):
         (TrialPreprocessing(100.0, window=(0.5, 0.2)), "start must be before"),
         (TrialPreprocessing(100.0, window=(0.5, 0.5)), "start must be before"),
         (TrialPreprocessing(100.0, tmin=np.inf), r"'tmin' parameter .* range \(-inf, inf\)"),
-        (TrialPreprocessing(100.0, window=(0.5, 1.5)), "not inside the epochs"),
+        (
+            TrialPreprocessing(100.0, window=(0.5, 1.5)),
+            r"not inside the epochs, which span \[0, 1\) s relative to the cue offset",
+        ),
         (TrialPreprocessing(100.0, tmin=0.2), "not inside the epochs"),
         # one sample before the epochs start
         (
@@ -149,6 +153,18 @@ def test_sklearn_contract_and_pipeline(est):
         (
             TrialPreprocessing(100.0, window=(0.0, 0.004), resample_sfreq=None),
             r"falls between samples at 100 Hz \(0, 0.4 samples\)",
+        ),
+        # 100.4 samples: off the grid by a fraction of a sample, far from zero
+        (
+            TrialPreprocessing(100.0, tmin=-0.5, window=(0.0, 0.504)),
+            r"window \(0.0, 0.504\) s \(in epochs from tmin=-0.5 s\) falls between samples "
+            r"at 100 Hz \(50, 100.4 samples\)",
+        ),
+        # one input sample is a tenth of an output sample
+        (
+            TrialPreprocessing(100.0, window=(0.0, 0.01), h_freq=None, resample_sfreq=10.0),
+            r"window \(0.0, 0.01\) s is shorter than one sample at the output rate "
+            r"resample_sfreq=10 Hz",
         ),
         (
             TrialPreprocessing(100.0, tmin=None, window=(0.0, 0.5)),
@@ -172,6 +188,9 @@ def test_bad_parameters(est, match):
         # the window spans the whole epoch, or a single sample
         TrialPreprocessing(100.0, tmin=0.0, window=(0.0, 1.0), h_freq=None, resample_sfreq=None),
         TrialPreprocessing(100.0, tmin=0.0, window=(0.0, 0.01), h_freq=None, resample_sfreq=None),
+        # epochs starting between samples, the window on their samples (1.003 - 0.003 s is
+        # 99.99999999999999 samples in floating point)
+        TrialPreprocessing(100.0, tmin=0.003, window=(0.503, 1.003)),
     ],
 )
 def test_parameters_at_their_bounds_are_accepted(est):
@@ -207,6 +226,18 @@ def test_trial_preprocessing_low_pass_equals_mne(h_freq, resample_sfreq):
         assert not np.allclose(expected, X, atol=1e-3)  # the filter does something
 
 
+def test_check_on_grid():
+    """Times on the sample grid pass, up to the rounding of their arithmetic; a time a
+    fraction of a sample off is refused, whatever its number of whole samples."""
+    check_on_grid((0.0, 1.003 - 0.003, 2.0), 100.0, "window")
+    with pytest.raises(
+        ValueError,
+        match=r"^window \(1.0, 2.003\) s falls between samples at 100 Hz \(100, 200.3 "
+        r"samples\); use multiples of 0.01 s\.$",
+    ):
+        check_on_grid((1.0, 2.003), 100.0, "window (1.0, 2.003) s")
+
+
 def test_bad_epochs():
     X = np.ones((2, 3, 100))
     with pytest.raises(ValueError, match="n_trials, n_channels, n_times"):
@@ -230,24 +261,52 @@ CUT = {"h_freq": None, "resample_sfreq": None, "detrend": False}
     [
         # the registry pipelines' window step (a cut alone), and the thesis steps
         TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2), **CUT),
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.0, 0.5), **CUT),
         TrialPreprocessing(100.0, tmin=None, window=(0.2, 1.2), **CUT),
         TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2)),
+        # one step besides the cut: a low-pass below the Nyquist frequency (and above a third
+        # of the rate), a resampling, a detrend
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2), **{**CUT, "h_freq": 40.0}),
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2), **{**CUT, "resample_sfreq": 50.0}),
+        TrialPreprocessing(100.0, tmin=-0.5, window=(0.2, 1.2), **{**CUT, "detrend": True}),
     ],
 )
 def test_trial_path_equals_transform(pre):
-    """The online decoder's single-trial path: the same output. A trial of another length
-    than in fit is refused as by transform when the window is cut out of it; with tmin=None
-    (the trials are the window) it is kept whole, as an online window of another length."""
+    """The online decoder's single-trial path: the same output. A trial of another channel
+    count is refused as by transform; so is a trial of another length than in fit when the
+    window is cut out of it; with tmin=None (the trials are the window) it is kept whole, as
+    an online window of another length."""
     n_times = 100 if pre.tmin is None else 200
     X = np.random.default_rng(0).standard_normal((3, 4, n_times))
     pre.fit(X)
     np.testing.assert_array_equal(pre.transform_trial(X[1]), pre.transform(X)[1])
+    with pytest.raises(ValueError, match="3 channels, but TrialPreprocessing was fitted on 4"):
+        pre.transform_trial(X[1, :3])
     if pre.tmin is None:
         np.testing.assert_array_equal(pre.transform_trial(X[1, :, 1:]), X[1, :, 1:])
         np.testing.assert_array_equal(pre.transform(X[:, :, 1:]), X[:, :, 1:])
         return
     with pytest.raises(ValueError, match=f"{n_times - 1} samples, but {n_times} were seen"):
         pre.transform_trial(X[1, :, 1:])
+
+
+@pytest.mark.parametrize("tmin", [-0.5, None])
+def test_window_cut_takes_the_lean_path(tmin, monkeypatch):
+    """The registry pipelines' window step (a cut alone) slices a trial of the fitted shape
+    without the batch ``transform``: the online decoder runs it on every update, and its
+    latency is why the lean path exists. Its output equals transform's (test above), so only
+    the call tells the paths apart: ``transform`` is replaced on the instance by one that
+    raises (a monkeypatch, as no output can show which path ran)."""
+    n_times = 100 if tmin is None else 200
+    X = np.random.default_rng(0).standard_normal((3, 4, n_times))
+    pre = TrialPreprocessing(100.0, tmin=tmin, window=(0.2, 1.2), **CUT).fit(X)
+    expected = pre.transform(X)[1]
+
+    def batch_path(X):
+        raise AssertionError("transform_trial went through transform")
+
+    monkeypatch.setattr(pre, "transform", batch_path)
+    np.testing.assert_array_equal(pre.transform_trial(X[1]), expected)
 
 
 def test_channel_picker_selects_and_reorders():
