@@ -197,16 +197,17 @@ def component_times(pipes: dict, n: int) -> list[tuple[str, np.ndarray]]:
     chunk = rng.standard_normal((round(SFREQ / UPDATE_RATE), N_CH))
     ts_pipe, csp_pipe = pipes["filter + ts_usvm"], pipes["filter + csp_usvm"]
     peer = pipes["filter + pyRiemann TS + U-SVM"]
-    features = ts_pipe[0].transform_trial(window)
+    tangent, csp = ts_pipe.named_steps["tangent"], csp_pipe.named_steps["csp"]
+    features = tangent.transform_trial(window)
     cases = [
         ("sosfilt of one 16-sample chunk (kept state)", lambda: signal.sosfilt(sos, chunk, 0, zi)),
-        ("TangentSpace.transform_trial", lambda: ts_pipe[0].transform_trial(window)),
-        ("TangentSpace.transform (1 trial)", lambda: ts_pipe[0].transform(window[None])),
+        ("TangentSpace.transform_trial", lambda: tangent.transform_trial(window)),
+        ("TangentSpace.transform (1 trial)", lambda: tangent.transform(window[None])),
         (
             "pyRiemann Covariances + TangentSpace transform (1 trial)",
             lambda: peer[1].transform(peer[0].transform(window[None])),
         ),
-        ("CSP.transform_trial", lambda: csp_pipe[0].transform_trial(window)),
+        ("CSP.transform_trial", lambda: csp.transform_trial(window)),
         (
             "UniversumSVC.decision_trial (TS features)",
             lambda: ts_pipe[-1].decision_trial(features),
