@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bci_universum.datasets.channels import channel_mismatch
+
 from ._inlet_thread import InletThread, processing_flags_code
 from .streams import (
     NUMPY_DTYPES,
@@ -180,16 +182,9 @@ class StreamReceiver(InletThread):
             )
         names = [ch.name for ch in describe_channels(info)]
         if self.ch_names is not None and names != self.ch_names:
-            missing = [ch for ch in self.ch_names if ch not in names]
-            unexpected = [ch for ch in names if ch not in self.ch_names]
-            differences = [
-                f"{what} {chs}"
-                for what, chs in (("missing", missing), ("not expected", unexpected))
-                if chs
-            ]
             raise ValueError(
                 f"{stream} has channels {names}, expected {self.ch_names} "
-                f"({'; '.join(differences) or 'different order'})."
+                f"({channel_mismatch(self.ch_names, names, 'it')})."
             )
         self._counter_index = self._find_counter(info, names)
         self._stream_sfreq = info.nominal_srate()

@@ -30,13 +30,15 @@ import json
 import logging
 import os
 import queue
-import re
 import signal
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+
+from bci_universum.datasets.bids import bids_run, check_bids_label
+from bci_universum.datasets.channels import unique_channel_names
 
 from ._inlet_thread import start_together
 from .markers import MarkerReceiver
@@ -47,7 +49,6 @@ from .streams import (
     describe_channels,
     is_number,
     stream_speed,
-    unique_channel_names,
 )
 from .worker import Worker
 
@@ -72,9 +73,6 @@ class RecordingInProgressError(RuntimeError):
     """A partial recording is still being written by a running process."""
 
 
-_LABEL = re.compile(r"^[A-Za-z0-9]+$")
-
-
 def bids_basename(subject: str, session: str, task: str, run: int | str) -> str:
     """``sub-<subject>_ses-<session>_task-<task>_run-<run>`` (the run as :func:`bids_run`).
 
@@ -85,28 +83,9 @@ def bids_basename(subject: str, session: str, task: str, run: int | str) -> str:
         that is not a positive integer.
     """
     run = bids_run(run)
-    _check_labels(subject=subject, session=session, task=task)
+    for name, value in (("subject", subject), ("session", session), ("task", task)):
+        check_bids_label(value, name)
     return f"sub-{subject}_ses-{session}_task-{task}_run-{run}"
-
-
-def bids_run(run: int | str) -> str:
-    """The ``run-`` label of run number ``run``, two digits at least: ``1`` or ``"1"`` →
-    ``"01"``, so that one run has one name (BIDS runs are indexes: ``run-1`` and ``run-01``
-    are the same run to MNE-BIDS, and ``run-abc`` is refused).
-
-    Raises
-    ------
-    ValueError
-        For anything but a positive integer or its decimal digits.
-    """
-    digits = isinstance(run, str) and run.isascii() and run.isdigit()
-    integer = isinstance(run, (int, np.integer)) and not isinstance(run, bool)
-    if not (digits or integer) or int(run) < 1:
-        raise ValueError(
-            f"run must be a positive integer (a BIDS run is an index, written run-01), "
-            f"got {run!r}."
-        )
-    return f"{int(run):02d}"
 
 
 def session_folder(output, subject: str, session: str) -> Path:
@@ -115,17 +94,9 @@ def session_folder(output, subject: str, session: str) -> Path:
     The labels are checked first (letters and digits only), so no path component can leave
     ``output`` and nothing is created for a bad label.
     """
-    _check_labels(subject=subject, session=session)
+    check_bids_label(subject, "subject")
+    check_bids_label(session, "session")
     return Path(output) / f"sub-{subject}_ses-{session}"
-
-
-def _check_labels(**labels) -> None:
-    for key, value in labels.items():
-        if not _LABEL.match(str(value)):
-            raise ValueError(
-                f"{key} label {value!r} must be letters and digits only (BIDS), e.g. '01'; "
-                "it is part of the recording's path."
-            )
 
 
 def _fsync_append(handle, payload: bytes) -> None:

@@ -15,6 +15,7 @@ from uuid import uuid4
 
 import numpy as np
 
+from bci_universum.datasets.channels import unique_channel_names
 from bci_universum.datasets.units import VOLTAGE_TYPES, Unit, resolve_unit
 
 COUNTER_TYPE = "counter"
@@ -578,29 +579,6 @@ def mne_info_from_stream_info(info):
         montage = mne.channels.make_dig_montage(ch_pos=positions, coord_frame="head")
         mne_info.set_montage(montage, on_missing="ignore")
     return mne_info
-
-
-def unique_channel_names(names: list[str]) -> list[str]:
-    """``names`` with running numbers on repeated labels: C3, C3, Cz → C3, C3-1, Cz.
-
-    A numbered name never takes a label the stream already has (C3, C3, C3-1 → C3, C3-2,
-    C3-1): MNE needs unique channel names.
-    """
-    taken = set(names)
-    count: dict[str, int] = {}
-    unique = []
-    for name in names:
-        if name in count:
-            k = count[name]
-            while f"{name}-{k}" in taken:
-                k += 1
-            count[name] = k + 1
-            name = f"{name}-{k}"
-            taken.add(name)
-        else:
-            count[name] = 1
-        unique.append(name)
-    return unique
 
 
 class OutletOwner:

@@ -29,6 +29,7 @@ import numpy as np
 
 from . import __version__
 from .datasets import check_writable
+from .datasets.channels import channel_differences
 
 FORMAT = "bci_universum.model"
 FORMAT_VERSION = 1
@@ -406,7 +407,7 @@ def for_channels(pipeline, metadata: ModelMetadata, ch_names: list[str], sfreq: 
     duplicated = sorted({c for c in ch_names if ch_names.count(c) > 1})
     if duplicated:
         raise ValueError(f"The input has duplicated channel names {duplicated}.")
-    missing = [c for c in metadata.ch_names if c not in ch_names]
+    missing = channel_differences(metadata.ch_names, ch_names)[0]
     if missing:
         raise ValueError(
             f"The input lacks the model's channel(s) {missing}; the input's channels: {ch_names}."

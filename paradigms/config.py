@@ -60,6 +60,7 @@ from pathlib import Path
 
 from acquisition.lsl_config import DEFAULT_LSL_MODE, LSL_MODES
 from bci_universum.datasets import check_not_example
+from bci_universum.datasets.bids import check_bids_label
 from bci_universum.markers import resolve_marker_map
 from bci_universum.pipelines import pipeline_params
 
@@ -184,11 +185,7 @@ class SessionConfig:
             )
         )
         for key in ("subject", "session"):
-            if not getattr(self.session, key).isalnum():  # BIDS labels (session.write_bids)
-                raise ValueError(
-                    f"[session] {key} must be alphanumeric (a BIDS label), got "
-                    f"{getattr(self.session, key)!r}."
-                )
+            check_bids_label(getattr(self.session, key), f"[session] {key}")
         for section, key in (("pipeline", "band"), ("pipeline", "window"), ("timeline", "pause")):
             value = getattr(getattr(self, section), key)
             if len(value) != 2 or not (

@@ -56,13 +56,18 @@ from acquisition.decisions import DecisionOutlet, local_clock
 from acquisition.lsl_config import configure_lsl
 from acquisition.recorder import bids_basename, hold_interrupts, recover_hint, unrecovered
 from acquisition.recorder import session_folder as _session_folder
-from acquisition.streams import describe_streams, unique_channel_names
+from acquisition.streams import describe_streams
 from bci_universum.datasets import read_recording
 from bci_universum.datasets.bids import (
     bids_channels,
     bids_session_folder,
     read_sidecar,
     write_bids,
+)
+from bci_universum.datasets.channels import (
+    channel_differences,
+    channel_mismatch,
+    unique_channel_names,
 )
 from bci_universum.model_io import ModelMetadata, check_classes, load_model
 from bci_universum.online import OnlineDecoder
@@ -278,17 +283,10 @@ class Session:
         for name, channels in earlier.items():
             if channels is None or channels == stream:
                 continue
-            missing = [ch for ch in channels if ch not in stream]
-            extra = [ch for ch in stream if ch not in channels]
-            differ = "; ".join(
-                f"{what}: {', '.join(chs)}"
-                for what, chs in (("not in the stream", missing), ("not in that run", extra))
-                if chs
-            )
             raise ValueError(
                 f"The stream's {len(stream)} channels are not those of the runs subject "
                 f"{s.subject} session {s.session} already holds in {s.output} ({name}: "
-                f"{len(channels)} channels; {differ or 'the same channels in another order'}). "
+                f"{len(channels)} channels; {channel_mismatch(channels, stream, 'the stream')}). "
                 "The runs of a session share one channel set: record into another session "
                 "(--session or [session] session) or subject (--subject or [session] subject)."
             )
@@ -728,7 +726,7 @@ class Session:
         data = []
         for fname in files:
             raw = read_recording(fname, verbose="error")
-            missing = [ch for ch in names if ch not in raw.ch_names]
+            missing = channel_differences(names, raw.ch_names)[0]
             if missing:
                 raise ValueError(f"{fname} lacks the stream's channel(s) {missing}.")
             data.append(raw.get_data(picks=names).T)

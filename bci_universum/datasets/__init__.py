@@ -12,7 +12,11 @@ Modules
     PhysioNet eegmmidb and the BCI4ALS XDF runs.
 :mod:`~bci_universum.datasets.bids`
     :func:`write_bids` (a recording into a BIDS dataset, through mne-bids) and
-    :func:`bids_recordings` (the recordings of a BIDS root by subject, session, task, run).
+    :func:`bids_recordings` (the recordings of a BIDS root by subject, session, task, run). Its
+    :func:`~bci_universum.datasets.bids.check_bids_label` and
+    :func:`~bci_universum.datasets.bids.bids_run` check labels and run numbers everywhere.
+:mod:`~bci_universum.datasets.channels`
+    Unique channel names and the comparison of two channel lists, for messages.
 :mod:`~bci_universum.datasets.moabb_bridge`
     A MOABB dataset over local files and registry pipelines for MOABB evaluations (needs the
     ``moabb`` extra; imported on its own).

@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -40,7 +41,9 @@ __all__ = [
     "bids_channels",
     "bids_path_of",
     "bids_recordings",
+    "bids_run",
     "bids_session_folder",
+    "check_bids_label",
     "is_bids_root",
     "read_bids",
     "read_sidecar",
@@ -55,6 +58,42 @@ _DESCRIPTION = "dataset_description.json"
 INTERRUPTED_KEY = "RecordingInterrupted"
 #: Patterns of ``.bidsignore``: the recorder's session folders and its partial recordings.
 _IGNORED = ("sub-*_ses-*/", "*.partial/")
+_LABEL = re.compile(r"[A-Za-z0-9]+")
+
+
+def check_bids_label(value, name: str) -> str:
+    """``value`` as a BIDS label (subject, session, task): ASCII letters and digits only.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` (e.g. ``"subject"`` or ``"[session] subject"``) and the value.
+    """
+    if not _LABEL.fullmatch(str(value)):
+        raise ValueError(
+            f"{name} label {value!r} must be letters and digits only (BIDS), e.g. '01'."
+        )
+    return str(value)
+
+
+def bids_run(run: int | str) -> str:
+    """The ``run-`` label of run number ``run``, two digits at least: ``1`` or ``"1"`` →
+    ``"01"``, so that one run has one name (BIDS runs are indexes: ``run-1`` and ``run-01``
+    are the same run to MNE-BIDS, and ``run-abc`` is refused).
+
+    Raises
+    ------
+    ValueError
+        For anything but a positive integer or its decimal digits.
+    """
+    digits = isinstance(run, str) and run.isascii() and run.isdigit()
+    integer = isinstance(run, (int, np.integer)) and not isinstance(run, bool)
+    if not (digits or integer) or int(run) < 1:
+        raise ValueError(
+            f"run must be a positive integer (a BIDS run is an index, written run-01), "
+            f"got {run!r}."
+        )
+    return f"{int(run):02d}"
 
 
 def is_bids_root(path: str | os.PathLike) -> bool:
@@ -169,7 +208,8 @@ def write_bids(
     subject, session, task : str
         BIDS entities (alphanumeric labels); ``session`` may be None.
     run : int, str or None
-        BIDS run index.
+        BIDS run index (a positive integer, written with two digits at least: see
+        :func:`bids_run`).
     line_freq : float or None
         Power-line frequency (Hz) for the sidecar's ``PowerLineFrequency``; None writes
         ``n/a``.
@@ -189,15 +229,15 @@ def write_bids(
     Raises
     ------
     ValueError
-        For an entity label that is not alphanumeric (checked before anything is written).
+        For an entity label that is not letters and digits, or a run that is not a positive
+        integer (checked before anything is written).
     """
     from .io import read_recording
 
     for name, value in (("subject", subject), ("session", session), ("task", task)):
-        if value is not None and not str(value).isalnum():
-            raise ValueError(f"BIDS {name} label must be alphanumeric, got {value!r}.")
-    if run is not None and not str(run).isdigit():
-        raise ValueError(f"BIDS run must be a non-negative integer, got {run!r}.")
+        if value is not None:
+            check_bids_label(value, name)
+    run = None if run is None else bids_run(run)
     raw = read_recording(fname, verbose="error" if verbose is None else verbose)
     raw.info["line_freq"] = line_freq
     _markers_on_samples(raw)
@@ -210,7 +250,7 @@ def write_bids(
         subject=str(subject),
         session=None if session is None else str(session),
         task=str(task),
-        run=None if run is None else f"{int(run):02d}",
+        run=run,
         datatype="eeg",
         root=root,
     )

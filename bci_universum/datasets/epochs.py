@@ -30,6 +30,7 @@ from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
 from ._docs import fill_doc
 from .bids import read_sidecar
+from .channels import channel_mismatch
 from .io import _bids_entity, read_recording, run_label, subject_label
 
 __all__ = [
@@ -288,12 +289,10 @@ def _match_channels(reference: mne.Epochs, epochs: mne.Epochs, name: str) -> Non
             f"{name} is sampled at {epochs.info['sfreq']} Hz, the first recording at "
             f"{reference.info['sfreq']} Hz."
         )
-    missing = [c for c in reference.ch_names if c not in epochs.ch_names]
-    extra = [c for c in epochs.ch_names if c not in reference.ch_names]
-    if missing or extra:
+    if set(epochs.ch_names) != set(reference.ch_names):
         raise ValueError(
-            f"{name} has other channels than the first recording (missing: {missing}, "
-            f"extra: {extra})."
+            f"{name} has other channels than the first recording "
+            f"({channel_mismatch(reference.ch_names, epochs.ch_names, 'it')})."
         )
     epochs.reorder_channels(reference.ch_names)
 

@@ -218,7 +218,10 @@ def test_evaluation_data_errors_name_the_recording(good, tmp_path):
         (["empty.fif"], r"empty\.fif is empty"),
         (["trunc_half_raw.fif"], r"trunc_half_raw\.fif .*truncated or corrupt"),
         (["renamed_raw.fif"], r"renamed_raw\.fif .*content is EDF"),
-        (["rec_raw.fif", "twoch_raw.fif"], r"twoch_raw\.fif has other channels.*'Cz'"),
+        (
+            ["rec_raw.fif", "twoch_raw.fif"],
+            r"twoch_raw\.fif has other channels than the first recording \(it lacks .*Cz",
+        ),
         (["missing_raw.fif"], r"missing_raw\.fif"),
     ],
 )

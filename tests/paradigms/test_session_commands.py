@@ -34,7 +34,9 @@ from .session_helpers import fast_config
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
         (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
         (["online", "MODEL", "--simulate", "--source-id", "x"], "--simulate and --source-id ex"),
-        (["record-universum", "--subject", "a_b"], r"\[session\] subject must be alphanumeric"),
+        (["record-universum", "--subject", "a_b"], r"\[session\] subject label 'a_b' must be"),
+        # str.isalnum takes these, BIDS does not
+        (["calibrate", "--session", "\u00e9t\u00e9"], r"\[session\] session label 'été' must be"),
         # the options the user typed, not the overrides they stand for
         (
             ["calibrate", "--speed", "0"],
@@ -224,7 +226,7 @@ def test_a_session_keeps_one_channel_set_and_its_run_numbers(tmp_path, capsys):
         assert (
             "calibrate: error: The stream's 5 channels are not those of the runs subject 01 "
             f"session 01 already holds in {tmp_path} (sub-01_ses-01_task-calibration_run-01"
-            f"{holder}: 4 channels; not in that run: "
+            f"{holder}: 4 channels; the stream has SIM5 in addition). "
         ) in err, err
         assert "record into another session (--session or [session] session) or subject" in err
         assert "calibration run" not in err and "Traceback" not in err

@@ -169,10 +169,12 @@ def test_a_marker_in_the_last_half_sample_moves_onto_the_last_sample(tmp_path):
 
 def test_bids_input_is_checked_before_writing(tmp_path):
     recorded = BUNDLED / "sub-01_ses-01_task-calibration_run-01_raw.fif"
-    with pytest.raises(ValueError, match="subject label must be alphanumeric"):
+    with pytest.raises(ValueError, match="subject label 'P_1' must be letters and digits only"):
         write_bids(recorded, tmp_path / "root", subject="P_1", session="01", task="x")
-    with pytest.raises(ValueError, match="run must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"run must be a positive integer .*got .a."):
         write_bids(recorded, tmp_path / "root", subject="01", session="01", task="x", run="a")
+    with pytest.raises(ValueError, match="run must be a positive integer .*got 0"):
+        write_bids(recorded, tmp_path / "root", subject="01", session="01", task="x", run=0)
     assert not (tmp_path / "root").exists()
     with pytest.raises(FileNotFoundError, match="is not a BIDS root"):
         bids_recordings(tmp_path)
