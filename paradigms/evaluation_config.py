@@ -106,7 +106,7 @@ from bci_universum.evaluation import (
     LearningCurve,
     WithinSession,
     check_classes,
-    parse_universum,
+    check_universa,
     plan_jobs,
 )
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
@@ -312,6 +312,13 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
                 )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
+    subjects = o.get("subjects", [])
+    repeated = sorted({str(s) for s in subjects if subjects.count(s) > 1})
+    if repeated:
+        raise ValueError(
+            f"[[datasets]] {name}: subjects lists {repeated} more than once: their results "
+            "would be counted twice; name each subject once."
+        )
     if "highpass" in o:
         o["highpass"] = _highpass(o["highpass"], name)
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
@@ -472,11 +479,10 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
 def _check_universa(universa, where: str) -> None:
     if not isinstance(universa, list) or not universa:
         raise ValueError(f"{where} must be a non-empty list of names, got {universa!r}.")
-    for u in universa:
-        try:
-            parse_universum(u)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"{where}: {err}") from err
+    try:
+        check_universa(universa)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{where}: {err}") from err
 
 
 @dataclass

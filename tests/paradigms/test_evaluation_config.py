@@ -92,3 +92,22 @@ def test_eegmmidb_subjects_are_numbers(tmp_path):
     )
     with pytest.raises(ValueError, match=r"eegmmidb subjects entries \(1 for S001\) must be int"):
         load_evaluation_config(config)
+
+
+@pytest.mark.parametrize(
+    ("entries", "match"),
+    [
+        ("subjects = [1, 1]\n", r"\[\[datasets\]\] eegmmidb: subjects lists \['1'\] more than"),
+        ('universa = ["none", "none"]\n', r"universa: universa lists \['none'\] more than once"),
+    ],
+)
+def test_an_entry_listed_twice_is_refused_while_reading(tmp_path, entries, match):
+    """Listed twice, a subject or universum would be evaluated twice and its rows counted twice
+    in the tables and tests; refused before any data is read (the folder is empty)."""
+    universa, subjects = (entries, "") if entries.startswith("universa") else ("", entries)
+    config = tmp_path / "evaluation.toml"
+    config.write_text(
+        f'{universa}[[datasets]]\nkind = "eegmmidb"\npath = "."\n{subjects}[pipelines.csp_lda]\n'
+    )
+    with pytest.raises(ValueError, match=match):
+        load_evaluation_config(config)
