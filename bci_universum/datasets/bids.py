@@ -325,7 +325,7 @@ def bids_recordings(
         extensions=list(BIDS_EXTENSIONS),
     )
     if runs is not None:
-        wanted_runs = {int(r) for r in as_list(runs)}
+        wanted_runs = {int(bids_run(r)) for r in ([runs] if isinstance(runs, str | int) else runs)}
         found = [p for p in found if p.run is not None and int(p.run) in wanted_runs]
     files = sorted({p.fpath for p in found})
     if not files:
