@@ -200,6 +200,9 @@ def _small_set(n=6, runs="1"):
 def test_epochset_lists_runs_in_recording_order():
     epochs = _small_set(n=9, runs=["4", "4", "4", "8", "8", "8", "12", "12", "12"])
     assert repr(epochs).endswith("runs ['4', '8', '12']>")
+    assert repr(epochs).startswith("<EpochSet d subject s: 9 trials")
+    epochs.dataset = ""  # load_recordings' default
+    assert repr(epochs).startswith("<EpochSet subject s: 9 trials")
 
 
 def test_epochset_checks_and_selections():
