@@ -330,10 +330,9 @@ def bids_recordings(
     files = sorted({p.fpath for p in found})
     if not files:
         wanted = {"subjects": subjects, "sessions": sessions, "tasks": tasks, "runs": runs}
+        chosen = ", ".join(f"{k}={v}" for k, v in wanted.items() if v is not None)
         raise FileNotFoundError(
-            f"No EEG recording in BIDS root {root} for "
-            + ", ".join(f"{k}={v}" for k, v in wanted.items() if v is not None)
-            + "."
+            f"No EEG recording in BIDS root {root}" + (f" for {chosen}." if chosen else ".")
         )
     return files
 

@@ -182,6 +182,11 @@ def test_bids_input_is_checked_before_writing(tmp_path):
     assert not (tmp_path / "root").exists()
     with pytest.raises(FileNotFoundError, match="is not a BIDS root"):
         bids_recordings(tmp_path)
+    (tmp_path / "dataset_description.json").write_text('{"Name": "x", "BIDSVersion": "1.8.0"}')
+    with pytest.raises(FileNotFoundError, match=r"No EEG recording in BIDS root \S+\.$"):
+        bids_recordings(tmp_path)  # was "... root <path> for ."
+    with pytest.raises(FileNotFoundError, match=r"BIDS root \S+ for subjects=01, runs=\[2\]\.$"):
+        bids_recordings(tmp_path, subjects="01", runs=[2])
 
 
 @pytest.mark.lsl
