@@ -1,5 +1,8 @@
 """Evaluation files: datasets of plain recording files get their runs from the file names."""
 
+import re
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -110,4 +113,26 @@ def test_an_entry_listed_twice_is_refused_while_reading(tmp_path, entries, match
         f'{universa}[[datasets]]\nkind = "eegmmidb"\npath = "."\n{subjects}[pipelines.csp_lda]\n'
     )
     with pytest.raises(ValueError, match=match):
+        load_evaluation_config(config)
+
+
+def test_the_module_example_puts_universa_at_the_top_level():
+    """Below [pipelines.csp_usvm], as the example had it, TOML reads universa as a parameter
+    of that pipeline."""
+    import paradigms.evaluation_config as module
+    from paradigms._toml import tomllib  # tomli on Python 3.10
+
+    example = re.search(r"grid::\n\n(.*?)\n\nEach ", module.__doc__, re.S).group(1)
+    data = tomllib.loads(textwrap.dedent(example))
+    assert data["universa"] == ["none", "U_C3:rest", "centred:rest"]
+    assert all("universa" not in params for params in data["pipelines"].values())
+
+
+@pytest.mark.parametrize("header", ["[evaluation]", "[pipelines.csp_lda]", "[grid]"])
+def test_universa_below_a_table_header_is_named_as_misplaced(tmp_path, header):
+    config = tmp_path / "evaluation.toml"
+    body = '[[datasets]]\nkind = "eegmmidb"\npath = "."\n[pipelines.csp_lda]\n'
+    body = body if header == "[pipelines.csp_lda]" else body + f"{header}\n"
+    config.write_text(body + 'universa = ["none"]\n')
+    with pytest.raises(ValueError, match=re.escape(f"{header} holds universa: a top-level key")):
         load_evaluation_config(config)
