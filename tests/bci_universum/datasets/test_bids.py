@@ -173,7 +173,7 @@ def test_bids_input_is_checked_before_writing(tmp_path):
         write_bids(recorded, tmp_path / "root", subject="P_1", session="01", task="x")
     with pytest.raises(ValueError, match=r"run must be a positive integer .*got .a."):
         write_bids(recorded, tmp_path / "root", subject="01", session="01", task="x", run="a")
-    with pytest.raises(ValueError, match="run must be a positive integer .*got 0"):
+    with pytest.raises(ValueError, match=r"run must be a positive integer .*got 0"):
         write_bids(recorded, tmp_path / "root", subject="01", session="01", task="x", run=0)
     assert not (tmp_path / "root").exists()
     with pytest.raises(FileNotFoundError, match="is not a BIDS root"):
