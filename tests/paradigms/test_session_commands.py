@@ -226,7 +226,7 @@ def test_a_session_keeps_one_channel_set_and_its_run_numbers(tmp_path, capsys):
         assert (
             "calibrate: error: The stream's 5 channels are not those of the runs subject 01 "
             f"session 01 already holds in {tmp_path} (sub-01_ses-01_task-calibration_run-01"
-            f"{holder}: 4 channels; the stream has SIM5 in addition). "
+            f"{holder}: 4 channels; the stream has Pz in addition). "
         ) in err, err
         assert "record into another session (--session or [session] session) or subject" in err
         assert "calibration run" not in err and "Traceback" not in err
