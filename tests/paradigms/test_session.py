@@ -98,7 +98,7 @@ class _DecisionListener(threading.Thread):
 
 
 @pytest.mark.lsl
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_simulated_session_end_to_end(tmp_path):
     """Calibration, universum, training and online feedback on one simulated subject.
 
