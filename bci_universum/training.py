@@ -495,7 +495,8 @@ def check_class_count(pipeline: str, classes: Sequence) -> None:
     """
     if len(classes) != 2 and not get_pipeline(pipeline).multiclass:
         raise ValueError(
-            f"The {pipeline} pipeline is binary; got {len(classes)} classes: {list(classes)}."
+            f"The {pipeline} pipeline is binary; got {len(classes)} classes: "
+            f"{np.asarray(classes).tolist()}."
         )
 
 

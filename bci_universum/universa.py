@@ -162,7 +162,7 @@ def other_classes(y, classes, *, universum_label=None) -> np.ndarray:
     kept = set(np.unique(y[~mask]).tolist()) - set(others)
     if len(kept) < 2:
         raise ValueError(
-            f"classes {list(classes)} must name at least 2 classes present in y "
+            f"classes {np.asarray(classes).tolist()} must name at least 2 classes present in y "
             f"({np.unique(y[~mask]).tolist()})."
         )
     return mark_universum(y, others, universum_label=universum_label) if others else y.copy()

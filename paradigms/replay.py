@@ -84,7 +84,7 @@ def replay_feedback(
         classes = tuple(str(c) for c in decoder.metadata.classes)
         decoder.warm_up()
         receiver = StreamReceiver(
-            source_id=info.source_id(), timeout=timeout, silence_timeout=timeout
+            info.name(), source_id=info.source_id(), timeout=timeout, silence_timeout=timeout
         )
         stream = StreamDecoder(receiver, decoder)  # subscribed before the first sample
         decisions = []

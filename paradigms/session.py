@@ -234,17 +234,22 @@ class Session:
                 self.source = SimulatedSource(
                     **{
                         "name": cfg.name or EEG_STREAM,
+                        "markers_from": cfg.markers,
                         "markers_source_id": self.outlet.source_id,
                         "speed": self.speed,
                         "timeout": cfg.timeout,
                         **self.simulate,
                     }
                 ).start()
-            self.markers = MarkerReceiver(source_id=self.outlet.source_id, timeout=cfg.timeout)
+            # Our own streams are selected by name and source_id both: unique at once, without
+            # the wait for other streams that a name or source_id alone needs (AMBIGUITY_WAIT).
+            self.markers = MarkerReceiver(
+                cfg.markers, source_id=self.outlet.source_id, timeout=cfg.timeout
+            )
             self.markers.start()
             # a simulated subject is ours by source_id, whatever else streams under its name
             self.receiver = StreamReceiver(
-                None if self.source else cfg.name or None,
+                self.source.name if self.source else cfg.name or None,
                 source_id=self.source.source_id if self.source else cfg.source_id or None,
                 timeout=cfg.timeout,
                 silence_timeout=cfg.silence_timeout,

@@ -20,6 +20,18 @@ from bci_universum.datasets import data_path
 configure_lsl("loopback")
 
 
+def pytest_collection_modifyitems(items):
+    """Slow tests first, the longest first (their marker's rough ``seconds``): xdist hands
+    each worker a contiguous part of this order, and a long test started near the end would
+    run alone while the other worker waits."""
+
+    def cost(item):
+        mark = item.get_closest_marker("slow")
+        return -1 if mark is None else mark.kwargs.get("seconds", 0)
+
+    items.sort(key=cost, reverse=True)  # stable: the collection order among equals
+
+
 @pytest.fixture(scope="session")
 def data_dir():
     """The folder of real recordings; skips the test when it is absent."""

@@ -241,7 +241,7 @@ def test_python_blocks_of_the_user_guide_run(page, simulated, tmp_path, monkeypa
 # --- The site -------------------------------------------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=150)
 def test_documentation_builds_without_warnings(tmp_path):
     """``sphinx-build -W``: API reference, CLI reference, user guide, and the gallery runs,
     removing the temporary folders its examples write to."""
@@ -274,7 +274,7 @@ def test_documentation_builds_without_warnings(tmp_path):
 # --- Commands that run as printed -----------------------------------------------------------
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=35)
 @pytest.mark.lsl
 def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     """The session block of sessions.rst, line by line, with fewer trials and own stream names.
@@ -315,7 +315,7 @@ def test_session_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):
     assert (tmp_path / "build-session" / "model.joblib").is_file()
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=20)
 @pytest.mark.lsl
 def test_calibrate_and_train_of_the_command_line_guide_run(tmp_path, monkeypatch, capsys):
     """The "Where commands write" block of command_line.rst as printed, in a home folder of

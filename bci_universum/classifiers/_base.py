@@ -24,7 +24,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._constraints import UNIVERSUM_LABEL
+from .._constraints import FINITE, UNIVERSUM_LABEL
 from .._universum import drop_universum, universum_mask
 from ..solvers.kernels import KERNELS, kernel_matrix, kernel_vector
 
@@ -34,7 +34,7 @@ KERNEL_CONSTRAINTS: dict = {
     "kernel": [StrOptions(set(KERNELS)), callable],
     "gamma": [StrOptions({"scale", "auto"}), Interval(Real, 0, None, closed="neither")],
     "degree": [Interval(Integral, 0, None, closed="left")],
-    "coef0": [Real],
+    "coef0": [FINITE],
     "universum_label": UNIVERSUM_LABEL,
 }
 

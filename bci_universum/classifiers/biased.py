@@ -137,9 +137,9 @@ class _BiasedMixin:
                 len(prior_classes) != 2 or np.any(np.asarray(prior_classes) != self.classes_)
             ):
                 raise ValueError(
-                    f"The prior's classes {list(prior_classes)} differ from the training "
-                    f"classes {list(self.classes_)}; its decision_function would point the "
-                    "wrong way."
+                    f"The prior's classes {np.asarray(prior_classes).tolist()} differ from the "
+                    f"training classes {self.classes_.tolist()}; its decision_function would "
+                    "point the wrong way."
                 )
 
     def _split_prior(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -195,7 +195,7 @@ class BayesPointMachine(UniversumClassifierMixin, BaseEstimator):
             raise ValueError(
                 f"Only binary classification is supported. BayesPointMachine needs exactly 2 "
                 f"classes besides universum trials, got {self.classes_.size} "
-                f"class{'' if self.classes_.size == 1 else 'es'}: {self.classes_!r}."
+                f"class{'' if self.classes_.size == 1 else 'es'}: {self.classes_.tolist()}."
             )
         y_pm = np.where(y_lab == self.classes_[1], 1.0, -1.0)
 

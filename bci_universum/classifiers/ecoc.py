@@ -121,8 +121,8 @@ def check_coding_matrix(coding, n_classes: int) -> np.ndarray:
     for i, row in enumerate(map(tuple, M)):
         if row in rows:
             raise ValueError(
-                f"Classes {rows[row]} and {i} have the same code word {list(row)}; the decoder "
-                "cannot tell them apart."
+                f"Classes {rows[row]} and {i} have the same code word {M[i].tolist()}; the "
+                "decoder cannot tell them apart."
             )
         rows[row] = i
     for a, b in itertools.combinations(range(M.shape[1]), 2):

@@ -110,7 +110,7 @@ class UniversumSVC(BaseKernelUniversumClassifier):
         fitted 16000 + 8000 trials in the default's time (see the solver benchmarks).
     shrinking : bool, default=True
         Use the shrinking heuristic.
-    solver : {"auto", "smo", "dcd"}, default="auto"
+    solver : {"auto", "smo", "dcd", "ipm"}, default="auto"
         ``"dcd"`` (linear kernel only) is dual coordinate descent on ``w`` with an exact offset;
         ``"ipm"`` (linear kernel only) an interior point method finished by SMO; ``"auto"``
         picks by problem shape among the three for the linear kernel

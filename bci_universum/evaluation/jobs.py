@@ -343,7 +343,8 @@ def _check_epochs(epochs, classes) -> tuple:
         )
     if len(classes) < 2:
         raise ValueError(
-            f"{_where(epochs)}: at least 2 labelled classes are needed, got {list(classes)}."
+            f"{_where(epochs)}: at least 2 labelled classes are needed, got "
+            f"{np.asarray(classes).tolist()}."
         )
     return tuple(sorted(classes))
 

@@ -330,7 +330,7 @@ def test_degenerate_margin_vectors_get_the_active_set_span():
     assert abs(estimate.bound - loo) <= 0.1
 
 
-@pytest.mark.slow
+@pytest.mark.slow(seconds=20)
 def test_span_estimate_tracks_leave_one_out(capsys):
     """Issue: on 30 random problems (2–4 classes, linear and RBF, C ∈ {0.1, 1, 10}) the default
     estimate tracks refitted leave-one-out error, and selecting C by it picks, on average, a

@@ -60,8 +60,8 @@ def test_mark_universum_and_other_classes():
     assert out.tolist() == ["left", "universum", "right"]
     with pytest.raises(ValueError, match=r"labels \[.7.\] do not occur"):
         mark_universum(y, 7)
-    with pytest.raises(ValueError, match="at least 2 classes"):
-        other_classes(y, [0])
+    with pytest.raises(ValueError, match=r"classes \[0\] must name at least 2 classes"):
+        other_classes(y, np.array([0]))  # listed plainly, not as [np.int64(0)]
 
 
 def test_centre_universum_midpoint_and_shape(features):

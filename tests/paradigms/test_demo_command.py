@@ -83,7 +83,7 @@ def _assert_latencies_ordered_and_bounded(out):
 
 
 @pytest.mark.lsl
-@pytest.mark.slow
+@pytest.mark.slow(seconds=45)
 def test_demo_runs_a_simulated_session(tmp_path, capsys):
     argv = ["demo", "--trials", "4", "--speed", "8", "--channels", "8", "--seed", "3"]
     assert main([*argv, "--output", str(tmp_path)]) == 0

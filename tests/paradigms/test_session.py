@@ -98,9 +98,15 @@ class _DecisionListener(threading.Thread):
 
 
 @pytest.mark.lsl
-@pytest.mark.slow
+@pytest.mark.slow(seconds=60)
 def test_simulated_session_end_to_end(tmp_path):
-    config = fast_config(tmp_path)
+    """Calibration, universum, training and online feedback on one simulated subject.
+
+    Calibration has 8 trials per class: trained on 4, the simulated subject's decoder was so
+    variable between runs (trial onsets follow the wall clock) that 6 of 8 online trials were
+    on target in one run of several, below the 0.8 asked here.
+    """
+    config = fast_config(tmp_path, **{"paradigm.trials_per_class": 8})
     with Session(config, simulate=SIM) as session:
         cal = session.calibration()
         uni = session.universum()

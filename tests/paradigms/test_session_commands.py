@@ -180,6 +180,7 @@ def test_a_window_without_a_screen_is_refused(command, flag, tmp_path, monkeypat
     assert "Waiting for" not in err and not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow(seconds=20)
 @pytest.mark.lsl
 def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     config = fast_config(tmp_path)
@@ -207,6 +208,7 @@ def test_calibrate_and_record_universum_commands(tmp_path, capsys):
     ]
 
 
+@pytest.mark.slow(seconds=25)
 @pytest.mark.lsl
 def test_a_session_keeps_one_channel_set_and_its_run_numbers(tmp_path, capsys):
     """A stream of other channels than the session's runs, in its folder or in its BIDS copy,
@@ -230,7 +232,7 @@ def test_a_session_keeps_one_channel_set_and_its_run_numbers(tmp_path, capsys):
         assert (
             "calibrate: error: The stream's 5 channels are not those of the runs subject 01 "
             f"session 01 already holds in {tmp_path} (sub-01_ses-01_task-calibration_run-01"
-            f"{holder}: 4 channels; the stream has SIM5 in addition). "
+            f"{holder}: 4 channels; the stream has Pz in addition). "
         ) in err, err
         assert "record into another session (--session or [session] session) or subject" in err
         assert "calibration run" not in err and "Traceback" not in err
@@ -268,6 +270,7 @@ def _calibrate_argv(tmp_path):
     return [*argv, "--set", f"stream.markers={config.stream.markers!r}"]
 
 
+@pytest.mark.slow(seconds=15)
 @pytest.mark.lsl
 def test_source_id_picks_one_of_two_streams_sharing_a_name(twin_streams, tmp_path, capsys):
     """By name alone the session is refused, nothing written, the error listing both streams

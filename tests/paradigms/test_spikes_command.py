@@ -33,6 +33,7 @@ def test_stream_pushes_every_trial_and_its_markers(capsys):
     assert "Pushed 2400 bins and 480 markers." in out
 
 
+@pytest.mark.slow(seconds=25)
 def test_decode_follows_a_stream_trial_by_trial(capsys):
     name = "spikes-cli-decode"
     result = {}

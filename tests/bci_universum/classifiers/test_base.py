@@ -52,6 +52,8 @@ def test_score_is_the_accuracy_on_the_labelled_trials(estimator):
         (LeastSquaresUniversumSVC(gamma="wide"), "gamma"),
         (BayesPointMachine(degree=1.5), "degree"),
         (MulticlassUniversumSVC(C_universum=np.inf), "C_universum"),
+        (MulticlassUniversumSVC(kernel="sigmoid", coef0=np.inf), "coef0"),
+        (BayesPointMachine(kernel="sigmoid", coef0=np.inf), "coef0"),
         (ECOCUniversumClassifier(estimator="svm"), "estimator"),
         (BiasedSVC(prior_weight=np.inf), "prior_weight"),
         (UniversumSVC(universum_label=[1, 2]), "universum_label"),
@@ -80,6 +82,11 @@ def test_bad_parameter_is_named_before_fitting(estimator, name):
         ({"C": 1e-3}, True),
         ({"epsilon": 0.0}, True),
         ({"epsilon": -1e-9}, False),
+        # SVC refuses a non-finite coef0; the sigmoid's values are then NaN, which its [-1, 1]
+        # range check cannot see, and the fit returned a zero decision
+        ({"kernel": "sigmoid", "coef0": np.nan}, False),
+        ({"kernel": "sigmoid", "coef0": np.inf}, False),
+        ({"kernel": "sigmoid", "coef0": -3.0}, True),
     ],
     ids=str,
 )

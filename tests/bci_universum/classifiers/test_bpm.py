@@ -212,8 +212,10 @@ def test_bad_inputs():
     bpm = BayesPointMachine(random_state=0)
     with pytest.raises(NotFittedError):
         bpm.predict(X)
-    with pytest.raises(ValueError, match="Only binary classification"):
+    with pytest.raises(ValueError, match=r"Only binary classification.*: \[0, 1, 2\]\.$"):
         bpm.fit(X, np.arange(40) % 3)
+    with pytest.raises(ValueError, match=r"got 1 class: \['a'\]\.$"):
+        bpm.fit(X, np.full(40, "a"))
     with pytest.raises(ValueError, match="got 1 class"):
         bpm.fit(X, np.ones(40, dtype=int))
     X_nan = X.copy()

@@ -445,7 +445,10 @@ def test_pipeline_grid_search_clone_pickle():
             r"Column 0 of the coding matrix needs at least one class coded \+1",
         ),
         (np.zeros((3, 0), dtype=int), r"n_columns >= 1\); got shape \(3, 0\)"),
-        (np.array([[1, 1], [-1, -1], [-1, -1]]), "Classes 1 and 2 have the same code word"),
+        (
+            np.array([[1, 1], [-1, -1], [-1, -1]]),
+            r"Classes 1 and 2 have the same code word \[-1, -1\]",
+        ),
         ("ecoc", "'coding' parameter of ECOCUniversumClassifier must be a str among"),
     ],
 )

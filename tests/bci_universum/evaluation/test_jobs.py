@@ -21,6 +21,7 @@ from bci_universum.evaluation import (
 from bci_universum.features import FilterBank
 from bci_universum.features.csp import CSP
 from bci_universum.pipelines import pipeline_factory
+from bci_universum.training import check_class_count
 
 from .helpers import GRID, Counting, _fits, _without_time, csp_lda, csp_usvm, make_epochs
 
@@ -132,6 +133,8 @@ def test_pipeline_parameters_grid_window_and_classes_are_checked_before_any_fit(
     with pytest.raises(ValueError, match=r"'csp_usvm': The csp_usvm pipeline is binary; got 3"):
         plan_jobs([three], {"csp_usvm": binary}, **plan)
     assert plan_jobs([three], {"csp_lda": binary_lda}, **plan)  # CSP + LDA takes 3 classes
+    with pytest.raises(ValueError, match=r"binary; got 3 classes: \['a', 'b', 'c'\]\.$"):
+        check_class_count("csp_usvm", np.array(["a", "b", "c"]))
 
 
 def test_channel_checks_reach_the_extractor_of_a_filter_bank(data):

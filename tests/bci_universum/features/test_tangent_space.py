@@ -132,6 +132,7 @@ def test_bad_parameters_and_trials(epochs):
         TangentSpace("scm").fit(X).transform(flat)
 
 
+@pytest.mark.slow(seconds=25)
 @pytest.mark.data
 def test_eegmmidb_universum_svc_matches_logistic_regression(data_dir):
     """Issue 4: TS + UniversumSVC (C_universum=0) reaches TS + logistic regression (same CV)."""

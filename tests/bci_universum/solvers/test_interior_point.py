@@ -261,26 +261,39 @@ def test_newton_systems_by_shape(n_features, woodbury, monkeypatch):
     assert steps and set(steps) == {woodbury}
 
 
-def test_factorisation_lost_to_rounding_is_finished_by_smo(monkeypatch):
-    """Near the optimum of this problem the Newton system is no longer numerically positive
-    definite: the interior point stops there and SMO finishes to cvxopt's optimum."""
-    points, y, p, upper, index, _ = usvm_dual(2, m=10, q=20, d=30)
-    failures = []
+@pytest.mark.parametrize("seed", [2, 7])
+def test_factorisation_lost_to_rounding_is_finished_by_smo(monkeypatch, seed):
+    """Near the optimum the Newton system may no longer be numerically positive definite:
+    the interior point stops there and SMO finishes to cvxopt's optimum.
+
+    Whether rounding loses the factorisation depends on the machine's BLAS kernels (seed 2
+    loses it on some CPUs, seed 7 on others), so the loss is also provoked: the factorisations
+    of a full run are counted, then the last two of them raise ``LinAlgError`` as rounding
+    does.
+    """
+    points, y, p, upper, index, _ = usvm_dual(seed, m=10, q=20, d=30)
+    ref = cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
+    calls, failures, fail_from = [], [], [np.inf]
     factor = interior_point.cho_factor
 
-    def recording(*args, **kwargs):
+    def failing(*args, **kwargs):
+        calls.append(True)
         try:
+            if len(calls) >= fail_from[0]:
+                raise np.linalg.LinAlgError("provoked")
             return factor(*args, **kwargs)
         except np.linalg.LinAlgError:
-            failures.append(True)
+            failures.append(len(calls))
             raise
 
-    monkeypatch.setattr(interior_point, "cho_factor", recording)
-    res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
-    assert failures  # the case this test is about
-    ref = cvxopt_objective((points @ points.T)[np.ix_(index, index)], y, p, upper, True)
-    assert res.converged
-    assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+    monkeypatch.setattr(interior_point, "cho_factor", failing)
+    for provoked in (False, True):
+        if provoked:
+            fail_from[0], calls[:], failures[:] = len(calls) - 1, [], []
+        res = ipm_solve(y, p, upper, points, index=index, tol=1e-9)
+        assert res.converged
+        assert abs(res.objective - ref) <= 1e-9 * abs(ref)
+    assert failures == [fail_from[0]] and len(calls) == fail_from[0]  # stopped at the first
 
 
 def _snap_case(name):

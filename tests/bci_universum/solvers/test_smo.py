@@ -37,6 +37,7 @@ def test_plain_svm_matches_sklearn_svc(kernel, seed):
     np.testing.assert_allclose(f, f_ref, atol=1e-5 * np.abs(f_ref).max())
 
 
+@pytest.mark.slow(seconds=15)
 @pytest.mark.parametrize("kernel", ["rbf", "poly"])
 def test_defaults_are_libsvm_s(kernel):
     """Without options: the RBF kernel, gamma 1 and libsvm's defaults (tol 1e-3, degree 3,
