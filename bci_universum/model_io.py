@@ -323,6 +323,8 @@ def load_model(path) -> tuple[object, ModelMetadata]:
             f"Model file {path} ends in .json: that is a model's metadata sidecar; pass the "
             f"model file beside it, {beside}."
         )
+    if path.is_dir():
+        raise IsADirectoryError(f"Model file {path} is a folder; name the file.")
     if not path.is_file():
         raise FileNotFoundError(f"Model file {path} does not exist.")
     try:

@@ -42,11 +42,15 @@ def read_toml(path: str | Path, what: str) -> dict:
     Raises
     ------
     FileNotFoundError
-        When ``path`` is not a file.
+        When ``path`` does not exist.
+    IsADirectoryError
+        When ``path`` is a folder.
     ValueError
         When it is not UTF-8 TOML (the message gives TOML's line and column).
     """
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{what} {path} is a folder; name the file.")
     if not path.is_file():
         raise FileNotFoundError(f"{what} {path} does not exist.")
     try:

@@ -3,6 +3,8 @@
 An evaluation file names the data sets, the pipelines, the universa, one or more protocols and
 the inner model-selection grid::
 
+    universa = ["none", "U_C3:rest", "centred:rest"]   # top-level key: before any table
+
     [evaluation]
     output = "results/s001"        # CSV, Markdown, plots, job cache (relative to the cwd)
     n_jobs = 1
@@ -52,8 +54,6 @@ the inner model-selection grid::
     [pipelines.csp_lda]            # label = registry name, or set pipeline = "..."
     [pipelines.csp_usvm]
     window = [1.0, 2.0]
-
-    universa = ["none", "U_C3:rest", "centred:rest"]   # top-level key (before any table)
 
     [[protocol]]
     name = "within-session"        # within-session | cross-run | cross-session | learning-curve
@@ -106,7 +106,7 @@ from bci_universum.evaluation import (
     LearningCurve,
     WithinSession,
     check_classes,
-    parse_universum,
+    check_universa,
     plan_jobs,
 )
 from bci_universum.pipelines import PipelineFactory, pipeline_factory
@@ -312,6 +312,13 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
                 )
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
+    subjects = o.get("subjects", [])
+    repeated = sorted({str(s) for s in subjects if subjects.count(s) > 1})
+    if repeated:
+        raise ValueError(
+            f"[[datasets]] {name}: subjects lists {repeated} more than once: their results "
+            "would be counted twice; name each subject once."
+        )
     if "highpass" in o:
         o["highpass"] = _highpass(o["highpass"], name)
     if "tmin" in o and "tmax" in o and not o["tmin"] < o["tmax"]:
@@ -469,14 +476,29 @@ def _protocol(values, index, pipelines, universa, quick, repeats=None) -> Protoc
     return protocol
 
 
+def _check_universa_placement(data: dict) -> None:
+    """Refuse ``universa`` inside a table where it means nothing: written below a ``[table]``
+    header, TOML puts the top-level key into that table."""
+    tables = [("[evaluation]", data.get("evaluation")), ("[grid]", data.get("grid"))]
+    tables += [(f"[pipelines.{k}]", v) for k, v in (data.get("pipelines") or {}).items()]
+    datasets = data.get("datasets")
+    tables += [(f"[[datasets]] #{i + 1}", d) for i, d in enumerate(datasets or [])]
+    for where, table in tables:
+        if isinstance(table, dict) and "universa" in table:
+            raise ValueError(
+                f"{where} holds universa: a top-level key, which TOML puts in the table whose "
+                "header is above it; move universa = [...] above the first [table] (or into "
+                "a [[protocol]] to restrict that protocol)."
+            )
+
+
 def _check_universa(universa, where: str) -> None:
     if not isinstance(universa, list) or not universa:
         raise ValueError(f"{where} must be a non-empty list of names, got {universa!r}.")
-    for u in universa:
-        try:
-            parse_universum(u)
-        except (ValueError, TypeError) as err:
-            raise ValueError(f"{where}: {err}") from err
+    try:
+        check_universa(universa)
+    except (ValueError, TypeError) as err:
+        raise ValueError(f"{where}: {err}") from err
 
 
 @dataclass
@@ -619,6 +641,7 @@ def _evaluation_config(
     unknown = sorted(set(data) - known)
     if unknown:
         raise ValueError(f"Unknown section(s) {unknown}; known: {sorted(known)}.")
+    _check_universa_placement(data)
     base = path.parent
     settings = check_table(
         data.get("evaluation", {}), _EVALUATION_KEYS, "[evaluation]", non_empty=_SELECTIONS

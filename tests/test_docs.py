@@ -344,6 +344,22 @@ def test_calibrate_and_train_of_the_command_line_guide_run(tmp_path, monkeypatch
     assert (tmp_path / "model.joblib").is_file()
 
 
+def test_bids_tree_of_the_user_guide_is_what_write_bids_writes(tmp_path):
+    """The tree of bids_moabb.rst lists every file of a BIDS root holding one calibration run
+    (sub-01, ses-01), as write_bids writes it; the recorder's folder is left out."""
+    from bci_universum.datasets import write_bids
+
+    page = (DOCS / "user_guide" / "bids_moabb.rst").read_text()
+    tree = page.split("into the BIDS dataset rooted at")[1].split("BIDS EEG does not take FIF")[0]
+    entries = re.findall(r"── (\S+)", tree)
+    listed = {e for e in entries if not e.endswith("/") and e != "..."}  # "... other runs"
+    session = ROOT / "recordings" / "sub-01_ses-01"
+    recording = session / "sub-01_ses-01_task-calibration_run-01_raw.fif"
+    write_bids(recording, tmp_path, subject="01", session="01", task="calibration", run=1)
+    written = {p.name for p in tmp_path.rglob("*") if p.is_file()}
+    assert listed == written
+
+
 @pytest.mark.slow
 @pytest.mark.lsl
 def test_bids_commands_of_the_user_guide_run(tmp_path, monkeypatch, capsys):

@@ -325,15 +325,14 @@ def bids_recordings(
         extensions=list(BIDS_EXTENSIONS),
     )
     if runs is not None:
-        wanted_runs = {int(r) for r in as_list(runs)}
+        wanted_runs = {int(bids_run(r)) for r in ([runs] if isinstance(runs, str | int) else runs)}
         found = [p for p in found if p.run is not None and int(p.run) in wanted_runs]
     files = sorted({p.fpath for p in found})
     if not files:
         wanted = {"subjects": subjects, "sessions": sessions, "tasks": tasks, "runs": runs}
+        chosen = ", ".join(f"{k}={v}" for k, v in wanted.items() if v is not None)
         raise FileNotFoundError(
-            f"No EEG recording in BIDS root {root} for "
-            + ", ".join(f"{k}={v}" for k, v in wanted.items() if v is not None)
-            + "."
+            f"No EEG recording in BIDS root {root}" + (f" for {chosen}." if chosen else ".")
         )
     return files
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from numbers import Integral
 from pathlib import Path
 
 import mne
@@ -86,7 +87,12 @@ def _check_runs(runs: Sequence[int], name: str, allowed, what: str) -> tuple[int
     runs = tuple(runs)
     if not runs:
         raise ValueError(f"eegmmidb {name} is empty: name at least one run ({what}).")
-    if any(isinstance(r, bool) or r not in allowed for r in runs):
+    wrong_type = [r for r in runs if isinstance(r, bool) or not isinstance(r, Integral)]
+    if wrong_type:
+        raise ValueError(
+            f"eegmmidb {name}: runs are numbers ({what}), got {wrong_type[0]!r} in {list(runs)}."
+        )
+    if any(r not in allowed for r in runs):
         raise ValueError(f"eegmmidb {name}: {what}, got {list(runs)}.")
     _check_listed_once(runs, f"eegmmidb {name} entry")
     return runs

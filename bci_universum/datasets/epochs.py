@@ -487,7 +487,8 @@ class EpochSet:
 
     def __repr__(self) -> str:
         return (
-            f"<EpochSet {self.dataset} subject {self.subject}: {self.n_trials} trials "
+            f"<EpochSet {f'{self.dataset} ' if self.dataset else ''}subject {self.subject}: "
+            f"{self.n_trials} trials "
             f"{self.counts()}, {len(self.ch_names)} ch × {self.X.shape[2]} samples at "
             f"{self.sfreq:g} Hz, runs {list(dict.fromkeys(self.runs.tolist()))}>"
         )

@@ -66,10 +66,7 @@ def _alnum(label: str) -> str:
 def _discover(source) -> dict[str, dict[str, list[Path]]]:
     """Subject → session → recording files of a folder, BIDS root or explicit mapping."""
     if isinstance(source, Mapping):
-        grouped = {
-            str(sub): {str(ses): [Path(f) for f in files] for ses, files in sessions.items()}
-            for sub, sessions in source.items()
-        }
+        grouped = {str(sub): _mapped_sessions(sub, sessions) for sub, sessions in source.items()}
         empty = [
             f"{sub}/{ses}" for sub, sessions in grouped.items() for ses, files in sessions.items()
             if not files
@@ -79,6 +76,12 @@ def _discover(source) -> dict[str, dict[str, list[Path]]]:
                 "LocalDataset: the mapping {subject: {session: [files]}} lists no recording"
                 + (f" for {empty}." if empty else ".")
             )
+        missing = [
+            str(f) for sessions in grouped.values() for files in sessions.values() for f in files
+            if not f.is_file()
+        ]  # fmt: skip
+        if missing:
+            raise FileNotFoundError(f"LocalDataset: the mapping names missing files {missing}.")
         return grouped
     root = Path(source)
     if is_bids_root(root):
@@ -97,6 +100,25 @@ def _discover(source) -> dict[str, dict[str, list[Path]]]:
         subject = str(sidecar.get("subject") or subject_label(f, files))
         session = str(sidecar.get("session", "1"))
         grouped.setdefault(subject, {}).setdefault(session, []).append(f)
+    return grouped
+
+
+def _mapped_sessions(subject, sessions) -> dict[str, list[Path]]:
+    """Session → files of one subject of a ``{subject: {session: [files]}}`` mapping (a
+    string where the list belongs would be read letter by letter: refused)."""
+    if not isinstance(sessions, Mapping):
+        raise ValueError(
+            f"LocalDataset: subject {subject!r} maps to {sessions!r}; the mapping is "
+            "{subject: {session: [files]}}."
+        )
+    grouped = {}
+    for session, files in sessions.items():
+        if isinstance(files, str | os.PathLike) or not isinstance(files, Sequence):
+            raise ValueError(
+                f"LocalDataset: subject {subject!r}, session {session!r} maps to {files!r}; "
+                "give a list of recording files, e.g. [" + repr(str(files)) + "]."
+            )
+        grouped[str(session)] = [Path(f) for f in files]
     return grouped
 
 

@@ -285,6 +285,51 @@ def check_classes(classes) -> None:
         )
 
 
+def check_universa(universa) -> list[str]:
+    """Refuse a ``universa`` selection that is empty, names an unknown universum or names one
+    more than once (its rows would be computed and counted twice).
+
+    Parameters
+    ----------
+    universa : str or sequence of str
+        Universum names (``"none"``, ``"U_C3:rest"``, ...).
+
+    Returns
+    -------
+    universa : list of str
+
+    Raises
+    ------
+    ValueError
+        Naming ``universa`` and what is wrong with it.
+    """
+    universa = [universa] if isinstance(universa, str) else list(universa)
+    if not universa:
+        raise ValueError("universa must name at least one universum (e.g. 'none').")
+    for u in universa:
+        parse_universum(u)
+    repeated = sorted({u for u in universa if universa.count(u) > 1})
+    if repeated:
+        raise ValueError(
+            f"universa lists {repeated} more than once (got {universa}): its results would be "
+            "counted twice; name each universum once."
+        )
+    return universa
+
+
+def _check_distinct(datasets_epochs) -> None:
+    """Refuse one (data set, subject) given twice: its rows would be counted twice."""
+    seen = set()
+    for epochs in datasets_epochs:
+        who = (epochs.dataset, epochs.subject)
+        if who in seen:
+            raise ValueError(
+                f"{_where(epochs)} is given more than once (e.g. subjects = [1, 1]): its "
+                "results would be counted twice; give each subject of a data set once."
+            )
+        seen.add(who)
+
+
 def _check_epochs(epochs, classes) -> tuple:
     y = np.asarray(epochs.y).astype(str)
     present = sorted(set(y.tolist()) - {UNIVERSUM_STR})
@@ -394,17 +439,15 @@ def plan_jobs(datasets, pipelines, universa, protocol, *, seed: int = 0, classes
     """
     _check_factories(pipelines)
     check_classes(classes)
-    universa = [universa] if isinstance(universa, str) else list(universa)
-    if not universa:
-        raise ValueError("universa must name at least one universum (e.g. 'none').")
-    for u in universa:
-        parse_universum(u)
+    universa = check_universa(universa)
     for attr in ("splits", "param_grid", "name"):
         if not hasattr(protocol, attr):
             raise TypeError(
                 f"protocol {protocol!r} has no {attr!r}; use WithinSession, CrossGroup or "
                 "LearningCurve."
             )
+    datasets = list(datasets)
+    _check_distinct(next(iter(data_variants(dataset).values())) for dataset in datasets)
     jobs, skipped = [], set()
     for d, dataset in enumerate(datasets):
         variants = data_variants(dataset)

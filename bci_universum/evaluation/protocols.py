@@ -21,6 +21,7 @@ import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -58,6 +59,11 @@ def _check_counts(y: np.ndarray, idx: np.ndarray, classes, need: int, what: str)
         n = int(np.sum(y[idx] == c))
         if n < need:
             raise ValueError(f"{what}: class {c!r} has {n} labelled trials, fewer than {need}.")
+
+
+def _not_count(value, least: int) -> bool:
+    """Whether ``value`` is not an integer (bools excluded) of at least ``least``."""
+    return isinstance(value, bool) or not isinstance(value, Integral) or value < least
 
 
 @dataclass(frozen=True, eq=False)
@@ -198,7 +204,22 @@ class CrossGroup:
                 f"(train {self.group}s, test {self.group}) pair, or None to test on every "
                 f"{self.group} in turn."
             )
+        seen = set()
         for train_groups, test_group in self.pairs or ():
+            pair = (tuple(train_groups), test_group)
+            where = f"CrossGroup.pairs: pair ({list(train_groups)}, {test_group!r})"
+            if pair in seen:
+                raise ValueError(
+                    f"{where} is listed more than once: its results would be counted twice; "
+                    "name each pair once."
+                )
+            twice = sorted({g for g in pair[0] if pair[0].count(g) > 1})
+            if twice:
+                raise ValueError(
+                    f"{where} names training {self.group}s {twice} more than once (a typo for "
+                    f"another {self.group}?); name each {self.group} once."
+                )
+            seen.add(pair)
             if test_group in train_groups:
                 raise ValueError(
                     f"CrossGroup.pairs: pair ({list(train_groups)}, {test_group!r}) tests on "
@@ -284,10 +305,26 @@ class LearningCurve:
     param_grid: Mapping[str, tuple] = field(default_factory=lambda: dict(THESIS_GRID))
     name = "learning-curve"
 
+    def __post_init__(self) -> None:
+        sizes = list(self.n_per_class)
+        if not sizes or any(_not_count(n, 2) for n in sizes):
+            raise ValueError(f"n_per_class must all be integers >= 2, got {self.n_per_class}.")
+        repeated = sorted({n for n in sizes if sizes.count(n) > 1})
+        if repeated:
+            raise ValueError(
+                f"n_per_class lists {repeated} more than once (got {self.n_per_class}): its "
+                "results would be counted twice; name each size once."
+            )
+        if _not_count(self.n_repeats, 1):
+            raise ValueError(f"n_repeats must be a positive integer, got {self.n_repeats!r}.")
+        if self.n_universum is not None and _not_count(self.n_universum, 1):
+            raise ValueError(
+                "n_universum must be a positive integer (universum trials per repeat; None: "
+                f"all), got {self.n_universum!r}."
+            )
+
     def splits(self, epochs, classes, seed: int) -> Iterator[Split]:
         """Yield ``n_repeats × len(n_per_class)`` splits per session."""
-        if min(self.n_per_class, default=0) < 2:
-            raise ValueError(f"n_per_class must all be >= 2, got {self.n_per_class}.")
         y, lab, uni = _masks(epochs, classes)
         sessions = np.asarray(epochs.sessions).astype(str)
         for session in sorted(set(sessions[lab].tolist())):

@@ -97,7 +97,8 @@ def results_table(
         subjects = _ordered(k[3] for k in keys)
         size = "" if level is None else f", {level} labelled training trials"
         lines = [
-            f"### {dataset}: {protocol}{size}: {metric} × 100 (mean ± sd over splits)",
+            f"### {f'{dataset}: ' if dataset else ''}{protocol}{size}: {metric} × 100 (mean ± sd "
+            "over splits)",
             "",
             "| Pipeline | Universum | " + " | ".join(subjects) + " |",
             "|---|---|" + "---|" * len(subjects),

@@ -1,5 +1,8 @@
 """Evaluation files: datasets of plain recording files get their runs from the file names."""
 
+import re
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -91,4 +94,45 @@ def test_eegmmidb_subjects_are_numbers(tmp_path):
         '[[datasets]]\nkind = "eegmmidb"\npath = "."\nsubjects = ["S001"]\n[pipelines.csp_lda]\n'
     )
     with pytest.raises(ValueError, match=r"eegmmidb subjects entries \(1 for S001\) must be int"):
+        load_evaluation_config(config)
+
+
+@pytest.mark.parametrize(
+    ("entries", "match"),
+    [
+        ("subjects = [1, 1]\n", r"\[\[datasets\]\] eegmmidb: subjects lists \['1'\] more than"),
+        ('universa = ["none", "none"]\n', r"universa: universa lists \['none'\] more than once"),
+    ],
+)
+def test_an_entry_listed_twice_is_refused_while_reading(tmp_path, entries, match):
+    """Listed twice, a subject or universum would be evaluated twice and its rows counted twice
+    in the tables and tests; refused before any data is read (the folder is empty)."""
+    universa, subjects = (entries, "") if entries.startswith("universa") else ("", entries)
+    config = tmp_path / "evaluation.toml"
+    config.write_text(
+        f'{universa}[[datasets]]\nkind = "eegmmidb"\npath = "."\n{subjects}[pipelines.csp_lda]\n'
+    )
+    with pytest.raises(ValueError, match=match):
+        load_evaluation_config(config)
+
+
+def test_the_module_example_puts_universa_at_the_top_level():
+    """Below [pipelines.csp_usvm], as the example had it, TOML reads universa as a parameter
+    of that pipeline."""
+    import paradigms.evaluation_config as module
+    from paradigms._toml import tomllib  # tomli on Python 3.10
+
+    example = re.search(r"grid::\n\n(.*?)\n\nEach ", module.__doc__, re.S).group(1)
+    data = tomllib.loads(textwrap.dedent(example))
+    assert data["universa"] == ["none", "U_C3:rest", "centred:rest"]
+    assert all("universa" not in params for params in data["pipelines"].values())
+
+
+@pytest.mark.parametrize("header", ["[evaluation]", "[pipelines.csp_lda]", "[grid]"])
+def test_universa_below_a_table_header_is_named_as_misplaced(tmp_path, header):
+    config = tmp_path / "evaluation.toml"
+    body = '[[datasets]]\nkind = "eegmmidb"\npath = "."\n[pipelines.csp_lda]\n'
+    body = body if header == "[pipelines.csp_lda]" else body + f"{header}\n"
+    config.write_text(body + 'universa = ["none"]\n')
+    with pytest.raises(ValueError, match=re.escape(f"{header} holds universa: a top-level key")):
         load_evaluation_config(config)

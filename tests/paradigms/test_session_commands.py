@@ -32,6 +32,10 @@ from .session_helpers import fast_config
         (["calibrate", "missing.toml"], "Session file missing.toml does not exist"),
         (["calibrate", "--set", "stream.silence_timeout=0"], "silence_timeout must be positive"),
         (["online", "missing.joblib"], "Model file missing.joblib does not exist"),
+        # a folder exists: "does not exist" would send the user looking for a typo
+        (["calibrate", "FOLDER"], r"Session file \S+ is a folder; name the file"),
+        (["online", "FOLDER"], r"Model file \S+ is a folder; name the file"),
+        (["evaluate", "FOLDER"], r"Evaluation file \S+ is a folder; name the file"),
         (["calibrate", "--simulate", "--stream", "amp"], "--simulate and --stream exclude"),
         (["online", "MODEL", "--simulate", "--source-id", "x"], "--simulate and --source-id ex"),
         (["record-universum", "--subject", "a_b"], r"\[session\] subject label 'a_b' must be"),
@@ -61,7 +65,7 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
     """Refused before connecting to any stream, with nothing written."""
     model = tmp_path / "m.joblib"
     model.write_bytes(b"the settings are refused before the model is read")
-    argv = [str(model) if a == "MODEL" else a for a in argv]
+    argv = [{"MODEL": str(model), "FOLDER": str(tmp_path)}.get(a, a) for a in argv]
     assert main([*argv, "--output", str(tmp_path / "out")]) == 1
     err = capsys.readouterr().err
     assert "error:" in err and "Waiting for" not in err

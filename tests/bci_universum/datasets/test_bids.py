@@ -132,6 +132,10 @@ def test_bundled_recording_round_trips_through_mne_bids(tmp_path):
     _check_valid_tree(tmp_path, "01")
     # the project's reader takes the BIDS file: annotations from events.tsv, entities as labels
     (found,) = bids_recordings(tmp_path, subjects="01", tasks="calibration", runs=1)
+    assert bids_recordings(tmp_path, runs=["01"]) == [found]
+    for run in ("x", 1.5):  # named as write_bids names a bad run, not by int()
+        with pytest.raises(ValueError, match=rf"run must be a positive integer .*got {run!r}"):
+            bids_recordings(tmp_path, runs=[run])
     (epochs,) = load_recordings([found])
     assert epochs.subject == "01" and epochs.counts() == {"left": 10, "right": 10}
     assert read_recording(found).annotations.description.tolist().count("cue/left") == 10
@@ -178,6 +182,11 @@ def test_bids_input_is_checked_before_writing(tmp_path):
     assert not (tmp_path / "root").exists()
     with pytest.raises(FileNotFoundError, match="is not a BIDS root"):
         bids_recordings(tmp_path)
+    (tmp_path / "dataset_description.json").write_text('{"Name": "x", "BIDSVersion": "1.8.0"}')
+    with pytest.raises(FileNotFoundError, match=r"No EEG recording in BIDS root \S+\.$"):
+        bids_recordings(tmp_path)  # was "... root <path> for ."
+    with pytest.raises(FileNotFoundError, match=r"BIDS root \S+ for subjects=01, runs=\[2\]\.$"):
+        bids_recordings(tmp_path, subjects="01", runs=[2])
 
 
 @pytest.mark.lsl

@@ -37,6 +37,8 @@ def test_eegmmidb_universa(data_dir):
         ((4,), {"universum": ("baseline",), "baseline_runs": ()}, r"baseline_runs is empty"),
         ((4,), {"universum": ("baseline",), "baseline_runs": (4,)},
          r"baseline_runs: baseline runs are 1–2, got \[4\]"),
+        (("4", "8"), {}, r"eegmmidb runs: runs are numbers \(task runs are 3–14\), got '4'"),
+        ((4, True), {}, r"runs are numbers .*, got True"),
         ((4,), {"universum": ("baseline",), "baseline_step": 0},
          r"baseline_step must be a positive number of seconds, got 0"),
     ],

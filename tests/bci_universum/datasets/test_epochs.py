@@ -181,7 +181,9 @@ def test_errors_name_a_recording_by_its_file(tmp_path):
 
 def test_several_recordings_must_match():
     calibration = _raw(["cue/left", "cue/right"], [1.0, 5.0])
-    with pytest.raises(ValueError, match=r"missing: \['EEG2'\]"):
+    with pytest.raises(
+        ValueError, match=r"other channels than the first recording \(it lacks EEG2\)"
+    ):
         epochs_from_raw([calibration, _raw(["cue/left"], [1.0], n_channels=2)])
     with pytest.raises(ValueError, match=r"200\.0 Hz"):
         epochs_from_raw([calibration, _raw(["cue/left"], [1.0], sfreq=200.0)])
@@ -200,6 +202,9 @@ def _small_set(n=6, runs="1"):
 def test_epochset_lists_runs_in_recording_order():
     epochs = _small_set(n=9, runs=["4", "4", "4", "8", "8", "8", "12", "12", "12"])
     assert repr(epochs).endswith("runs ['4', '8', '12']>")
+    assert repr(epochs).startswith("<EpochSet d subject s: 9 trials")
+    epochs.dataset = ""  # load_recordings' default
+    assert repr(epochs).startswith("<EpochSet subject s: 9 trials")
 
 
 def test_epochset_checks_and_selections():

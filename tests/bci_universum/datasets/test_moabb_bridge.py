@@ -65,9 +65,11 @@ def test_registry_pipelines_run_in_moabb_within_session(tmp_path):
 
 def test_binary_pipelines_are_refused_for_three_classes_before_anything_is_read(tmp_path):
     """ts_usvm for a three-class paradigm failed inside MOABB's evaluation; the recording named
-    here does not exist, so reading it (for the sampling rate) would fail otherwise."""
+    here is empty, so reading it (for the sampling rate) would fail otherwise."""
     classes = {"cue/left": "left", "cue/right": "right", "cue/feet": "feet"}
-    dataset = LocalDataset({"01": {"1": [tmp_path / "absent_raw.fif"]}}, classes=classes)
+    empty = tmp_path / "empty_raw.fif"
+    empty.write_bytes(b"")
+    dataset = LocalDataset({"01": {"1": [empty]}}, classes=classes)
     paradigm = MotorImagery(n_classes=3, fmin=None, fmax=None, tmin=0.0, tmax=2.5)
     message = (
         "moabb_pipelines: The ts_usvm pipeline is binary; got 3 classes: ['feet', 'left', "
@@ -123,3 +125,17 @@ def test_local_dataset_rejects_a_missing_folder(tmp_path):
 def test_local_dataset_rejects_a_mapping_without_recordings(mapping, where):
     with pytest.raises(ValueError, match="lists no recording" + re.escape(where)):
         LocalDataset(mapping)
+
+
+def test_local_dataset_rejects_a_malformed_mapping_when_built(tmp_path):
+    """Refused when the dataset is built, not when MOABB first reads a run ("Recording not
+    found: b", the first letter of a path given where its list belongs)."""
+    run = tmp_path / "run_raw.fif"
+    run.write_bytes(b"")
+    with pytest.raises(ValueError, match=r"session '1' maps to '\S+run_raw.fif'; give a list"):
+        LocalDataset({"01": {"1": str(run)}})
+    with pytest.raises(ValueError, match=r"subject '01' maps to \[.*\]; the mapping is \{sub"):
+        LocalDataset({"01": [run]})
+    with pytest.raises(FileNotFoundError, match=r"names missing files \['\S+absent_raw.fif'\]"):
+        LocalDataset({"01": {"1": [run, tmp_path / "absent_raw.fif"]}})
+    assert LocalDataset({"01": {"1": (run,)}}).recordings == {"01": {"1": [run]}}

@@ -85,6 +85,8 @@ def test_accepts_universum_follows_final_step_and_wrappers(data):
         ({"classes": ["left", "feet"]}, r"labels \['feet'\] are missing"),
         ({"classes": ["left", "left", "right"]}, r"classes lists \['left'\] more than once"),
         ({"classes": []}, r"classes is empty"),
+        ({"universa": ["none", "U_C3", "none"]}, r"universa lists \['none'\] more than once"),
+        ({"datasets": "twice"}, r"subject '\w+' is given more than once"),
         ({"protocol": WithinSession(25, 3, GRID)}, "fewer than 25"),
         ({"protocol": LearningCurve((20,), 2, param_grid=GRID)}, "training pool"),
         ({"protocol": CrossGroup("session")}, "at least 2 sessions"),
@@ -95,6 +97,8 @@ def test_accepts_universum_follows_final_step_and_wrappers(data):
 def test_bad_configs_fail_before_any_fit(data, tmp_path, kwargs, message):
     log = tmp_path / "fits.log"
     config = {"universa": ["none"], "protocol": WithinSession(3, 3, GRID), **kwargs}
+    if config.pop("datasets", None) == "twice":  # one subject's rows would be counted twice
+        data = [data[0], data[1], data[0]]
     with pytest.raises(ValueError, match=message):
         evaluate(data, {"lda": Counting(log)}, progress=False, **config)
     assert _fits(log) == 0

@@ -88,3 +88,33 @@ def test_cross_group_refuses_a_test_run_among_its_training_runs():
 def test_cross_group_refuses_empty_pairs():
     with pytest.raises(ValueError, match=r"CrossGroup.pairs is empty: it would score nothing"):
         CrossGroup("run", pairs=())
+
+
+@pytest.mark.parametrize(
+    ("pairs", "match"),
+    [
+        (((("4", "8"), "12"), (("4", "8"), "12")), r"pair \(\['4', '8'\], '12'\) is listed more"),
+        (((("4", "4"), "12"),), r"names training runs \['4'\] more than once"),
+    ],
+)
+def test_cross_group_refuses_a_pair_or_run_listed_twice(pairs, match):
+    """A pair twice was scored twice (its rows counted twice in the tables and tests)."""
+    with pytest.raises(ValueError, match=match):
+        CrossGroup("run", pairs=pairs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"n_per_class": (4, 4)}, r"n_per_class lists \[4\] more than once"),
+        ({"n_per_class": ()}, r"n_per_class must all be integers >= 2, got \(\)"),
+        ({"n_per_class": (4, 1.5)}, r"n_per_class must all be integers >= 2"),
+        ({"n_repeats": 0}, r"n_repeats must be a positive integer, got 0"),
+        ({"n_universum": -1}, r"n_universum must be a positive integer .*got -1"),
+    ],
+)
+def test_learning_curve_checks_its_parameters_when_built(kwargs, match):
+    """Refused when built, not at the first split (n_repeats=0 planned no job at all;
+    n_universum=-1 failed inside numpy with "negative dimensions are not allowed")."""
+    with pytest.raises(ValueError, match=match):
+        LearningCurve(**kwargs)

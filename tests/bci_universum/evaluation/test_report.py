@@ -85,6 +85,13 @@ def test_the_sd_of_a_single_split_is_undefined():
     assert line.split(" | ")[2:4] == ["50.00 ± n/a", "60.00 ± 14.14 |"]
 
 
+def test_a_table_without_a_data_set_name_has_no_empty_heading():
+    """EpochSets loaded without ``dataset=`` (load_recordings' default) have dataset ""."""
+    rows = [{**r, "dataset": ""} for r in _rows("S1", "none", [0.5, 0.7])]
+    assert results_table(rows).startswith("### within-session: accuracy × 100")
+    assert results_table(_rows("S1", "none", [0.5, 0.7])).startswith("### d: within-session:")
+
+
 def _row(pipeline, universum, score, protocol="within-session", n_train=20, metric="accuracy",
          subject="S1", split="f0"):  # fmt: skip
     return {
