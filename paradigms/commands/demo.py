@@ -205,7 +205,8 @@ def _replay(args, config, model_path: Path | None) -> None:
         raise FileNotFoundError(
             f"--replay: {folder} needs *_task-calibration_* and *_task-online_* recordings."
         )
-    print(f"Training on {[p.name for p in runs['calibration'] + runs['universum']]} ...")
+    # the runs train uses (interrupted ones are left out) are listed by its summary below
+    print(f"Training on the calibration and universum runs of {folder} ...")
     trained = train_model(
         runs["calibration"] + runs["universum"],
         config,

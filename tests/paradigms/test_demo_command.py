@@ -134,7 +134,8 @@ def test_demo_replays_the_example_session(capsys):
 @pytest.mark.slow
 def test_demo_says_when_it_replays_an_interrupted_run(tmp_path, capsys):
     """The example's online run cut short after its fourth feedback trial (real MNE I/O), its
-    sidecar marked interrupted as a Ctrl-C leaves it: the replay says so and scores the four."""
+    sidecar marked interrupted as a Ctrl-C leaves it: the replay says so and scores the four.
+    An interrupted universum run is left out of training, and not named as trained on."""
     for path in EXAMPLE.glob("*_task-[cu]*_raw.*"):
         shutil.copy(path, tmp_path)
     online = "sub-01_ses-01_task-online_run-01_raw"
@@ -143,8 +144,13 @@ def test_demo_says_when_it_replays_an_interrupted_run(tmp_path, capsys):
     raw.crop(tmax=raw.times[end + 100]).save(tmp_path / f"{online}.fif", verbose="error")
     sidecar = json.loads((EXAMPLE / f"{online}.json").read_text())
     (tmp_path / f"{online}.json").write_text(json.dumps(sidecar | {"interrupted": True}))
+    universum = tmp_path / "sub-01_ses-01_task-universum_run-01_raw.json"
+    universum.write_text(json.dumps(json.loads(universum.read_text()) | {"interrupted": True}))
     assert main(["demo", "--replay", str(tmp_path), "--speed", "40"]) == 0
     out = capsys.readouterr().out
+    # the interrupted universum run is not among the runs it says it trains on
+    assert "universum_run-01_raw.fif" not in out.split("Replaying")[0], out
+    assert f"Recordings: {tmp_path / 'sub-01_ses-01_task-calibration_run-01_raw.fif'}" in out
     assert f"Replaying {online}.fif (interrupted run: its recorded trials only) at x40" in out
     assert re.search(r"hit rate: \d/4 = ", out), out
 
