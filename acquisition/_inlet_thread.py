@@ -95,8 +95,13 @@ class InletThread(Worker):
     def stop(self) -> None:
         """Stop acquiring, close the inlet and join the thread (with a timeout).
 
-        Errors of the acquisition thread are raised by the readers, not here.
+        Errors of the acquisition thread are raised by the readers, not here. A thread still
+        connecting (a start interrupted by Ctrl-C) is told to stop and not joined: it sits in a
+        liblsl call for up to ``timeout`` and ends by itself once that returns.
         """
+        if self._thread is not None and not self._ready.is_set():
+            self._stop_event.set()
+            self._thread = None
         self._halt()
         self._thread = None
 

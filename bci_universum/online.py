@@ -720,6 +720,22 @@ def filter_raw(raw, band: tuple | None, order: int = FILTER_ORDER, verbose=None)
     return raw.apply_function(_filter, picks="data", channel_wise=False, verbose=verbose)
 
 
+def _recording(decoder: OnlineDecoder, data) -> np.ndarray:
+    """``data`` as float64 of shape (n_samples, n_channels) of the decoder; the transposed MNE
+    layout (``raw.get_data()``) is refused by name rather than read as a few long samples."""
+    data = np.asarray(data, dtype=np.float64)
+    if data.ndim != 2 or data.shape[1] != decoder.n_channels:
+        hint = (
+            " (the MNE layout (n_channels, n_times): pass data.T)"
+            if data.ndim == 2 and data.shape[0] == decoder.n_channels
+            else ""
+        )
+        raise ValueError(
+            f"data must have shape (n_samples, {decoder.n_channels}), got {data.shape}{hint}."
+        )
+    return data
+
+
 def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The offline reference of :meth:`OnlineDecoder.push` on a whole recording.
 
@@ -738,7 +754,7 @@ def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndar
         The pipeline's ``decision_function`` on the windows cut from the causally filtered
         data (two-dimensional for multiclass pipelines).
     """
-    data = np.asarray(data, dtype=np.float64)
+    data = _recording(decoder, data)
     if not np.isfinite(data).all():
         raise ValueError(
             "data contains non-finite samples; the offline reference needs finite data."
@@ -786,11 +802,7 @@ def replay(
     values : ndarray of shape (n_decisions,) or (n_decisions, n_values)
         Their decision values (``nan`` where withheld).
     """
-    data = np.asarray(data, dtype=np.float64)
-    if data.ndim != 2 or data.shape[1] != decoder.n_channels:
-        raise ValueError(
-            f"data must have shape (n_samples, {decoder.n_channels}), got {data.shape}."
-        )
+    data = _recording(decoder, data)
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}.")
     ends = np.empty(0, dtype=np.int64) if rest_ends is None else np.asarray(rest_ends)

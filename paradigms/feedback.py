@@ -136,10 +136,8 @@ class StreamDecoder:
             self.decode_times.append((done - got) / len(decisions))
             now = local_clock()
             self.latencies.extend(now - d.timestamp for d in decisions)
-        # busy: the caller's work since the last poll returned, and this update (not the wait)
-        caller = 0.0 if self._returned is None else called - self._returned
-        self._recent.append((caller + done - got, done - got, len(decisions)))
         if self.decoder.n_skipped > skipped and self.fell_behind is None:
+            # the figures that made this update skip: the updates before it
             n = sum(k for _, _, k in self._recent)
             self.fell_behind = {
                 "loop_ms": self.cost * 1e3,
@@ -152,6 +150,9 @@ class StreamDecoder:
                 "[online] update_rate (--set online.update_rate=...) to decode every window.",
                 describe_falling_behind(self.fell_behind),
             )
+        # busy: the caller's work since the last poll returned, and this update (not the wait)
+        caller = 0.0 if self._returned is None else called - self._returned
+        self._recent.append((caller + done - got, done - got, len(decisions)))
         self._returned = time.perf_counter()
         return decisions
 

@@ -1,5 +1,6 @@
 """The inlet worker base on real loopback streams: one thread owns the inlet, clean errors."""
 
+import signal
 import threading
 import time
 from uuid import uuid4
@@ -170,6 +171,29 @@ def test_ctrl_c_while_launching_ends_start_together_at_once():
         start_together([waiting, _InterruptedLaunch(f"absent-{uuid4().hex}")])
     assert time.monotonic() - started < 3.0  # not 3 × the first one's 5 s
     assert waiting._stop_event.is_set()
+
+
+@pytest.mark.lsl
+def test_ctrl_c_while_connecting_lets_stop_return_at_once():
+    """A Ctrl-C while ``start`` waits for an absent stream: ``stop`` afterwards (a session
+    closing its streams) returns at once, without joining the thread still in liblsl's
+    resolve (5 s, then "did not stop within 5 s")."""
+    worker = _Collector(f"absent-{uuid4().hex}", timeout=10.0)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    ctrl_c = threading.Timer(
+        0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)
+    )
+    try:
+        ctrl_c.start()
+        with pytest.raises(KeyboardInterrupt):
+            worker.start()
+    finally:
+        ctrl_c.cancel()
+        signal.signal(signal.SIGINT, previous)
+    started = time.monotonic()
+    worker.stop()
+    assert time.monotonic() - started < 1.0
+    assert worker._stop_event.is_set() and not worker.running
 
 
 def test_bad_parameters():

@@ -296,6 +296,17 @@ def test_bad_chunks(pipeline):
         offline_decisions(dec, np.full((300, N_CH), np.nan))
 
 
+@pytest.mark.parametrize("reference", [offline_decisions, replay])
+def test_recording_in_the_mne_layout_is_refused(pipeline, reference):
+    """``raw.get_data()`` is (n_channels, n_times): refused naming the layout, not read as
+    N_CH samples of 300 channels (``offline_decisions`` returned no decisions, silently)."""
+    dec = OnlineDecoder(pipeline, SFREQ, N_CH)
+    with pytest.raises(ValueError, match=r"got \(8, 300\) \(the MNE layout .*pass data\.T\)"):
+        reference(dec, _stream(300).T)
+    with pytest.raises(ValueError, match=r"got \(300, 9\)\.$"):
+        reference(dec, np.zeros((300, N_CH + 1)))
+
+
 def _epochs(n_classes, n_per_class=20, n_universum=10, n_ch=N_CH, seed=3):
     """Trials whose class c has more power on channel c, plus universum trials."""
     rng = np.random.default_rng(seed)

@@ -449,6 +449,11 @@ def _calibrate(output, channels=4, speed=5, trials_per_class=4):
         argv += ["--set", f"{key}={getattr(getattr(config, section), field)!r}"]
     argv += ["--set", f"paradigm.trials_per_class={trials_per_class}"]
     argv += ["--set", "timeline.pause=[1.0, 1.5]"]
+    return _popen_as_from_a_terminal(argv)
+
+
+def _popen_as_from_a_terminal(argv):
+    """Start ``argv`` with its output piped, in a process whose SIGINT has its default action."""
     # A shell starts background jobs with SIGINT ignored and the child would inherit that;
     # Ctrl-C comes from a terminal, where SIGINT has its default action: give the child that.
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -483,6 +488,35 @@ def test_signal_to_calibrate_finalises_and_exits_130(tmp_path, signum):
     descriptions, _ = _annotations(fname.group(2))
     assert descriptions.count("trial/end") >= int(fname.group(1))
     assert not list(tmp_path.rglob("*.partial"))
+
+
+@pytest.mark.lsl
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_waiting_for_the_stream_exits_130_at_once(tmp_path, signum):
+    """Ctrl-C while the session waits for an absent EEG stream: the command says it was
+    interrupted and exits with 130 at once, instead of waiting for the connecting thread and
+    failing with "did not stop within 5 s" (exit code 1)."""
+    config = fast_config(tmp_path / "out")
+    argv = [sys.executable, "-m", "paradigms", "calibrate", "--quality-seconds", "0"]
+    argv += ["--stream", f"absent-{config.stream.name}", "--set", "stream.timeout=20"]
+    argv += ["--set", f"stream.markers={config.stream.markers!r}", "-o", str(tmp_path / "out")]
+    proc = _popen_as_from_a_terminal(argv)
+    try:
+        seen = read_until(proc.stderr, "Waiting for LSL stream", timeout=60)
+        signalled = time.monotonic()
+        proc.send_signal(signum)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+    elapsed = time.monotonic() - signalled
+    err = "".join(seen) + proc.stderr.read()
+    assert proc.returncode == 130, err
+    assert "bci-universum calibrate: interrupted." in err
+    assert "did not stop" not in err and "Traceback" not in err, err
+    assert elapsed < 4.0, err  # not the 5 s join of the connecting thread
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.lsl
