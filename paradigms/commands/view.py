@@ -88,6 +88,9 @@ def add_parser(subparsers) -> None:
 def _check(args: argparse.Namespace) -> None:
     if args.screenshot is not None and args.duration is None:
         raise ValueError("--screenshot needs --duration (the window is saved as it closes).")
+    low, high = args.band
+    if low >= high:  # also with --check, which has no use for it: a typo all the same
+        raise ValueError(f"--band: LOW must be below HIGH, got {low:g} {high:g}.")
 
 
 def _replay(args):

@@ -98,6 +98,7 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["view", ""], r"argument stream: expected the name of an LSL stream, got ''"),
         (["view", "--source-id", ""], r"--source-id: expected the source_id of an LSL stream"),
         (["view", "--screenshot", "s.png"], r"view: error: --screenshot needs --duration"),
+        (["view", "--band", "40", "1", "--check"], r"view: error: --band: LOW must be below"),
         (["calibrate", "--source-id", " "], r"--source-id: expected the source_id of an LSL"),
         (["calibrate", "--simulate", "-o", ""], r"--output/-o: expected a path, got ''"),
         (["calibrate", "--stream", ""], r"--stream: expected the name of an LSL stream, got ''"),
