@@ -66,16 +66,22 @@ def format_summary(summary: dict) -> str:
 def run(args) -> int:
     from bci_universum.model_io import load_model
 
-    from ..session import check_online_model
+    from ..session import RunInterrupted, check_online_model
 
     config = config_from_args(args)
     model = load_model(args.model)  # refused before connecting when it does not fit the session
     check_online_model(model[1], config, f"the model {args.model}")
+    interrupted = None
     with open_session(args, config) as session:
-        results = session.online(model)
+        try:
+            results = session.online(model)
+        except RunInterrupted as err:  # its scored trials are reported all the same
+            results, interrupted = err.results, err
     print(describe_run(results))
     print(format_summary(results["summary"]))
     print_online_plots(results, config.paradigm.speed)
+    if interrupted is not None:
+        raise interrupted
     return 0
 
 

@@ -400,7 +400,7 @@ def test_ctrl_c_during_feedback_leaves_the_cut_trial_unscored(tmp_path):
             assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
             time.sleep(0.005)
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=60)
+        out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -412,6 +412,10 @@ def test_ctrl_c_during_feedback_leaves_the_cut_trial_unscored(tmp_path):
     feedback = [t["index"] for t in saved["trials"] if "feedback" in t["onsets"]]
     assert [r["index"] for r in saved["results"]] == feedback
     assert saved["summary"]["n_trials"] == len(feedback)
+    # the operator is told what the scored trials gave (none: the first one was cut)
+    summary = saved["summary"]
+    assert f"hit rate: {summary['n_hits']}/{summary['n_trials'] - summary['n_undecided']}" in out
+    assert "online run 01: 0 trials, interrupted by Ctrl-C/SIGTERM -> " in out
     assert len(saved["trials"]) == int(recorded.group(1))
 
     sidecar = json.loads(Path(recorded.group(2)).with_suffix(".json").read_text())
