@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bci_universum._checks import repeated
 from bci_universum.datasets.bids import bids_run, check_bids_label
 from bci_universum.datasets.channels import unique_channel_names
 
@@ -586,9 +587,7 @@ def _say_renamed(header: dict) -> None:
     """Log which channels of the recorded stream share a label, and their names in the FIF."""
     names = [ch["name"] for ch in header["channels"]]
     shared = {
-        name: [k for k, other in enumerate(names) if other == name]
-        for name in names
-        if names.count(name) > 1
+        name: [k for k, other in enumerate(names) if other == name] for name in repeated(names)
     }
     if shared:
         unique = unique_channel_names(names)

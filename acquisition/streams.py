@@ -15,6 +15,7 @@ from uuid import uuid4
 
 import numpy as np
 
+from bci_universum._checks import repeated
 from bci_universum.datasets.channels import unique_channel_names
 from bci_universum.datasets.units import VOLTAGE_TYPES, Unit, resolve_unit
 
@@ -329,7 +330,7 @@ def make_stream_info(
     if n == 0:
         raise ValueError("A stream needs at least one channel (ch_names is empty).")
     if len(set(ch_names)) != n:
-        dup = sorted({ch for ch in ch_names if ch_names.count(ch) > 1})
+        dup = repeated(ch_names)
         raise ValueError(f"Duplicate channel names in stream {name!r}: {dup}.")
     if not sfreq >= 0:
         raise ValueError(f"sfreq must be >= 0 Hz, got {sfreq!r}.")

@@ -28,6 +28,7 @@ import joblib
 import numpy as np
 
 from . import __version__
+from ._checks import repeated
 from .datasets import check_writable
 from .datasets.channels import channel_differences
 
@@ -406,7 +407,7 @@ def for_channels(pipeline, metadata: ModelMetadata, ch_names: list[str], sfreq: 
             f"({metadata.sfreq} Hz); record and train at the same rate."
         )
     ch_names = [str(c) for c in ch_names]
-    duplicated = sorted({c for c in ch_names if ch_names.count(c) > 1})
+    duplicated = repeated(ch_names)
     if duplicated:
         raise ValueError(f"The input has duplicated channel names {duplicated}.")
     missing = channel_differences(metadata.ch_names, ch_names)[0]

@@ -88,6 +88,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bci_universum._checks import repeated
 from bci_universum.datasets import (
     EEGMMIDB_UNIVERSA,
     EpochSet,
@@ -313,10 +314,10 @@ def _dataset(values: dict, index: int, base: Path) -> DatasetConfig:
     elif kind not in ("bci4als", "bids") and "files" not in o:
         raise ValueError(f"[[datasets]] {name}: kind {kind!r} needs files = [...].")
     subjects = o.get("subjects", [])
-    repeated = sorted({str(s) for s in subjects if subjects.count(s) > 1})
-    if repeated:
+    twice = [str(s) for s in repeated(subjects)]
+    if twice:
         raise ValueError(
-            f"[[datasets]] {name}: subjects lists {repeated} more than once: their results "
+            f"[[datasets]] {name}: subjects lists {twice} more than once: their results "
             "would be counted twice; name each subject once."
         )
     if "highpass" in o:
@@ -330,10 +331,10 @@ def _datasets(values: list, base: Path) -> list[DatasetConfig]:
     """The ``[[datasets]]`` entries; their names label the results, so they must differ."""
     datasets = [_dataset(d, i, base) for i, d in enumerate(values)]
     names = [d.name for d in datasets]
-    repeated = sorted({n for n in names if names.count(n) > 1})
-    if repeated:
+    twice = repeated(names)
+    if twice:
         raise ValueError(
-            f"[[datasets]] names {repeated} are used more than once (the name defaults to the "
+            f"[[datasets]] names {twice} are used more than once (the name defaults to the "
             "kind); results of entries with one name would be merged: give each its own "
             'name = "...".'
         )

@@ -26,6 +26,7 @@ from pathlib import Path
 import mne
 import numpy as np
 
+from .._checks import repeated
 from .._universum import UNIVERSUM_STR
 from ..online import filter_raw
 from ._docs import fill_doc
@@ -239,9 +240,9 @@ def _check_picks(picks, ch_names: list[str], name: str) -> None:
     (and the right case of names that differ only by case), and names listed twice."""
     if picks is None or isinstance(picks, str):
         return
-    repeated = sorted({str(p) for p in picks if list(picks).count(p) > 1})
-    if repeated:
-        raise ValueError(f"{name}: channels {repeated} are listed more than once in the picks.")
+    twice = [str(p) for p in repeated(picks)]
+    if twice:
+        raise ValueError(f"{name}: channels {twice} are listed more than once in the picks.")
     unknown = [str(p) for p in picks if isinstance(p, str) and p not in ch_names]
     unknown = [p for p in unknown if p not in _PICK_TYPES]
     if not unknown:

@@ -59,6 +59,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 from sklearn.pipeline import Pipeline
 
+from .._checks import repeated
 from .._universum import UNIVERSUM_STR
 from ..model_selection import UniversumStratifiedKFold
 from ..pipelines import PipelineFactory
@@ -278,10 +279,10 @@ def check_classes(classes) -> None:
     classes = list(classes)
     if not classes:
         raise ValueError("classes is empty: name the labelled classes to use (or all: None).")
-    repeated = sorted({c for c in classes if classes.count(c) > 1})
-    if repeated:
+    twice = repeated(classes)
+    if twice:
         raise ValueError(
-            f"classes lists {repeated} more than once (got {classes}): name each class once."
+            f"classes lists {twice} more than once (got {classes}): name each class once."
         )
 
 
@@ -308,10 +309,10 @@ def check_universa(universa) -> list[str]:
         raise ValueError("universa must name at least one universum (e.g. 'none').")
     for u in universa:
         parse_universum(u)
-    repeated = sorted({u for u in universa if universa.count(u) > 1})
-    if repeated:
+    twice = repeated(universa)
+    if twice:
         raise ValueError(
-            f"universa lists {repeated} more than once (got {universa}): its results would be "
+            f"universa lists {twice} more than once (got {universa}): its results would be "
             "counted twice; name each universum once."
         )
     return universa

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 
+from .._checks import repeated
 from .._universum import UNIVERSUM_STR
 
 __all__ = ["THESIS_GRID", "CrossGroup", "LearningCurve", "Split", "WithinSession", "derive_seed"]
@@ -213,7 +214,7 @@ class CrossGroup:
                     f"{where} is listed more than once: its results would be counted twice; "
                     "name each pair once."
                 )
-            twice = sorted({g for g in pair[0] if pair[0].count(g) > 1})
+            twice = repeated(pair[0])
             if twice:
                 raise ValueError(
                     f"{where} names training {self.group}s {twice} more than once (a typo for "
@@ -309,10 +310,10 @@ class LearningCurve:
         sizes = list(self.n_per_class)
         if not sizes or any(_not_count(n, 2) for n in sizes):
             raise ValueError(f"n_per_class must all be integers >= 2, got {self.n_per_class}.")
-        repeated = sorted({n for n in sizes if sizes.count(n) > 1})
-        if repeated:
+        twice = repeated(sizes)
+        if twice:
             raise ValueError(
-                f"n_per_class lists {repeated} more than once (got {self.n_per_class}): its "
+                f"n_per_class lists {twice} more than once (got {self.n_per_class}): its "
                 "results would be counted twice; name each size once."
             )
         if _not_count(self.n_repeats, 1):
