@@ -60,8 +60,8 @@ def test_epochs_tags_and_transform_checks(est):
     with pytest.raises(ValueError, match=f"(2 channels|{name} expects epochs)"):
         est.transform(X[:, :2])
     if isinstance(est, LENGTH_BOUND):
-        where = "WelchPSD" if isinstance(est, BandPower) else name  # its inner PSD estimator
-        with pytest.raises(ValueError, match=f"{where}: epochs have 80 samples, but 100 were"):
+        # BandPower names itself, not its inner WelchPSD
+        with pytest.raises(ValueError, match=f"{name}: epochs have 80 samples, but 100 were"):
             est.transform(X[..., :80])
     else:
         assert est.transform(X[..., :80]).shape[0] == len(X)
@@ -73,7 +73,7 @@ def test_mne_epochs_are_refused_naming_get_data(est):
     fit "worked" and transform then refused the epochs' own channels."""
     X, y = _epochs()
     epochs = mne.EpochsArray(X, mne.create_info(X.shape[1], 100.0, "eeg"), verbose="error")
-    name = "WelchPSD" if isinstance(est, BandPower) else type(est).__name__  # its inner PSD
+    name = type(est).__name__  # BandPower too, not its inner WelchPSD
     match = rf"{name} expects epochs as an array .* got EpochsArray: .* epochs\.get_data\(\)"
     with pytest.raises(TypeError, match=match):
         clone(est).fit(epochs, y)
