@@ -126,6 +126,13 @@ def check_labelled_epochs(estimator, X, y, universum_label=None, *, min_classes:
             f"got shape {y.shape}."
         )
     universum = universum_mask(y, universum_label)
+    # a NaN label would be a class of no trial (y == nan is never true)
+    missing = [v for v in y[~universum] if v is None or v != v]
+    if missing:
+        raise ValueError(
+            f"y contains {len(missing)} missing label(s) ({missing[0]}): label every trial "
+            "or drop the unlabelled ones."
+        )
     classes = np.unique(y[~universum])
     if classes.size < min_classes:
         raise ValueError(

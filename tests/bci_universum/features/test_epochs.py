@@ -139,3 +139,14 @@ def test_labelled_epochs_checks():
                 check(est, X, bad_y, UNIVERSUM)
         with pytest.raises(TypeError):
             check(est, X, y, UNIVERSUM, 1)  # min_classes is keyword-only
+        # a missing label was a class of no trial: CSP failed in scikit-learn's covariance
+        # ("Found array with 0 sample(s)")
+        for missing, shown in ((np.nan, "nan"), (None, "None")):
+            unlabelled = y.astype(object if missing is None else float)
+            unlabelled[[0, 3]] = missing
+            with pytest.raises(ValueError, match=rf"y contains 2 missing label\(s\) \({shown}\)"):
+                check(est, X, unlabelled, UNIVERSUM)
+    nan_labels = y.astype(float)
+    nan_labels[0] = np.nan
+    with pytest.raises(ValueError, match=r"1 missing label\(s\) \(nan\)"):
+        CSP(2).fit(X, nan_labels)
