@@ -75,7 +75,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import validate_parameter_constraints
 
+from ._constraints import POSITIVE
 from ._universum import universum_mask
 from .classifiers import (
     BiasedSVC,
@@ -537,6 +539,9 @@ def make_pipeline(
     """
     spec = get_pipeline(name)
     p = _check_params(name, params)
+    validate_parameter_constraints(
+        {"sfreq": [POSITIVE]}, {"sfreq": sfreq}, caller_name=f"make_pipeline({name!r})"
+    )
     if "window" not in p:
         return Pipeline(spec.build(sfreq, random_state, p))
     check_on_grid(p["window"], sfreq, f"Pipeline {name!r}: window {p['window']} s")

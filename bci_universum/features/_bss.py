@@ -11,6 +11,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._universum import universum_mask
+from ._epochs import check_array_input
 
 FIT_ON = ("all", "labelled")
 
@@ -20,7 +21,18 @@ def check_signals(estimator, X, *, reset: bool) -> tuple[np.ndarray, bool]:
 
     ``n_features_in_`` is the number of channels for both layouts.
     """
+    name = type(estimator).__name__
+    check_array_input(
+        name,
+        X,
+        "an array of shape (n_channels, n_times) or (n_trials, n_channels, n_times)",
+    )
     ndim = np.ndim(X)
+    if not reset and ndim in (2, 3) and np.shape(X)[-2] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {np.shape(X)[-2]} channels, but {name} was fitted on "
+            f"{estimator.n_features_in_} channels."
+        )
     if ndim not in (2, 3):
         raise ValueError(
             f"X must be 2-D (n_channels, n_times) or 3-D (n_trials, n_channels, n_times), "

@@ -16,6 +16,34 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._universum import universum_mask
 
 
+def check_array_input(name: str, X, expected: str) -> None:
+    """Refuse an object that is neither an array nor a list, such as an ``mne.Epochs``.
+
+    An ``mne.Epochs`` iterates as Epochs of one trial and an ``mne.io.Raw`` as (data, times)
+    pairs: scikit-learn's validation would count one channel or fail on a ragged array, far
+    from the cause.
+
+    Parameters
+    ----------
+    name : str
+        The estimator's name, the start of the message.
+    X : object
+        The input.
+    expected : str
+        What the estimator expects (e.g. ``"epochs as an array of shape (...)"``).
+
+    Raises
+    ------
+    TypeError
+        For an object without ``__array__`` that is not a list or tuple.
+    """
+    if not isinstance(X, list | tuple) and not hasattr(X, "__array__"):
+        raise TypeError(
+            f"{name} expects {expected}, got {type(X).__name__}: for MNE data, pass "
+            "epochs.get_data() or raw.get_data()."
+        )
+
+
 def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray:
     """Validate an epochs array ``(n_trials, n_channels, n_times)`` as float64.
 
@@ -40,12 +68,7 @@ def check_epochs(estimator, X, *, reset: bool, min_times: int = 1) -> np.ndarray
         For an object that is neither an array nor a list, such as an ``mne.Epochs``.
     """
     name = type(estimator).__name__
-    # an mne.Epochs iterates as Epochs of one trial: scikit-learn would count one channel
-    if not isinstance(X, list | tuple) and not hasattr(X, "__array__"):
-        raise TypeError(
-            f"{name} expects epochs as an array of shape (n_trials, n_channels, n_times), got "
-            f"{type(X).__name__}: for MNE epochs, pass epochs.get_data()."
-        )
+    check_array_input(name, X, "epochs as an array of shape (n_trials, n_channels, n_times)")
     if np.ndim(X) != 3:
         raise ValueError(
             f"{name} expects epochs of shape (n_trials, n_channels, n_times), "
@@ -103,6 +126,13 @@ def check_labelled_epochs(estimator, X, y, universum_label=None, *, min_classes:
             f"got shape {y.shape}."
         )
     universum = universum_mask(y, universum_label)
+    # a NaN label would be a class of no trial (y == nan is never true)
+    missing = [v for v in y[~universum] if v is None or v != v]
+    if missing:
+        raise ValueError(
+            f"y contains {len(missing)} missing label(s) ({missing[0]}): label every trial "
+            "or drop the unlabelled ones."
+        )
     classes = np.unique(y[~universum])
     if classes.size < min_classes:
         raise ValueError(

@@ -184,8 +184,8 @@ class TrialPreprocessing(EpochsTransformer):
         may be set to another length than the training window).
     window : tuple of float
         ``(start, stop)`` of the kept window relative to the cue offset (s), stop excluded;
-        its edges must fall on the input's samples (counted from the epochs' start), and it
-        must last at least one output sample.
+        its edges must fall on the input's samples (counted from the epochs' start), its
+        start also on the resampled ones, and it must last at least one output sample.
     h_freq : float or None
         Low-pass edge (Hz); ``None`` skips the low-pass.
     h_trans_bandwidth : float
@@ -264,6 +264,11 @@ class TrialPreprocessing(EpochsTransformer):
         if self.tmin is not None:
             what += f" (in epochs from tmin={tmin:g} s)"
         check_on_grid((start - tmin, stop - tmin), sfreq, what)
+        if self.tmin is not None and out != sfreq:
+            # the resampled epochs' samples lie on tmin + k / out: a window starting between
+            # them would be shifted to the nearest one and times_ would be off by that shift
+            what = f"window start {start:g} s (in epochs from tmin={tmin:g} s, resampled)"
+            check_on_grid((start - tmin,), out, what)
         if self.tmin is None and X.shape[2] != round((stop - start) * sfreq):
             raise ValueError(
                 f"window {self.window!r} s is {round((stop - start) * sfreq)} samples at "

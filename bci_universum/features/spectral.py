@@ -14,7 +14,6 @@ import numpy as np
 import scipy.signal
 from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
-from sklearn.utils.validation import check_is_fitted
 
 from .._constraints import POSITIVE
 from ._epochs import EpochsTransformer
@@ -253,10 +252,11 @@ class BandPower(EpochsTransformer):
             except ValueError as err:
                 raise ValueError(f"band {band!r} of BandPower: {err}") from err
             bands.append((lo, hi))
+        X = self._check_fit_input(X)
         self.psd_ = WelchPSD(
             self.sfreq, n_windows=self.n_windows, nperseg=self.nperseg, flatten=False
         ).fit(X)
-        self.n_features_in_ = self.psd_.n_features_in_
+        self._n_times_in = X.shape[2]
         freqs = self.psd_.freqs_
         for band, (lo, hi) in zip(self.bands, bands, strict=True):
             mask = (freqs >= lo) & (freqs <= hi)
@@ -283,7 +283,7 @@ class BandPower(EpochsTransformer):
         -------
         power : ndarray of shape (n_trials, n_channels * n_bands)
         """
-        check_is_fitted(self, self._fitted_attribute)
+        X = self._check_transform_input(X)
         psd = self.psd_.transform(X)
         power = np.stack([psd[..., m].mean(axis=-1) for m in self._masks], axis=-1)
         if self.log:
@@ -415,7 +415,7 @@ class FilterBank(EpochsTransformer):
         if len(self.bands) == 0:
             raise ValueError("bands must list at least one (l_freq, h_freq) band.")
         for band in self.bands:
-            if len(band) != 2:
+            if np.ndim(band) != 1 or len(band) != 2:
                 raise ValueError(f"each band must be (l_freq, h_freq) in Hz, got {band!r}.")
             check_band(band[0], band[1], sfreq)
         X = self._check_fit_input(X)

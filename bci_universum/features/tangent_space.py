@@ -88,7 +88,7 @@ def _tangent_vector(x, code, P, rows, cols, weights, out) -> bool:
     """Write the tangent vector of trial ``x`` into ``out``; False if not positive definite."""
     M = np.dot(np.dot(P, _trial_covariance(x, code)), P)
     eigvals, eigvecs = np.linalg.eigh(M)
-    if eigvals[0] <= 1e-12 * eigvals[-1]:
+    if eigvals[0] <= _PD_TOLERANCE * eigvals[-1]:
         return False
     logs = np.dot(eigvecs * np.log(eigvals), eigvecs.T)
     for k in range(rows.size):
@@ -102,6 +102,14 @@ def _tangent_vectors(X, code, P, rows, cols, weights, out) -> bool:
         if not _tangent_vector(X[k], code, P, rows, cols, weights, out[k]):
             return False
     return True
+
+
+#: The smallest eigenvalue of a positive definite covariance, relative to its largest.
+_PD_TOLERANCE = 1e-12
+
+_NOT_POSITIVE_DEFINITE = (
+    "{what} not positive definite (flat or duplicated channels?); use estimator='oas' or 'lwf'."
+)
 
 
 def _estimator_code(estimator: str) -> int:
@@ -190,6 +198,7 @@ class TangentSpace(EpochsTransformer):
         self._validate_params()
         self._code = _ESTIMATOR_CODES[self.estimator]
         X = self._check_fit_input(X)
+        trials = np.arange(X.shape[0])  # the reference trials' indices into X
         if y is not None and self.reference == "labelled":
             y = np.asarray(y)
             if y.shape != (X.shape[0],):
@@ -197,10 +206,17 @@ class TangentSpace(EpochsTransformer):
                     f"y must have shape ({X.shape[0]},) to match the trials of X, "
                     f"got shape {y.shape}."
                 )
-            X = X[~universum_mask(y, self.universum_label)]
+            trials = trials[~universum_mask(y, self.universum_label)]
+            X = X[trials]
             if X.shape[0] == 0:
                 raise ValueError("reference='labelled' needs labelled trials; all are universum.")
         covs = regularized_covariances(X, self.estimator)
+        eigvals = np.linalg.eigvalsh(covs)
+        singular = trials[eigvals[:, 0] <= _PD_TOLERANCE * eigvals[:, -1]]
+        if singular.size:
+            shown = ", ".join(map(str, singular[:10])) + (", ..." if singular.size > 10 else "")
+            what = f"The covariance of {singular.size} trial(s) [{shown}] of X is"
+            raise ValueError(_NOT_POSITIVE_DEFINITE.format(what=what))
         self.reference_ = _PyriemannTangentSpace(metric="riemann").fit(covs).reference_
         self.isqrt_reference_ = invsqrtm(self.reference_)
         n = X.shape[1]
@@ -218,10 +234,7 @@ class TangentSpace(EpochsTransformer):
         args = (self._code, self.isqrt_reference_, self._rows, self._cols, self._weights)
         ok = _tangent_vector(X, *args, out) if X.ndim == 2 else _tangent_vectors(X, *args, out)
         if not ok:
-            raise ValueError(
-                "A trial covariance is not positive definite (flat or duplicated channels?); "
-                "use estimator='oas' or 'lwf'."
-            )
+            raise ValueError(_NOT_POSITIVE_DEFINITE.format(what="A trial covariance is"))
         return out
 
     def transform(self, X):

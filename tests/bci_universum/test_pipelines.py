@@ -142,6 +142,10 @@ def test_labelled_only_refuses_pure_universum():
     [
         ({"name": "csp_qda"}, "Unknown pipeline 'csp_qda'"),
         ({"n_filters": 3}, r"no parameter \['n_filters'\]"),
+        # refused by name when built, not by float() or at fit by the window step
+        ({"sfreq": None}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got None"),
+        ({"sfreq": -250.0}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got -250.0"),
+        ({"sfreq": np.nan}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got nan"),
     ],
 )
 def test_bad_requests(kwargs, match):

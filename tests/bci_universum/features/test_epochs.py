@@ -60,8 +60,8 @@ def test_epochs_tags_and_transform_checks(est):
     with pytest.raises(ValueError, match=f"(2 channels|{name} expects epochs)"):
         est.transform(X[:, :2])
     if isinstance(est, LENGTH_BOUND):
-        where = "WelchPSD" if isinstance(est, BandPower) else name  # its inner PSD estimator
-        with pytest.raises(ValueError, match=f"{where}: epochs have 80 samples, but 100 were"):
+        # BandPower names itself, not its inner WelchPSD
+        with pytest.raises(ValueError, match=f"{name}: epochs have 80 samples, but 100 were"):
             est.transform(X[..., :80])
     else:
         assert est.transform(X[..., :80]).shape[0] == len(X)
@@ -73,7 +73,7 @@ def test_mne_epochs_are_refused_naming_get_data(est):
     fit "worked" and transform then refused the epochs' own channels."""
     X, y = _epochs()
     epochs = mne.EpochsArray(X, mne.create_info(X.shape[1], 100.0, "eeg"), verbose="error")
-    name = "WelchPSD" if isinstance(est, BandPower) else type(est).__name__  # its inner PSD
+    name = type(est).__name__  # BandPower too, not its inner WelchPSD
     match = rf"{name} expects epochs as an array .* got EpochsArray: .* epochs\.get_data\(\)"
     with pytest.raises(TypeError, match=match):
         clone(est).fit(epochs, y)
@@ -139,3 +139,14 @@ def test_labelled_epochs_checks():
                 check(est, X, bad_y, UNIVERSUM)
         with pytest.raises(TypeError):
             check(est, X, y, UNIVERSUM, 1)  # min_classes is keyword-only
+        # a missing label was a class of no trial: CSP failed in scikit-learn's covariance
+        # ("Found array with 0 sample(s)")
+        for missing, shown in ((np.nan, "nan"), (None, "None")):
+            unlabelled = y.astype(object if missing is None else float)
+            unlabelled[[0, 3]] = missing
+            with pytest.raises(ValueError, match=rf"y contains 2 missing label\(s\) \({shown}\)"):
+                check(est, X, unlabelled, UNIVERSUM)
+    nan_labels = y.astype(float)
+    nan_labels[0] = np.nan
+    with pytest.raises(ValueError, match=r"1 missing label\(s\) \(nan\)"):
+        CSP(2).fit(X, nan_labels)

@@ -92,6 +92,22 @@ def test_trial_preprocessing_window_position():
     assert np.argmax(out[0, 0]) == 20
 
 
+def test_window_start_between_resampled_samples_is_refused():
+    """Epochs from tmin=-0.004 s at 250 Hz resample to samples at -0.004 + k / 100 s: a window
+    starting at 0 s began at -0.004 s while times_ said 0 s."""
+    X = np.zeros((1, 1, 251))
+    match = (
+        r"window start 0 s \(in epochs from tmin=-0.004 s, resampled\) falls between samples "
+        r"at 100 Hz \(0.4 samples\)"
+    )
+    with pytest.raises(ValueError, match=match):
+        TrialPreprocessing(250.0, tmin=-0.004, window=(0.0, 0.5)).fit(X)
+    # on the resampled grid, or not resampled: accepted
+    pre = TrialPreprocessing(250.0, tmin=-0.2, window=(0.0, 0.5)).fit(np.zeros((1, 1, 300)))
+    np.testing.assert_allclose(pre.times_[:2], [0.0, 0.01])
+    TrialPreprocessing(250.0, tmin=-0.004, window=(0.0, 0.5), resample_sfreq=None).fit(X)
+
+
 def test_trial_preprocessing_without_resampling_or_filter():
     X = np.random.default_rng(0).standard_normal((2, 3, 100))
     pre = TrialPreprocessing(100.0, h_freq=None, resample_sfreq=None, window=(0.2, 0.6))

@@ -138,6 +138,8 @@ def test_sklearn_contract_and_pipeline(est):
         (FilterBank(100.0, [(8.0, 70.0)]), "h_freq=70.0"),
         (FilterBank(100.0, []), "at least one"),
         (FilterBank(100.0, [(8.0,)]), "each band must be"),
+        # one band, not a list of bands: its edges are not bands
+        (FilterBank(100.0, (8.0, 12.0)), r"each band must be \(l_freq, h_freq\) in Hz, got 8.0"),
     ],
 )
 def test_bad_parameters(est, match, noise):

@@ -1,6 +1,7 @@
 """Tangent space: the lean path equals pyRiemann; universum handling; sklearn contract."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -130,6 +131,15 @@ def test_bad_parameters_and_trials(epochs):
     flat[:, 3] = flat[:, 2]
     with pytest.raises(ValueError, match="not positive definite"):
         TangentSpace("scm").fit(X).transform(flat)
+    # in fit, the trials are named (indices into X, universum trials counted) instead of
+    # pyRiemann's error on the mean, after RuntimeWarnings from its log of negative eigenvalues
+    duplicated = X.copy()
+    duplicated[[1, 4], 3] = duplicated[[1, 4], 2]
+    y_universum = np.where(np.arange(len(y)) == 0, UNIVERSUM, y)  # trial 0 not in the reference
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ValueError, match=r"2 trial\(s\) \[1, 4\] of X is not positive"):
+            TangentSpace("scm").fit(duplicated, y_universum)
 
 
 @pytest.mark.slow(seconds=25)

@@ -2,6 +2,7 @@
 
 import pickle
 
+import mne
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -11,6 +12,7 @@ from sklearn.preprocessing import FunctionTransformer
 
 from bci_universum import UNIVERSUM, split_universum
 from bci_universum.features._metrics import amari_index
+from bci_universum.features.ica import ICA
 from bci_universum.features.tdsep import SOBI, TDSEP, lagged_covariances
 
 
@@ -258,7 +260,28 @@ def test_transform_rejects_wrong_channel_count_and_unfitted():
     with pytest.raises(Exception, match="not fitted"):
         TDSEP().transform(X)
     model = TDSEP(lags=3).fit(X)
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="X has 4 channels, but TDSEP was fitted on 5 channels"):
         model.transform(X[:4])
     with pytest.raises(ValueError, match="n_components"):
         model.inverse_transform(np.zeros((3, 10)))
+
+
+@pytest.mark.parametrize("estimator", [TDSEP(lags=3), ICA(random_state=0)], ids=["TDSEP", "ICA"])
+def test_mne_objects_are_refused_naming_get_data(estimator):
+    """An mne.Epochs iterates as Epochs of one trial (scikit-learn counted one feature) and an
+    mne.io.Raw as (data, times) pairs (a ragged-array error): both are named instead."""
+    _, _, X = mixed_mixture(0, n_times=600)
+    info = mne.create_info(X.shape[0], 100.0, "eeg")
+    raw = mne.io.RawArray(X, info, verbose="error")
+    epochs = mne.EpochsArray(X.reshape(5, 3, 200).transpose(1, 0, 2), info, verbose="error")
+    name = type(estimator).__name__
+    for mne_object in (raw, epochs):
+        kind = type(mne_object).__name__
+        match = rf"{name} expects an array .* got {kind}: .* raw\.get_data\(\)"
+        with pytest.raises(TypeError, match=match):
+            clone(estimator).fit(mne_object)
+    fitted = clone(estimator).fit(X)
+    with pytest.raises(TypeError, match=r"got EpochsArray: .* epochs\.get_data\(\)"):
+        fitted.transform(epochs)
+    trials = epochs.get_data()
+    np.testing.assert_array_equal(fitted.transform(trials)[1], fitted.transform(trials[1]))
