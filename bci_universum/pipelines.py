@@ -92,6 +92,7 @@ from .classifiers import (
 from .features import CSP, ICA, Recentring, TangentSpace, TrialPreprocessing, WelchPSD
 from .features.preprocessing import check_on_grid, check_window
 from .features.spike_kernels import SpikeKernel
+from .online import design_bandpass
 from .universa import TrainingSetWrapper
 
 __all__ = [
@@ -542,6 +543,8 @@ def make_pipeline(
     validate_parameter_constraints(
         {"sfreq": [POSITIVE]}, {"sfreq": sfreq}, caller_name=f"make_pipeline({name!r})"
     )
+    if p.get("band") is not None:  # refused now, not when the epochs are filtered
+        design_bandpass(sfreq, tuple(p["band"]))
     if "window" not in p:
         return Pipeline(spec.build(sfreq, random_state, p))
     check_on_grid(p["window"], sfreq, f"Pipeline {name!r}: window {p['window']} s")

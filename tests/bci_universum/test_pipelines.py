@@ -146,6 +146,8 @@ def test_labelled_only_refuses_pure_universum():
         ({"sfreq": None}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got None"),
         ({"sfreq": -250.0}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got -250.0"),
         ({"sfreq": np.nan}, r"'sfreq' parameter of make_pipeline\('csp_usvm'\) .* Got nan"),
+        # the causal filter's band, when built, not when the epochs are filtered
+        ({"band": (7.0, 60.0)}, r"band high edge 60.0 Hz must lie in \(0, 50.0\) Hz"),
     ],
 )
 def test_bad_requests(kwargs, match):

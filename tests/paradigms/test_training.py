@@ -270,7 +270,7 @@ def test_bad_options_are_refused(session, tmp_path, capsys):
 def test_recordings_with_other_channels_are_refused(session, tmp_path):
     _, raw = session
     other = raw.copy().drop_channels([raw.ch_names[0]])
-    with pytest.raises(ValueError, match=rf"missing: \['{raw.ch_names[0]}'\]"):
+    with pytest.raises(ValueError, match=rf"first recording \(it lacks {raw.ch_names[0]}\)"):
         train_model([raw, other], verbose="error")
 
 
