@@ -200,7 +200,7 @@ class MarkerReceiver(InletThread):
         )
         if fmt == pylsl.cf_string and n_ch == 1:
             self.encoding = "string"
-        elif fmt != pylsl.cf_string and rate == 0 and annotations:
+        elif fmt != pylsl.cf_string and rate == 0 and annotations and n_ch > 0:
             self.encoding = "one-hot"
             self._labels = [ch.name for ch in channels]
         elif fmt != pylsl.cf_string and rate == 0 and n_ch == 1:

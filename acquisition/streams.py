@@ -77,8 +77,8 @@ class StreamSummary:
 
     @property
     def is_signal(self) -> bool:
-        """True for a regular-rate numeric stream (what a ``StreamReceiver`` reads)."""
-        return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS
+        """True for a regular-rate numeric stream with channels (what a ``StreamReceiver`` reads)."""
+        return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS and self.n_channels > 0
 
 
 def stream_summary(info) -> StreamSummary:
@@ -108,6 +108,9 @@ def check_signal_stream(stream: StreamSummary) -> None:
     """
     if stream.is_signal:
         return
+    if stream.sfreq > 0 and stream.channel_format in _NUMERIC_FORMATS:
+        # liblsl divides by the channel count when pulling: the process would die of SIGFPE
+        raise ValueError(f"LSL stream {stream.name!r} has no channels: there is no signal to read.")
     raise ValueError(
         f"LSL stream {stream.name!r} carries markers ({stream.rate} rate, "
         f"{stream.channel_format}), not a signal: receiving, recording and viewing need a "

@@ -480,6 +480,17 @@ def test_string_and_irregular_streams_are_rejected():
     del outlet
 
 
+def test_stream_without_channels_is_rejected():
+    # pulling from a 0-channel inlet kills the process with SIGFPE inside liblsl
+    name = f"zero-{uuid4().hex}"
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "EEG", 0, 100.0, pylsl.cf_float32, name))
+    receiver = StreamReceiver(name, timeout=5.0)
+    with pytest.raises(ValueError, match=rf"LSL stream '{name}' has no channels"):
+        receiver.start()
+    assert not receiver.running
+    del outlet
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
