@@ -77,7 +77,7 @@ class StreamSummary:
 
     @property
     def is_signal(self) -> bool:
-        """True for a regular-rate numeric stream with channels (what a ``StreamReceiver`` reads)."""
+        """True for a regular-rate numeric stream with channels (what a receiver reads)."""
         return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS and self.n_channels > 0
 
 
@@ -110,7 +110,7 @@ def check_signal_stream(stream: StreamSummary) -> None:
         return
     if stream.sfreq > 0 and stream.channel_format in _NUMERIC_FORMATS:
         # liblsl divides by the channel count when pulling: the process would die of SIGFPE
-        raise ValueError(f"LSL stream {stream.name!r} has no channels: there is no signal to read.")
+        raise ValueError(f"LSL stream {stream.name!r} has no channels: no signal to read.")
     raise ValueError(
         f"LSL stream {stream.name!r} carries markers ({stream.rate} rate, "
         f"{stream.channel_format}), not a signal: receiving, recording and viewing need a "
