@@ -30,7 +30,7 @@ from bci_universum.markers import (
 )
 
 from ._inlet_thread import InletThread
-from .streams import OutletOwner, describe_channels, stream_summary
+from .streams import OutletOwner, check_stream_name, describe_channels, stream_summary
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class MarkerOutlet(OutletOwner):
     ) -> None:
         import pylsl
 
-        self.name = name
+        self.name = check_stream_name(name)
         self.source_id = source_id if source_id else uuid4().hex
         self.kinds = tuple(kinds)
         self.info = pylsl.StreamInfo(

@@ -149,6 +149,17 @@ def channel_format_code(fmt: str | int) -> int:
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # XPath 1.0 has no lower-case(): translate() instead
 
 
+def check_stream_name(name: str) -> str:
+    """Return ``name`` if it can name an LSL outlet; raise a ``ValueError`` otherwise.
+
+    liblsl refuses an empty name with an unexplained ``RuntimeError`` ("could not create stream
+    description object").
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"An LSL stream name must be a non-empty string, got {name!r}.")
+    return name
+
+
 def _quote(value: str, what: str) -> str:
     value = str(value)
     if "'" not in value:
@@ -327,6 +338,7 @@ def make_stream_info(
     """
     import pylsl
 
+    check_stream_name(name)
     ch_names = [str(ch) for ch in ch_names]
     n = len(ch_names)
     if n == 0:
