@@ -506,6 +506,14 @@ def test_stream_without_channels_is_rejected():
         ({"name": "x", "channel_format": "float16"}, "Unknown LSL channel format"),
         ({"name": "x", "sfreq": "160"}, "sfreq must be a positive number of Hz or None, got '1"),
         ({"name": "x", "sfreq": 0}, "sfreq must be a positive number"),
+        ({"name": "x", "n_channels": 0}, "n_channels must be a positive integer or None, got 0"),
+        (
+            {"name": "x", "n_channels": "64"},
+            "n_channels must be a positive integer or None, got '6",
+        ),
+        ({"name": "x", "n_channels": 2.5}, "n_channels must be a positive integer"),
+        # list("Cz") would silently expect channels 'C' and 'z'
+        ({"name": "x", "ch_names": "Cz"}, "ch_names must be a list of channel names, got the str"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):
