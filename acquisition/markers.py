@@ -30,7 +30,7 @@ from bci_universum.markers import (
 )
 
 from ._inlet_thread import InletThread
-from .streams import OutletOwner, describe_channels, stream_summary
+from .streams import OutletOwner, check_stream_name, describe_channels, stream_summary
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ class MarkerOutlet(OutletOwner):
     ) -> None:
         import pylsl
 
-        self.name = name
+        self.name = check_stream_name(name)
         self.source_id = source_id if source_id else uuid4().hex
         self.kinds = tuple(kinds)
         self.info = pylsl.StreamInfo(
@@ -200,7 +200,7 @@ class MarkerReceiver(InletThread):
         )
         if fmt == pylsl.cf_string and n_ch == 1:
             self.encoding = "string"
-        elif fmt != pylsl.cf_string and rate == 0 and annotations:
+        elif fmt != pylsl.cf_string and rate == 0 and annotations and n_ch > 0:
             self.encoding = "one-hot"
             self._labels = [ch.name for ch in channels]
         elif fmt != pylsl.cf_string and rate == 0 and n_ch == 1:

@@ -131,6 +131,16 @@ class StreamReceiver(InletThread):
             raise ValueError(f"max_chunk must be >= 1, got {max_chunk!r}.")
         if sfreq is not None and not (is_number(sfreq) and sfreq > 0):
             raise ValueError(f"sfreq must be a positive number of Hz or None, got {sfreq!r}.")
+        if n_channels is not None and not (
+            isinstance(n_channels, int | np.integer)
+            and not isinstance(n_channels, bool)
+            and n_channels > 0
+        ):
+            raise ValueError(f"n_channels must be a positive integer or None, got {n_channels!r}.")
+        if isinstance(ch_names, str):
+            raise ValueError(
+                f"ch_names must be a list of channel names, got the string {ch_names!r}."
+            )
         self.bufsize = float(bufsize)
         self.silence_timeout = silence_timeout
         self.n_channels = n_channels

@@ -29,6 +29,7 @@ from .streams import (
     DEFAULT_VOLTAGE_UNIT,
     NUMPY_DTYPES,
     channel_format_code,
+    check_stream_name,
     check_voltage_unit,
     si_scalings,
 )
@@ -127,7 +128,7 @@ class SimulatedSource(Worker):
             )
         if not timeout > 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}.")
-        self.name = name
+        self.name = check_stream_name(name)
         self.source_id = source_id or uuid4().hex
         self.markers_from = markers_from
         self.markers_source_id = markers_source_id

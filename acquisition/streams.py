@@ -78,8 +78,8 @@ class StreamSummary:
 
     @property
     def is_signal(self) -> bool:
-        """True for a regular-rate numeric stream (what a ``StreamReceiver`` reads)."""
-        return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS
+        """True for a regular-rate numeric stream with channels (what a receiver reads)."""
+        return self.sfreq > 0 and self.channel_format in _NUMERIC_FORMATS and self.n_channels > 0
 
 
 def stream_summary(info) -> StreamSummary:
@@ -109,6 +109,9 @@ def check_signal_stream(stream: StreamSummary) -> None:
     """
     if stream.is_signal:
         return
+    if stream.sfreq > 0 and stream.channel_format in _NUMERIC_FORMATS:
+        # liblsl divides by the channel count when pulling: the process would die of SIGFPE
+        raise ValueError(f"LSL stream {stream.name!r} has no channels: no signal to read.")
     raise ValueError(
         f"LSL stream {stream.name!r} carries markers ({stream.rate} rate, "
         f"{stream.channel_format}), not a signal: receiving, recording and viewing need a "
@@ -145,6 +148,17 @@ def channel_format_code(fmt: str | int) -> int:
 
 
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"  # XPath 1.0 has no lower-case(): translate() instead
+
+
+def check_stream_name(name: str) -> str:
+    """Return ``name`` if it can name an LSL outlet; raise a ``ValueError`` otherwise.
+
+    liblsl refuses an empty name with an unexplained ``RuntimeError`` ("could not create stream
+    description object").
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"An LSL stream name must be a non-empty string, got {name!r}.")
+    return name
 
 
 def _quote(value: str, what: str) -> str:
@@ -325,6 +339,7 @@ def make_stream_info(
     """
     import pylsl
 
+    check_stream_name(name)
     ch_names = [str(ch) for ch in ch_names]
     n = len(ch_names)
     if n == 0:

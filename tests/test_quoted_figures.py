@@ -160,3 +160,17 @@ def test_the_biased_transfer_table_is_the_results_file(label, section):
     assert len(quoted) == 3
     for n, cells in quoted:
         assert re.findall(r"\d\.\d\d ± \d\.\d\d", cells) == rows[int(n)], n
+
+
+def test_the_mutation_budget_is_the_reports():
+    """testing.rst's size and cost of the whole mutation set, against the report's shard table."""
+    report = (RESULTS / "mutation.md").read_text(encoding="utf-8")
+    table = report[report.index("| shard |") :].split("\n\n")[0].splitlines()[2:]
+    cells = [[c.strip() for c in row.strip("|").split("|")] for row in table]
+    mutants = [int(row[2]) for row in cells]
+    hours = sum(n * float(row[10]) for n, row in zip(mutants, cells, strict=True)) / 3600
+    page = ROOT / "docs" / "user_guide" / "testing.rst"
+    quoted = float(_find(r"The full set is about ([\d,]+) mutants", page).replace(",", ""))
+    assert abs(quoted - sum(mutants)) <= 0.1 * sum(mutants), (quoted, sum(mutants))
+    assert int(_find(r"mutants in (\d+) shards", page)) == len(cells)
+    assert abs(float(_find(r"costs about (\d+) core-hours", page)) - hours) <= 0.2 * hours, hours

@@ -480,6 +480,17 @@ def test_string_and_irregular_streams_are_rejected():
     del outlet
 
 
+def test_stream_without_channels_is_rejected():
+    # pulling from a 0-channel inlet kills the process with SIGFPE inside liblsl
+    name = f"zero-{uuid4().hex}"
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "EEG", 0, 100.0, pylsl.cf_float32, name))
+    receiver = StreamReceiver(name, timeout=5.0)
+    with pytest.raises(ValueError, match=rf"LSL stream '{name}' has no channels"):
+        receiver.start()
+    assert not receiver.running
+    del outlet
+
+
 @pytest.mark.parametrize(
     ("kwargs", "fragment"),
     [
@@ -495,6 +506,14 @@ def test_string_and_irregular_streams_are_rejected():
         ({"name": "x", "channel_format": "float16"}, "Unknown LSL channel format"),
         ({"name": "x", "sfreq": "160"}, "sfreq must be a positive number of Hz or None, got '1"),
         ({"name": "x", "sfreq": 0}, "sfreq must be a positive number"),
+        ({"name": "x", "n_channels": 0}, "n_channels must be a positive integer or None, got 0"),
+        (
+            {"name": "x", "n_channels": "64"},
+            "n_channels must be a positive integer or None, got '6",
+        ),
+        ({"name": "x", "n_channels": 2.5}, "n_channels must be a positive integer"),
+        # list("Cz") would silently expect channels 'C' and 'z'
+        ({"name": "x", "ch_names": "Cz"}, "ch_names must be a list of channel names, got the str"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):

@@ -5,6 +5,8 @@ import numpy as np
 import pylsl
 import pytest
 
+from acquisition.markers import MarkerOutlet
+from acquisition.simulator import SimulatedSource
 from acquisition.streams import (
     counter_channel_index,
     describe_channels,
@@ -65,6 +67,8 @@ def test_undescribed_stream_gets_default_channels():
         ({"ch_types": ["eeg"]}, "ch_types has 1 entries for 2 channels"),
         ({"channel_format": "float16"}, "Unknown LSL channel format"),
         ({"sfreq": -1.0}, "sfreq"),
+        ({"name": ""}, "An LSL stream name must be a non-empty string, got ''"),
+        ({"name": None}, "An LSL stream name must be a non-empty string, got None"),
     ],
 )
 def test_make_stream_info_rejects_bad_input(kwargs, fragment):
@@ -163,3 +167,12 @@ def test_resolve_names_the_missing_stream():
         resolve_stream(name, timeout=0.2)
     with pytest.raises(ValueError, match="timeout"):
         list_streams(timeout=0)
+
+
+@pytest.mark.parametrize("name", ["", "  ", None])
+def test_outlets_refuse_a_blank_name_before_touching_lsl(name):
+    # liblsl's own refusal is an unexplained RuntimeError
+    with pytest.raises(ValueError, match="An LSL stream name must be a non-empty string"):
+        MarkerOutlet(name)
+    with pytest.raises(ValueError, match="An LSL stream name must be a non-empty string"):
+        SimulatedSource(n_channels=3, name=name)
