@@ -60,6 +60,10 @@ class InletThread(Worker):
         super().__init__()
         if name is None and source_id is None and stype is None:
             raise ValueError("Select the stream by name, source_id and/or stype.")
+        for what, value in (("name", name), ("source_id", source_id), ("stype", stype)):
+            if value is not None and not (isinstance(value, str) and value.strip()):
+                # a blank selection matches no stream: it would only time out
+                raise ValueError(f"{what} must be a non-empty string or None, got {value!r}.")
         if timeout is None or not timeout > 0:
             raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}.")
         self.name = name

@@ -46,6 +46,7 @@ from .streams import (
     DEFAULT_VOLTAGE_UNIT,
     NUMPY_DTYPES,
     channel_format_code,
+    check_stream_name,
     check_voltage_unit,
     declare_speed,
     si_scalings,
@@ -169,7 +170,7 @@ class Player(Worker):
         if counter and COUNTER_TYPE in raw.ch_names:
             raise ValueError(f"The recording already has a channel named {COUNTER_TYPE!r}.")
         self.raw = raw
-        self.name = name or f"replay-{stem}"
+        self.name = f"replay-{stem}" if name is None else check_stream_name(name)
         self.source_id = source_id or uuid4().hex
         self.chunk_size = int(chunk_size)
         self.speed = float(speed)

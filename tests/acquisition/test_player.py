@@ -396,6 +396,7 @@ def test_bad_arguments(tmp_path):
         ({"channel_format": "int16"}, "channel_format"),
         ({"max_ahead": 2, "chunk_size": 10}, "max_ahead"),
         ({"consumer_timeout": 0}, "consumer_timeout"),
+        ({"name": ""}, "An LSL stream name must be a non-empty string, got ''"),
     ]:
         with pytest.raises(ValueError, match=message):
             Player(fname, **kwargs)

@@ -514,6 +514,10 @@ def test_stream_without_channels_is_rejected():
         ({"name": "x", "n_channels": 2.5}, "n_channels must be a positive integer"),
         # list("Cz") would silently expect channels 'C' and 'z'
         ({"name": "x", "ch_names": "Cz"}, "ch_names must be a list of channel names, got the str"),
+        # a blank selection matches no stream: refused, not a time-out
+        ({"name": ""}, "name must be a non-empty string or None, got ''"),
+        ({"name": "x", "source_id": " "}, "source_id must be a non-empty string or None, got ' '"),
+        ({"stype": 3}, "stype must be a non-empty string or None, got 3"),
     ],
 )
 def test_bad_parameters(kwargs, fragment):
