@@ -142,6 +142,8 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["spikes", "stream", "--seed", "-1"], r"--seed: expected a non-negative integer"),
         (["spikes", "stream", "--speed", "0"], r"--speed: expected a positive number, got 0"),
         (["spikes", "stream", "--chunk-size", "0"], r"--chunk-size: expected a positive int"),
+        (["spikes", "stream", "--source", "m1", "--m1-file", ""], r"--m1-file: expected the"),
+        (["spikes", "stream", "--m1-file", "m1.mat"], r"--m1-file needs --source m1"),
         (["spikes", "decode", "--trials", "0"], r"--trials: expected a positive integer, got 0"),
         (["spikes", "decode", "--seed", "-1"], r"--seed: expected a non-negative integer"),
         (["spikes", "decode", "--timeout", "0"], r"--timeout: expected a positive number"),
