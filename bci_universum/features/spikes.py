@@ -188,10 +188,13 @@ class SpikeTrains:
 
 
 def _check_times(times, tmin: float, tmax: float, trial: int, neuron: int) -> np.ndarray:
-    times = np.ascontiguousarray(times, dtype=np.float64)
+    # asarray, not ascontiguousarray: that makes a lone number one spike, reading a trial
+    # given as [t1, t2, ...] (times, no neurons) as one neuron per spike
+    times = np.asarray(times, dtype=np.float64)
     if times.ndim != 1:
         raise ValueError(
-            f"Spike times of trial {trial}, neuron {neuron} must be 1-D, got shape {times.shape}."
+            f"Spike times of trial {trial}, neuron {neuron} must be 1-D, got shape "
+            f"{times.shape}: spike_times[i][j] holds the times of neuron j in trial i."
         )
     if times.size:
         if not np.all(np.isfinite(times)):
@@ -203,7 +206,7 @@ def _check_times(times, tmin: float, tmax: float, trial: int, neuron: int) -> np
                 f"Spike times of trial {trial}, neuron {neuron} lie outside the window "
                 f"[{tmin}, {tmax}) s (from {times[0]} to {times[-1]})."
             )
-    return times
+    return np.ascontiguousarray(times)
 
 
 def _check_counts(counts) -> np.ndarray:

@@ -89,6 +89,7 @@ def test_indexing_subsets_trials_and_labels():
         ([[np.array([0.8])]], {}, "outside the window"),
         ([[np.array([np.nan])]], {}, "not finite"),
         ([[np.zeros((2, 2))]], {}, "must be 1-D"),
+        ([[0.1, 0.2]], {}, r"neuron 0 must be 1-D, got shape \(\): spike_times\[i\]\[j\]"),
         ([[np.array([0.1])], [np.array([0.1]), np.array([0.2])]], {}, "same neurons"),
         ([[np.array([0.1])]], {"labels": [1, 2]}, "one label per trial"),
         ([[np.array([0.1])]], {"neuron_names": ["a", "b"]}, "neuron_names"),
