@@ -44,6 +44,16 @@ def test_binning_spike_on_bin_edge_goes_to_the_later_bin():
     np.testing.assert_array_equal(trains.bin(0.08)[0, 0], [1, 0, 1, 0, 0, 0, 0, 0, 0, 1])
 
 
+def test_spike_times_on_a_sampling_grid_fall_in_the_bins_of_their_decimal_value():
+    """Times of a 1 kHz clock (k / 1000 s) in 100 ms bins: bin ``k // 100``, also on the edges
+    where ``k * 0.1`` is not exact in floating point (0.3, 0.6, 0.7 s)."""
+    ms = np.arange(800)
+    trains = SpikeTrains([[ms / 1000.0]], 0.0, 0.8)
+    np.testing.assert_array_equal(trains.bin(0.1)[0, 0], np.bincount(ms // 100))
+    shifted = SpikeTrains([[ms / 1000.0 - 0.2]], -0.2, 0.6)
+    np.testing.assert_array_equal(shifted.bin(0.05)[0, 0], np.bincount(ms // 50))
+
+
 def test_fine_bins_sum_to_coarse_bins():
     rng = np.random.default_rng(1)
     trains = _random_trains(rng)
