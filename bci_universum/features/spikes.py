@@ -368,6 +368,8 @@ def counts_to_epochs(
     counts = _check_counts(counts)
     bin_width = _check_bin_width(bin_width)
     n_trials, n_neurons, n_bins = counts.shape
+    if n_trials == 0:
+        raise ValueError("The counts hold no trial; MNE epochs need at least one.")
     offset = tmin / bin_width
     if abs(offset - round(offset)) > 1e-6:
         raise ValueError(

@@ -205,6 +205,8 @@ def test_epochs_conversion_errors():
         counts_to_epochs(counts, 0.08, labels=[1])
     with pytest.raises(ValueError, match="no entry in event_id"):
         counts_to_epochs(counts, 0.08, labels=[1, 3], event_id={"a": 1})
+    with pytest.raises(ValueError, match="The counts hold no trial"):
+        SpikeTrains([], 0.0, 0.8).to_epochs(0.08)
     info = mne.create_info(["x"], 12.5, ch_types="bio")
     not_counts = mne.EpochsArray(np.full((1, 1, 4), 0.3), info, verbose=False)
     with pytest.raises(ValueError, match="spike counts"):
