@@ -49,7 +49,9 @@ def add_parser(subparsers) -> None:
         help="simulated V1 population or the recorded M1 reach windows (default: sim)",
     )
     p.add_argument(
-        "--seed", type=non_negative_int, default=0, help="seed of the simulator (default: 0)"
+        "--seed",
+        type=non_negative_int,
+        help="seed of the simulator of --source sim (default: 0)",
     )
     p.add_argument(
         "--m1-file",
@@ -117,6 +119,8 @@ def add_parser(subparsers) -> None:
 def _check_stream_usage(args) -> None:
     if args.m1_file is not None and args.source != "m1":
         raise ValueError("--m1-file needs --source m1 (the simulator reads no file).")
+    if args.seed is not None and args.source != "sim":
+        raise ValueError("--seed needs --source sim (the M1 recording is not simulated).")
 
 
 def run_stream(args) -> int:
@@ -132,7 +136,9 @@ def run_stream(args) -> int:
         "consumer_timeout": args.timeout,
     }
     if args.source == "sim":
-        source = SpikeCountSource.from_simulator(random_state=args.seed, **options)
+        source = SpikeCountSource.from_simulator(
+            random_state=0 if args.seed is None else args.seed, **options
+        )
     else:
         source = SpikeCountSource.from_m1(args.m1_file, **options)
     configure_lsl(args.lsl_mode)

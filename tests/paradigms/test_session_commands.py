@@ -144,6 +144,7 @@ def test_bad_settings_are_refused(argv, message, tmp_path, capsys):
         (["spikes", "stream", "--chunk-size", "0"], r"--chunk-size: expected a positive int"),
         (["spikes", "stream", "--source", "m1", "--m1-file", ""], r"--m1-file: expected the"),
         (["spikes", "stream", "--m1-file", "m1.mat"], r"--m1-file needs --source m1"),
+        (["spikes", "stream", "--source", "m1", "--seed", "3"], r"--seed needs --source sim"),
         (["spikes", "decode", "--trials", "0"], r"--trials: expected a positive integer, got 0"),
         (["spikes", "decode", "--seed", "-1"], r"--seed: expected a non-negative integer"),
         (["spikes", "decode", "--timeout", "0"], r"--timeout: expected a positive number"),
