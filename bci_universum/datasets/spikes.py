@@ -57,12 +57,14 @@ class M1Windows:
 
 def _read_m1(path: Path) -> dict:
     from scipy.io import loadmat
+    from scipy.io.matlab import MatReadError
 
     if not path.is_file():
         raise FileNotFoundError(f"M1 recording not found: {path}")
     try:
         mat = loadmat(path)
-    except (ValueError, OSError) as err:
+    # MatReadError: a file too short to be one; NotImplementedError: a v7.3 (HDF5) file
+    except (ValueError, OSError, MatReadError, NotImplementedError) as err:
         raise ValueError(f"{path} is not a readable MATLAB file: {err}") from err
     missing = [key for key in ("spikes", "handVel", "time") if key not in mat]
     if missing:

@@ -355,6 +355,12 @@ class AlignmentScores(TransformerMixin, BaseEstimator):
 
 
 SPIKE_KERNELS = ("rbf", "spikernel", "alignment")
+#: The ``kernel_params`` each kernel of :class:`SpikeKernel` takes (its function's keywords).
+_KERNEL_PARAMS = {
+    "rbf": ("gamma",),
+    "spikernel": ("pattern_length", "lam", "mu", "p", "population", "normalize"),
+    "alignment": ("gap_cost",),
+}
 
 
 class SpikeKernel(TransformerMixin, BaseEstimator):
@@ -394,15 +400,28 @@ class SpikeKernel(TransformerMixin, BaseEstimator):
     def _params(self) -> dict:
         if self.kernel not in SPIKE_KERNELS:
             raise ValueError(f"kernel must be one of {SPIKE_KERNELS}, got {self.kernel!r}.")
-        return dict(self.kernel_params or {})
+        params = dict(self.kernel_params or {})
+        unknown = sorted(set(params) - set(_KERNEL_PARAMS[self.kernel]))
+        if unknown:
+            raise ValueError(
+                f"kernel_params {unknown} are not parameters of the {self.kernel!r} kernel; "
+                f"it takes {list(_KERNEL_PARAMS[self.kernel])}."
+            )
+        return params
 
     def fit(self, X, y=None):
-        """Keep the training examples (and their alignment scores or RBF width)."""
+        """Keep the training examples (and their alignment scores or RBF width).
+
+        ``kernel_params`` are checked here, so that a wrong one fails the fit rather than the
+        first decision.
+        """
         params = self._params()
         self.train_ = as_sequences(X, self.n_bins)
         flat = self.train_.reshape(len(self.train_), -1)
         if self.kernel == "rbf":
             self.gamma_ = resolve_gamma(params.get("gamma", "scale"), flat)
+        elif self.kernel == "spikernel":
+            spikernel(self.train_[:1], **params)  # checks the values on one 1 x 1 matrix
         elif self.kernel == "alignment":
             F = alignment_scores(self.train_, self.train_, **params)
             self.train_scores_ = F.reshape(len(F), -1)

@@ -30,6 +30,10 @@ from sklearn.utils.validation import check_is_fitted
 SPIKE_BIN_WIDTH = 0.08
 
 
+#: Relative distance (in bins) within which a spike time counts as lying on a bin edge.
+_EDGE_TOLERANCE = 1e-9
+
+
 def _check_bin_width(bin_width: float) -> float:
     bin_width = float(bin_width)
     if not np.isfinite(bin_width) or bin_width <= 0:
@@ -188,10 +192,13 @@ class SpikeTrains:
 
 
 def _check_times(times, tmin: float, tmax: float, trial: int, neuron: int) -> np.ndarray:
-    times = np.ascontiguousarray(times, dtype=np.float64)
+    # asarray, not ascontiguousarray: that makes a lone number one spike, reading a trial
+    # given as [t1, t2, ...] (times, no neurons) as one neuron per spike
+    times = np.asarray(times, dtype=np.float64)
     if times.ndim != 1:
         raise ValueError(
-            f"Spike times of trial {trial}, neuron {neuron} must be 1-D, got shape {times.shape}."
+            f"Spike times of trial {trial}, neuron {neuron} must be 1-D, got shape "
+            f"{times.shape}: spike_times[i][j] holds the times of neuron j in trial i."
         )
     if times.size:
         if not np.all(np.isfinite(times)):
@@ -203,7 +210,7 @@ def _check_times(times, tmin: float, tmax: float, trial: int, neuron: int) -> np
                 f"Spike times of trial {trial}, neuron {neuron} lie outside the window "
                 f"[{tmin}, {tmax}) s (from {times[0]} to {times[-1]})."
             )
-    return times
+    return np.ascontiguousarray(times)
 
 
 def _check_counts(counts) -> np.ndarray:
@@ -241,7 +248,9 @@ def bin_spikes(
     -------
     counts : ndarray of shape (n_trials, n_neurons, n_bins), int64
         ``counts[i, j, k]`` counts spikes of neuron ``j`` in trial ``i`` with
-        ``tmin + k·bin_width <= t < tmin + (k+1)·bin_width``.
+        ``tmin + k·bin_width <= t < tmin + (k+1)·bin_width``; a time within 1e-9 bin of an
+        edge counts as on it (0.3 s opens the fourth bin of 0.1 s, although ``3 * 0.1`` is
+        0.30000000000000004 in floating point).
     """
     if isinstance(spike_times, SpikeTrains):
         tmin = spike_times.tmin if tmin is None else tmin
@@ -254,12 +263,16 @@ def bin_spikes(
     if trains is None or (tmin, tmax) != (spike_times.tmin, spike_times.tmax):
         source = spike_times.spike_times if isinstance(spike_times, SpikeTrains) else spike_times
         trains = SpikeTrains(source, tmin, tmax)
-    edges = tmin + np.arange(n_bins + 1) * bin_width
     counts = np.zeros((trains.n_trials, trains.n_neurons, n_bins), dtype=np.int64)
     for i, trial in enumerate(trains.spike_times):
         for j, times in enumerate(trial):
-            index = np.clip(np.searchsorted(edges, times, side="right") - 1, 0, n_bins - 1)
-            counts[i, j] = np.bincount(index, minlength=n_bins)
+            position = (times - tmin) / bin_width
+            # a time on an edge (0.3 s with 0.1 s bins: position 2.9999999999999996) opens the
+            # later bin; floor alone would count it in the earlier one
+            nearest = np.round(position)
+            on_edge = np.abs(position - nearest) <= _EDGE_TOLERANCE * np.maximum(1.0, nearest)
+            index = np.where(on_edge, nearest, np.floor(position)).astype(np.int64)
+            counts[i, j] = np.bincount(np.clip(index, 0, n_bins - 1), minlength=n_bins)
     return counts
 
 
@@ -355,6 +368,8 @@ def counts_to_epochs(
     counts = _check_counts(counts)
     bin_width = _check_bin_width(bin_width)
     n_trials, n_neurons, n_bins = counts.shape
+    if n_trials == 0:
+        raise ValueError("The counts hold no trial; MNE epochs need at least one.")
     offset = tmin / bin_width
     if abs(offset - round(offset)) > 1e-6:
         raise ValueError(

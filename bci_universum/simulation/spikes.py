@@ -121,8 +121,8 @@ def simulate_v1_population(
             raise ValueError(f"{name} must be a finite non-negative number, got {value}.")
     if not tau > 0:
         raise ValueError(f"tau must be positive, got {tau}.")
-    if not tmax > tmin:
-        raise ValueError(f"The window must have tmax > tmin, got [{tmin}, {tmax}).")
+    if not (np.isfinite(tmin) and np.isfinite(tmax) and tmax > tmin):
+        raise ValueError(f"The window must have finite tmax > tmin, got [{tmin}, {tmax}).")
     orientations = (
         np.arange(8) * 22.5 if orientations is None else np.asarray(orientations, dtype=float)
     )

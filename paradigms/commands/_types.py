@@ -115,6 +115,9 @@ stream_name.__name__ = "stream_name"
 #: which it cannot tell apart: they are found by their name).
 source_id = _not_blank("the source_id of an LSL stream")
 source_id.__name__ = "source_id"
+#: A file a command reads: not empty (that would be the current folder).
+input_file = _not_blank("the path of a file")
+input_file.__name__ = "input_file"
 
 
 def n_jobs(text: str) -> int:

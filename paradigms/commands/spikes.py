@@ -14,7 +14,7 @@ import queue
 
 from ._consumers import WAIT_FOR, add_wait_for
 from ._lsl_mode import add_lsl_mode
-from ._types import non_negative_int, positive_float, positive_int, stream_name
+from ._types import input_file, non_negative_int, positive_float, positive_int, stream_name
 from ._until_stopped import STOPPED_HELP, run_until_stopped
 
 #: Seconds by which a marker's and its sample's stamps may differ (the two inlets' clock
@@ -49,9 +49,15 @@ def add_parser(subparsers) -> None:
         help="simulated V1 population or the recorded M1 reach windows (default: sim)",
     )
     p.add_argument(
-        "--seed", type=non_negative_int, default=0, help="seed of the simulator (default: 0)"
+        "--seed",
+        type=non_negative_int,
+        help="seed of the simulator of --source sim (default: 0)",
     )
-    p.add_argument("--m1-file", help="the M1 .mat file (default: from the data folder)")
+    p.add_argument(
+        "--m1-file",
+        type=input_file,
+        help="the M1 .mat file of --source m1 (default: from the data folder)",
+    )
     p.add_argument(
         "--name",
         type=stream_name,
@@ -68,14 +74,15 @@ def add_parser(subparsers) -> None:
     )
     add_wait_for(p, "none", "none", "those consumers to connect")
     add_lsl_mode(p)
-    p.set_defaults(func=run_stream)
+    p.set_defaults(func=run_stream, usage_check=_check_stream_usage)
 
     p = sub.add_parser(
         "decode",
         help="decode a simulated spike stream trial by trial",
         description="Fit the spike_ecoc pipeline on new simulated trials of the streamed "
         "population, listen to the stream from its first trial start on and print each "
-        "trial's decoded orientation next to its cue.",
+        "trial's decoded orientation next to its cue. Ctrl-C or SIGTERM interrupt it (exit "
+        "code 130) after it has said how many trials it decoded.",
     )
     p.add_argument(
         "--stream",
@@ -109,6 +116,13 @@ def add_parser(subparsers) -> None:
     p.set_defaults(func=run_decode)
 
 
+def _check_stream_usage(args) -> None:
+    if args.m1_file is not None and args.source != "m1":
+        raise ValueError("--m1-file needs --source m1 (the simulator reads no file).")
+    if args.seed is not None and args.source != "sim":
+        raise ValueError("--seed needs --source sim (the M1 recording is not simulated).")
+
+
 def run_stream(args) -> int:
     from acquisition.lsl_config import configure_lsl
     from acquisition.spike_source import SpikeCountSource
@@ -122,7 +136,9 @@ def run_stream(args) -> int:
         "consumer_timeout": args.timeout,
     }
     if args.source == "sim":
-        source = SpikeCountSource.from_simulator(random_state=args.seed, **options)
+        source = SpikeCountSource.from_simulator(
+            random_state=0 if args.seed is None else args.seed, **options
+        )
     else:
         source = SpikeCountSource.from_m1(args.m1_file, **options)
     configure_lsl(args.lsl_mode)
@@ -208,10 +224,9 @@ def run_decode(args) -> int:
                 print(f"trial {n_decided}: cue {cue_text}, decoded {angle:g}", flush=True)
     except queue.Empty:
         print(f"No data for {args.timeout:g} s; stopping.")
-    except KeyboardInterrupt:
-        pass
     finally:
         receiver.stop()
         markers.stop()
-    print(f"Decoded {n_decided} trials, {n_correct} equal to their cue.")
+        # also when Ctrl-C or SIGTERM interrupt it (exit code 130): what it decoded so far
+        print(f"Decoded {n_decided} trials, {n_correct} equal to their cue.")
     return 0 if n_decided else 1

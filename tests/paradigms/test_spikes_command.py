@@ -1,7 +1,11 @@
 """``bci-universum spikes``: stream simulated spike counts over loopback LSL."""
 
 import re
+import signal
+import subprocess
+import sys
 import threading
+import time
 
 import pytest
 
@@ -12,6 +16,9 @@ import bci_universum.classifiers
 import bci_universum.features.spike_kernels
 import bci_universum.simulation.spikes  # noqa: F401
 from paradigms.cli import build_parser, main
+from tests.acquisition.lsl_helpers import reaped
+
+from .session_helpers import read_until
 
 pytestmark = pytest.mark.lsl
 
@@ -68,3 +75,48 @@ def test_decode_follows_a_stream_trial_by_trial(capsys):
     # chance is 1/8; measured 11-12 of 12
     assert sum(cue == decoded for _, cue, decoded in lines) >= 8
     assert "Decoded 12 trials" in out
+
+
+def _spikes_process(*argv: str, **pipes) -> subprocess.Popen:
+    """``bci-universum spikes ...`` as a process whose SIGINT has its default action, as from a
+    terminal (a shell's background job ignores it)."""
+    command = [sys.executable, "-m", "paradigms", "spikes", *argv, "--lsl-mode", "loopback"]
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(command, text=True, **pipes)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@pytest.mark.slow(seconds=30)
+def test_an_interrupted_decode_says_what_it_decoded_and_exits_130():
+    """Ctrl-C before ``--trials`` are decoded interrupts the command (130, not 0 as if it had
+    done its work, nor 1 as if its input were bad), after its count of decoded trials."""
+    name = "spikes-cli-interrupt"
+    stream = _spikes_process(
+        "stream", "--name", name, "--loop", "--speed", "10", stdout=subprocess.DEVNULL
+    )
+    with reaped(stream):
+        decode = _spikes_process(
+            "decode",
+            "--stream",
+            name,
+            "--timeout",
+            "60",
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        with reaped(decode):
+            seen = read_until(decode.stdout, r"trial 2: cue ", 120)
+            decode.send_signal(signal.SIGINT)
+            assert decode.wait(60) == 130
+            err = decode.stderr.read()
+        deadline = time.monotonic() + 10  # the pipe's reader reaches the last line
+        while "Decoded" not in "".join(seen) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        out = "".join(seen)
+        n_printed = len(re.findall(r"trial \d+: cue ", out))
+        assert re.search(rf"Decoded {n_printed} trials, \d+ equal to their cue\.\n", out), out
+        assert "bci-universum spikes decode: interrupted." in err and "Traceback" not in err
+        stream.send_signal(signal.SIGINT)
+        assert stream.wait(60) == 0

@@ -69,6 +69,10 @@ def test_missing_or_unreadable_file_and_bad_parameters(tmp_path):
     junk.write_bytes(b"this is not a MATLAB file at all" * 10)
     with pytest.raises(ValueError, match="not a readable MATLAB file"):
         load_m1_reaching(junk)
+    for content in (b"", b"hello"):  # scipy says "truncated" with its own exception class
+        junk.write_bytes(content)
+        with pytest.raises(ValueError, match="not a readable MATLAB file: Mat file appears"):
+            load_m1_reaching(junk)
     fname = tmp_path / "m1.mat"
     _write_m1(fname)
     for kwargs, match in [

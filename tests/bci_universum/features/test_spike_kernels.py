@@ -291,3 +291,20 @@ def test_spike_kernel_transformer_is_the_kernel_against_the_training_examples():
         SpikeKernel("linear").fit(train)
     with pytest.raises(ValueError, match="neurons"):
         sk.transform(test[:, :2])
+
+
+@pytest.mark.parametrize(
+    ("kernel", "params", "match"),
+    [
+        ("rbf", {"mu": 0.5}, r"kernel_params \['mu'\] are not parameters of the 'rbf' kernel"),
+        ("spikernel", {"lamda": 0.5}, r"\['lamda'\] .* it takes \['pattern_length', 'lam'"),
+        ("alignment", {"gamma": 1.0}, r"\['gamma'\] are not parameters of the 'alignment'"),
+        ("spikernel", {"mu": 5.0}, r"mu must lie in \(0, 1\], got 5.0"),
+    ],
+)
+def test_spike_kernel_refuses_wrong_kernel_params_at_fit(kernel, params, match):
+    """A parameter of another kernel, a typo or a value out of range fails the fit, not the
+    first decision (or, for RBF, silently nothing)."""
+    train = np.random.default_rng(0).poisson(1.0, (6, 3, 5))
+    with pytest.raises(ValueError, match=match):
+        SpikeKernel(kernel, kernel_params=params).fit(train)

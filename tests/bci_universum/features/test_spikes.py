@@ -44,6 +44,16 @@ def test_binning_spike_on_bin_edge_goes_to_the_later_bin():
     np.testing.assert_array_equal(trains.bin(0.08)[0, 0], [1, 0, 1, 0, 0, 0, 0, 0, 0, 1])
 
 
+def test_spike_times_on_a_sampling_grid_fall_in_the_bins_of_their_decimal_value():
+    """Times of a 1 kHz clock (k / 1000 s) in 100 ms bins: bin ``k // 100``, also on the edges
+    where ``k * 0.1`` is not exact in floating point (0.3, 0.6, 0.7 s)."""
+    ms = np.arange(800)
+    trains = SpikeTrains([[ms / 1000.0]], 0.0, 0.8)
+    np.testing.assert_array_equal(trains.bin(0.1)[0, 0], np.bincount(ms // 100))
+    shifted = SpikeTrains([[ms / 1000.0 - 0.2]], -0.2, 0.6)
+    np.testing.assert_array_equal(shifted.bin(0.05)[0, 0], np.bincount(ms // 50))
+
+
 def test_fine_bins_sum_to_coarse_bins():
     rng = np.random.default_rng(1)
     trains = _random_trains(rng)
@@ -89,6 +99,7 @@ def test_indexing_subsets_trials_and_labels():
         ([[np.array([0.8])]], {}, "outside the window"),
         ([[np.array([np.nan])]], {}, "not finite"),
         ([[np.zeros((2, 2))]], {}, "must be 1-D"),
+        ([[0.1, 0.2]], {}, r"neuron 0 must be 1-D, got shape \(\): spike_times\[i\]\[j\]"),
         ([[np.array([0.1])], [np.array([0.1]), np.array([0.2])]], {}, "same neurons"),
         ([[np.array([0.1])]], {"labels": [1, 2]}, "one label per trial"),
         ([[np.array([0.1])]], {"neuron_names": ["a", "b"]}, "neuron_names"),
@@ -194,6 +205,8 @@ def test_epochs_conversion_errors():
         counts_to_epochs(counts, 0.08, labels=[1])
     with pytest.raises(ValueError, match="no entry in event_id"):
         counts_to_epochs(counts, 0.08, labels=[1, 3], event_id={"a": 1})
+    with pytest.raises(ValueError, match="The counts hold no trial"):
+        SpikeTrains([], 0.0, 0.8).to_epochs(0.08)
     info = mne.create_info(["x"], 12.5, ch_types="bio")
     not_counts = mne.EpochsArray(np.full((1, 1, 4), 0.3), info, verbose=False)
     with pytest.raises(ValueError, match="spike counts"):

@@ -110,6 +110,7 @@ def test_rate_and_latency_codes_carry_what_they_should():
         ({"kappa": -1.0}, "kappa"),
         ({"tau": 0.0}, "tau"),
         ({"tmin": 0.8, "tmax": 0.0}, "tmax > tmin"),
+        ({"tmax": np.inf}, r"finite tmax > tmin, got \[0.0, inf\)"),
         ({"orientations": [45.0]}, "orientations"),
     ],
 )
