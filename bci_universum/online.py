@@ -37,6 +37,7 @@ from scipy import signal
 from sklearn.exceptions import NotFittedError
 from sklearn.frozen import FrozenEstimator
 from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import StandardScaler
 
 
 @dataclass(frozen=True)
@@ -219,10 +220,21 @@ def _trial_transform(step) -> Callable[[np.ndarray], np.ndarray]:
         return _chain([_trial_transform(inner) for inner in _pipeline_steps(step)])
     if isinstance(step, FeatureUnion):
         return _trial_union(step)
+    if isinstance(step, StandardScaler):
+        return _trial_scaler(step)
     lean = getattr(step, "transform_trial", None)
     if lean is not None:
         return lean
     return lambda x: step.transform(x[np.newaxis])[0]
+
+
+def _trial_scaler(scaler: StandardScaler) -> Callable[[np.ndarray], np.ndarray]:
+    """A fitted :class:`~sklearn.preprocessing.StandardScaler` (the registry's CSP pipelines
+    have one) on one feature vector, without its per-call validation (0.1 ms of a 0.16 ms
+    update of ``csp_usvm``)."""
+    mean = scaler.mean_ if scaler.with_mean else 0.0
+    scale = scaler.scale_ if scaler.with_std else 1.0
+    return lambda x: (np.asarray(x, dtype=np.float64) - mean) / scale
 
 
 def _chain(transforms: list) -> Callable[[np.ndarray], np.ndarray]:

@@ -398,6 +398,30 @@ def test_lean_steps_are_used():
     assert out and calls == []
 
 
+@pytest.mark.parametrize(
+    "scaler",
+    [{}, {"with_mean": False}, {"with_std": False}, {"with_mean": False, "with_std": False}],
+)
+def test_a_standard_scaler_takes_the_lean_path(scaler):
+    """The registry's CSP pipelines end in a StandardScaler and a classifier: the scaler is
+    applied on one feature vector without scikit-learn's batch validation, and the decisions
+    are the pipeline's (the decoder checks its lean path against decision_function)."""
+    from sklearn.preprocessing import StandardScaler
+
+    from bci_universum.classifiers import UniversumSVC
+    from bci_universum.features import CSP
+
+    X, y = _epochs(2)
+    pipe = make_pipeline(CSP(4), StandardScaler(**scaler), UniversumSVC(kernel="linear"))
+    pipe.fit(X, y)
+    dec = OnlineDecoder(pipe, SFREQ, N_CH, band=None)
+    data = _stream(600)
+    _, expected = offline_decisions(dec, data)
+    pipe[1].transform = lambda X: pytest.fail("the scaler's batch transform was called")
+    online = dec.push(data)
+    np.testing.assert_allclose([d.value for d in online], expected, rtol=1e-10, atol=1e-12)
+
+
 def test_a_model_trained_with_a_prior_takes_the_lean_path_through_every_step():
     """``train --prior`` gives features and the prior's decision side by side in a
     FeatureUnion, then a BiasedSVC: no step may fall back to its validated batch call (it did,
