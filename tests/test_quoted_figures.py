@@ -63,7 +63,7 @@ QUOTED = [
         "README.md",
         rf"{NUMBER} ms paced",
         "online.md",
-        _row("filter + TS + U-SVM | lean path, paced at 15.6 Hz", 3),
+        _row("filter + ts_usvm | lean path, paced at 15.6 Hz", 3),
     ),
     # universum_fit.md: csp_ulda against the same selection without universum (medians)
     (
