@@ -7,6 +7,7 @@ import numpy as np
 import pylsl
 import pytest
 
+from acquisition.markers import MarkerReceiver
 from acquisition.receiver import StreamReceiver, StreamSilenceError
 from acquisition.streams import declare_speed, make_stream_info
 
@@ -480,14 +481,21 @@ def test_string_and_irregular_streams_are_rejected():
     del outlet
 
 
-def test_stream_without_channels_is_rejected():
+@pytest.mark.parametrize(
+    ("receiver", "stype", "sfreq", "message"),
+    [
+        (StreamReceiver, "EEG", 100.0, "LSL stream '{name}' has no channels"),
+        (MarkerReceiver, "Markers", 0.0, r"not a marker stream: .*got 0 float32 channel\(s\)"),
+    ],
+)
+def test_stream_without_channels_is_rejected(receiver, stype, sfreq, message):
     # pulling from a 0-channel inlet kills the process with SIGFPE inside liblsl
     name = f"zero-{uuid4().hex}"
-    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, "EEG", 0, 100.0, pylsl.cf_float32, name))
-    receiver = StreamReceiver(name, timeout=5.0)
-    with pytest.raises(ValueError, match=rf"LSL stream '{name}' has no channels"):
-        receiver.start()
-    assert not receiver.running
+    outlet = pylsl.StreamOutlet(pylsl.StreamInfo(name, stype, 0, sfreq, pylsl.cf_float32, name))
+    inlet = receiver(name, timeout=5.0)
+    with pytest.raises(ValueError, match=message.format(name=name)):
+        inlet.start()
+    assert not inlet.running
     del outlet
 
 
