@@ -414,6 +414,31 @@ def test_every_dependency_is_justified():
         assert name in page, f"{name} ({requirement}) is not justified in docs/dependencies.rst"
 
 
+def test_dependencies_page_names_the_extras_that_ask_for_each_package():
+    """The extras table of docs/dependencies.rst names, for each package, exactly the extras of
+    pyproject.toml that list it (an extra pulled in through another, such as ``test`` taking
+    ``docs``, is not named)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    table = (DOCS / "dependencies.rst").read_text().split("\nExtras\n")[1]
+    rows = re.findall(r"^   \* - (.+)\n     - (.+)\n", table, flags=re.MULTILINE)
+    assert len(rows) > 10
+    for packages, named in rows[1:]:  # the first row is the header
+        for package in packages.split(", "):
+            asking = {
+                extra
+                for extra, requirements in extras.items()
+                if any(re.match(rf"{re.escape(package)}(?![\w\-\[])", r) for r in requirements)
+            }
+            assert set(named.split(", ")) == asking, f"{package}: page says {named}"
+
+
 def test_pipelines_page_states_the_band_and_window_train_uses():
     """``train`` without a session file uses the built-in session's [pipeline] band and
     window, not the registry's defaults: the page says which, with the values in force."""
