@@ -452,6 +452,21 @@ def test_pipelines_page_states_the_band_and_window_train_uses():
     assert [float(v) for v in stated.groups()] == [*pipeline.band, *pipeline.window]
 
 
+def test_readme_tour_links_a_guide_for_every_topic_it_names():
+    """Each row of the README's tour links a guide page that covers the acronyms it names
+    (BIDS, MOABB, LSL, OCR): a reader who wants to run a MOABB evaluation lands on the page
+    about it."""
+    rows = [line for line in README.read_text().splitlines() if line.startswith("| ")]
+    tour = rows[1 : rows.index(next(r for r in rows if r.startswith("| pipeline |")))]
+    assert len(tour) >= 8
+    for row in tour:
+        want = row.split(" | ")[0]
+        guides = [ROOT / link for link in re.findall(r"\]\((docs/[^)]+\.rst)\)", row)]
+        text = " ".join(guide.read_text() for guide in guides)
+        for acronym in re.findall(r"\b[A-Z]{3,}\b", want):
+            assert acronym in text, f"no guide of the README row {want!r} mentions {acronym}"
+
+
 def test_readme_is_short_and_its_pictures_exist():
     """The README stays a front page (≤ 200 lines) and shows the feedback screen, every other
     screen and an evaluation plot, all files in the checkout."""
