@@ -414,6 +414,31 @@ def test_every_dependency_is_justified():
         assert name in page, f"{name} ({requirement}) is not justified in docs/dependencies.rst"
 
 
+def test_dependencies_page_names_the_extras_that_ask_for_each_package():
+    """The extras table of docs/dependencies.rst names, for each package, exactly the extras of
+    pyproject.toml that list it (an extra pulled in through another, such as ``test`` taking
+    ``docs``, is not named)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    table = (DOCS / "dependencies.rst").read_text().split("\nExtras\n")[1]
+    rows = re.findall(r"^   \* - (.+)\n     - (.+)\n", table, flags=re.MULTILINE)
+    assert len(rows) > 10
+    for packages, named in rows[1:]:  # the first row is the header
+        for package in packages.split(", "):
+            asking = {
+                extra
+                for extra, requirements in extras.items()
+                if any(re.match(rf"{re.escape(package)}(?![\w\-\[])", r) for r in requirements)
+            }
+            assert set(named.split(", ")) == asking, f"{package}: page says {named}"
+
+
 def test_pipelines_page_states_the_band_and_window_train_uses():
     """``train`` without a session file uses the built-in session's [pipeline] band and
     window, not the registry's defaults: the page says which, with the values in force."""
@@ -425,6 +450,21 @@ def test_pipelines_page_states_the_band_and_window_train_uses():
     assert stated is not None
     pipeline = SessionConfig().pipeline
     assert [float(v) for v in stated.groups()] == [*pipeline.band, *pipeline.window]
+
+
+def test_readme_tour_links_a_guide_for_every_topic_it_names():
+    """Each row of the README's tour links a guide page that covers the acronyms it names
+    (BIDS, MOABB, LSL, OCR): a reader who wants to run a MOABB evaluation lands on the page
+    about it."""
+    rows = [line for line in README.read_text().splitlines() if line.startswith("| ")]
+    tour = rows[1 : rows.index(next(r for r in rows if r.startswith("| pipeline |")))]
+    assert len(tour) >= 8
+    for row in tour:
+        want = row.split(" | ")[0]
+        guides = [ROOT / link for link in re.findall(r"\]\((docs/[^)]+\.rst)\)", row)]
+        text = " ".join(guide.read_text() for guide in guides)
+        for acronym in re.findall(r"\b[A-Z]{3,}\b", want):
+            assert acronym in text, f"no guide of the README row {want!r} mentions {acronym}"
 
 
 def test_readme_is_short_and_its_pictures_exist():
