@@ -68,7 +68,7 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
         "--sim-channels",
         type=simulated_channels,
         default=16,
-        help="with --simulate: electrodes of the simulated subject (default: 16)",
+        help="with --simulate: electrodes of the simulated subject, 3-64 (default: 16)",
     )
     parser.add_argument(
         "--sim-seed",

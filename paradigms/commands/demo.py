@@ -63,7 +63,7 @@ def add_parser(subparsers) -> None:
         "--channels",
         type=simulated_channels,
         default=16,
-        help="simulated electrodes (default: 16)",
+        help="simulated electrodes, 3-64 (default: 16)",
     )
     parser.add_argument(
         "--seed", type=non_negative_int, default=0, help="seed of the simulated subject"

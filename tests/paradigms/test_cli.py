@@ -131,6 +131,22 @@ def test_every_parser_is_described_and_every_argument_helped():
                 assert "default: " in action.help, f"{parser.prog} {name}"
 
 
+def test_simulated_channel_options_say_their_range():
+    """Every option taking a simulated subject's electrodes names the range its type accepts."""
+    from bci_universum.simulation.eeg import CHANNEL_PRIORITY
+    from paradigms.commands._types import simulated_channels
+
+    options = [
+        (parser.prog, action)
+        for parser in leaf_parsers(build_parser())
+        for action in parser._actions
+        if action.type is simulated_channels
+    ]
+    assert len(options) >= 3  # calibrate & co., demo, stream simulate
+    for prog, action in options:
+        assert f"3-{len(CHANNEL_PRIORITY)} (default: " in action.help, (prog, action.help)
+
+
 def test_option_names_follow_one_scheme():
     banned = {s: name for name, spellings in SYNONYMS.items() for s in spellings}
     seen: dict[str, tuple] = {}
