@@ -29,7 +29,7 @@ from acquisition.recorder import (
     recover,
     unrecovered,
 )
-from acquisition.streams import make_stream_info
+from acquisition.streams import declare_speed, make_stream_info
 
 from .lsl_helpers import (
     counter_chunk,
@@ -118,34 +118,41 @@ def test_clean_stop_writes_exactly_what_was_received(tmp_path):
     assert sidecar["first_sample_lsl_time"] == pytest.approx(t_first, abs=1e-3)
 
 
-def test_a_duration_records_its_first_seconds_of_stream(tmp_path):
+@pytest.mark.parametrize("speed", [1, 2])
+def test_a_duration_records_its_first_seconds_of_stream(tmp_path, speed):
     """``duration``: the samples stamped within it from the first sample (250 Hz, 3 s: 750),
-    none received after; a marker after the end is placed outside the data."""
+    none received after; a marker after the end is placed outside the data. A stream sped up
+    twice stamps its samples 2 ms apart: 3 s of its stamps hold 1500 samples (6 s of data)."""
     sfreq = 250.0
     info = counter_stream_info(1, sfreq)
+    declare_speed(info, speed)
     outlet = pylsl.StreamOutlet(info)
     marker_outlet = MarkerOutlet(f"markers-{uuid4().hex}")
     receiver, markers = _receivers(info, marker_outlet)
     recorder = Recorder(receiver, markers, tmp_path, duration=3.0).start()
     assert outlet.wait_for_consumers(5.0) and marker_outlet.wait_for_consumers(5.0)
     t0 = pylsl.local_clock() - 5.0
-    for start in range(0, 1000, 50):  # 4 s of stream
-        outlet.push_chunk(counter_chunk(start, 50, 1), t0 + (start + 49) / sfreq)
+    n_pushed, n_kept = 1000 * speed, 750 * speed
+    for start in range(0, n_pushed, 50):  # 4 s of stream
+        stamps = t0 + (start + np.arange(50)) / (sfreq * speed)  # liblsl would space them 4 ms
+        outlet.push_chunk(counter_chunk(start, 50, 1), stamps.tolist())
     marker_outlet.push("cue/left", t0 + 2.0)
     marker_outlet.push("trial/end", t0 + 3.5)
-    wait_until(lambda: receiver.n_samples == 1000 and markers.n_markers == 2)
+    wait_until(lambda: receiver.n_samples == n_pushed and markers.n_markers == 2)
     wait_until(lambda: recorder.complete, what="the recorder to hold its duration")
     fname = recorder.stop()
     del outlet
     marker_outlet.close()
     raw = mne.io.read_raw_fif(fname)
-    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(750))
-    assert recorder.n_samples == 750 and list(raw.annotations.description) == ["cue/left"]
+    np.testing.assert_array_equal(raw.get_data(picks="misc")[0], np.arange(n_kept))
+    assert recorder.n_samples == n_kept and list(raw.annotations.description) == ["cue/left"]
     sidecar = json.loads(fname.with_suffix(".json").read_text())
-    assert sidecar["n_samples"] == 750 and sidecar["duration_s"] == 3.0
+    assert sidecar["n_samples"] == n_kept and sidecar["duration_s"] == 3.0 * speed  # of data
     (outside,) = sidecar["annotations_outside_data"]
     assert outside["text"] == "trial/end"
-    assert outside["onset"] == pytest.approx(3.5, abs=1e-3)
+    # past the data: the last sample's onset plus the LSL seconds from its stamp (3.5 s at 1x)
+    last = (n_kept - 1) / sfreq
+    assert outside["onset"] == pytest.approx(last + 3.5 - last / speed, abs=1e-3)
 
 
 @pytest.mark.parametrize("ending", ["stop", "recover"])

@@ -1,6 +1,7 @@
 """Tangent space: the lean path equals pyRiemann; universum handling; sklearn contract."""
 
 import pickle
+import re
 import warnings
 
 import numpy as np
@@ -108,6 +109,22 @@ def test_bad_input(epochs, make, match):
     X, _ = epochs
     with pytest.raises(ValueError, match=match):
         TangentSpace().fit(make(X))
+
+
+@pytest.mark.parametrize("n_singular", [10, 11])
+def test_fit_names_the_trials_whose_covariance_is_not_positive_definite(n_singular):
+    """With the estimator 'scm', a flat trial (all zeros: every eigenvalue 0) and a trial whose
+    covariance's condition number exceeds 1e12 (one channel 1e7 times the others) are refused
+    by index, the first ten named."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((20, 4, 100))
+    X[0] = 0.0
+    X[1, 0] *= 1e7
+    X[2:n_singular, 2] = X[2:n_singular, 3]  # a duplicated channel: rank 3
+    shown = ", ".join(map(str, range(10))) + (", ..." if n_singular > 10 else "")
+    message = f"The covariance of {n_singular} trial(s) [{shown}] of X is not positive definite"
+    with pytest.raises(ValueError, match=re.escape(message)):
+        TangentSpace("scm").fit(X)
 
 
 def test_bad_parameters_and_trials(epochs):
