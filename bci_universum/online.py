@@ -467,11 +467,7 @@ class OnlineDecoder:
         -------
         decisions : list of Decision
         """
-        chunk = np.asarray(chunk, dtype=np.float64)
-        if chunk.ndim != 2 or chunk.shape[1] != self.n_channels:
-            raise ValueError(
-                f"chunk must have shape (n_samples, {self.n_channels}), got {chunk.shape}."
-            )
+        chunk = _samples(chunk, self.n_channels, "chunk")
         n = chunk.shape[0]
         if timestamps is None:
             timestamps = (self.n_samples_seen + np.arange(n)) / self.sfreq
@@ -732,18 +728,18 @@ def filter_raw(raw, band: tuple | None, order: int = FILTER_ORDER, verbose=None)
     return raw.apply_function(_filter, picks="data", channel_wise=False, verbose=verbose)
 
 
-def _recording(decoder: OnlineDecoder, data) -> np.ndarray:
-    """``data`` as float64 of shape (n_samples, n_channels) of the decoder; the transposed MNE
-    layout (``raw.get_data()``) is refused by name rather than read as a few long samples."""
+def _samples(data, n_channels: int, name: str) -> np.ndarray:
+    """``data`` as float64 of shape (n_samples, n_channels); the transposed MNE layout
+    (``raw.get_data()``) is refused by name rather than read as a few long samples."""
     data = np.asarray(data, dtype=np.float64)
-    if data.ndim != 2 or data.shape[1] != decoder.n_channels:
+    if data.ndim != 2 or data.shape[1] != n_channels:
         hint = (
             " (the MNE layout (n_channels, n_times): pass data.T)"
-            if data.ndim == 2 and data.shape[0] == decoder.n_channels
+            if data.ndim == 2 and data.shape[0] == n_channels
             else ""
         )
         raise ValueError(
-            f"data must have shape (n_samples, {decoder.n_channels}), got {data.shape}{hint}."
+            f"{name} must have shape (n_samples, {n_channels}), got {data.shape}{hint}."
         )
     return data
 
@@ -766,7 +762,7 @@ def offline_decisions(decoder: OnlineDecoder, data: np.ndarray) -> tuple[np.ndar
         The pipeline's ``decision_function`` on the windows cut from the causally filtered
         data (two-dimensional for multiclass pipelines).
     """
-    data = _recording(decoder, data)
+    data = _samples(data, decoder.n_channels, "data")
     if not np.isfinite(data).all():
         raise ValueError(
             "data contains non-finite samples; the offline reference needs finite data."
@@ -814,7 +810,7 @@ def replay(
     values : ndarray of shape (n_decisions,) or (n_decisions, n_values)
         Their decision values (``nan`` where withheld).
     """
-    data = _recording(decoder, data)
+    data = _samples(data, decoder.n_channels, "data")
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_size must be at least 1, got {chunk_size}.")
     ends = np.empty(0, dtype=np.int64) if rest_ends is None else np.asarray(rest_ends)
